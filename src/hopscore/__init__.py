@@ -1,0 +1,3 @@
+"""hopscore: evaluation harness for multi-hop question answering."""
+
+__version__ = "0.1.0"

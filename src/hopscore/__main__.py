@@ -1,0 +1,3 @@
+from hopscore.cli import main
+
+main()

@@ -1,0 +1,84 @@
+"""The ``hopscore`` command line: a thin typer layer over the library.
+
+Each command lives in its own module and registers itself on :data:`app`; :func:`main` turns
+user errors into one readable line and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+from rich.console import Console
+
+from hopscore import __version__
+from hopscore.errors import HopscoreError
+
+app = typer.Typer(
+    name="hopscore",
+    help=(
+        "Evaluate multi-hop question answering over text, tables and SQL.\n\n"
+        "hopscore scores predictions with the exact semantics of each benchmark's official "
+        "scorer (HotpotQA, HybridQA, 2WikiMultihopQA, StrategyQA, Fermi, FEVEROUS, QuaRTz, "
+        "Bamboogle), and writes metrics.json and per-example scores.jsonl for analysis."
+    ),
+    epilog=(
+        "Examples:\n\n"
+        "  hopscore demo\n\n"
+        "  hopscore score hotpotqa --gold hotpot_dev_distractor_v1.json "
+        "--predictions pred.json --output-dir out/\n\n"
+        "Exit status: 0 on success, 1 when --strict finds missing or extra ids, "
+        "2 on bad input or usage, 3 on an internal error."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"hopscore {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Evaluate multi-hop question answering over text, tables and SQL."""
+
+
+# Command modules register themselves on import.
+from hopscore.cli import score as _score  # noqa: E402,F401
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``hopscore`` console script."""
+    try:
+        app(args=argv)
+    except HopscoreError as exc:
+        err_console.print(f"error: {exc}", style="red", markup=False, highlight=False)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        err_console.print("interrupted", style="red")
+        sys.exit(130)
+    except Exception as exc:
+        if os.environ.get("HOPSCORE_DEBUG"):
+            raise
+        err_console.print(
+            f"internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug in hopscore; rerun with HOPSCORE_DEBUG=1 for the traceback and report it.",
+            style="red",
+            markup=False,
+            highlight=False,
+        )
+        sys.exit(3)

@@ -1,0 +1,49 @@
+"""User-facing errors.
+
+Every error a user can cause (a bad file, a wrong field type, a duplicate id) is raised as a
+:class:`HopscoreError`; the CLI prints its message and exits with status 2 instead of showing a
+traceback. :class:`InputError` additionally names the file, the line or record, and the field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class HopscoreError(Exception):
+    """An error caused by the user's input or settings, reported without a traceback."""
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where a record came from: a file plus a line number (JSONL, CSV) or a record index (JSON)."""
+
+    path: str
+    line: int | None = None
+    index: int | None = None
+    key: str | None = None
+
+    def __str__(self) -> str:
+        if self.line is not None:
+            return f"{self.path}:{self.line}"
+        if self.key is not None:
+            return f"{self.path}: record {self.key!r}"
+        if self.index is not None:
+            return f"{self.path}: record [{self.index}]"
+        return self.path
+
+
+class InputError(HopscoreError):
+    """A problem in an input file, located by file, line/record and field."""
+
+    def __init__(
+        self, where: Location | Path | str, message: str, *, field: str | None = None
+    ) -> None:
+        self.where = where if isinstance(where, Location) else Location(str(where))
+        self.field = field
+        self.message = message
+        prefix = str(self.where)
+        if field is not None:
+            prefix += f": field {field!r}"
+        super().__init__(f"{prefix}: {message}")

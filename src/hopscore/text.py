@@ -1,0 +1,85 @@
+"""Answer normalization, exact match and the F1 variants of the official scorers, in one place.
+
+All scorers in the SQuAD lineage normalize the same way (see ``official-metrics.md`` §0):
+lower-case, delete ASCII punctuation, drop the words *a*, *an*, *the*, collapse whitespace.
+They differ in their F1:
+
+* :func:`token_prf` -- multiset overlap, 0 when nothing overlaps (SQuAD v1.1, HotpotQA, 2Wiki);
+* :func:`hotpot_prf` -- the same plus the yes/no/noanswer rule (HotpotQA, 2Wiki);
+* :func:`squad2_f1` -- multiset overlap, but empty vs empty scores 1 (SQuAD v2.0, HybridQA);
+* :func:`set_f1` -- MCR's set intersection over list lengths (MCR's Bamboogle evaluator).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+
+_PUNCT_TABLE = str.maketrans("", "", string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_YES_NO = frozenset({"yes", "no", "noanswer"})
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD normalization: lower, remove ASCII punctuation, remove articles, fix whitespace."""
+    text = text.lower().translate(_PUNCT_TABLE)
+    if "a" in text or "the" in text:  # skipping the regex when no article can match is a speed-up
+        text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def normalize_no_articles(text: str) -> str:
+    """2Wiki's evidence normalization: like :func:`normalize_answer` but articles are kept."""
+    return " ".join(text.lower().translate(_PUNCT_TABLE).split())
+
+
+def exact_match(prediction: str, gold: str) -> float:
+    return float(normalize_answer(prediction) == normalize_answer(gold))
+
+
+def token_prf(pred_tokens: list[str], gold_tokens: list[str]) -> tuple[float, float, float]:
+    """Multiset token overlap as ``(f1, precision, recall)``; no overlap (or no tokens) gives 0."""
+    common = Counter(pred_tokens) & Counter(gold_tokens)
+    num_same = sum(common.values())
+    if num_same == 0:
+        return 0.0, 0.0, 0.0
+    precision = num_same / len(pred_tokens)
+    recall = num_same / len(gold_tokens)
+    return 2 * precision * recall / (precision + recall), precision, recall
+
+
+def hotpot_prf(pred_norm: str, gold_norm: str) -> tuple[float, float, float]:
+    """HotpotQA's answer F1 on *normalized* strings, with the yes/no/noanswer rule.
+
+    If either side is one of ``yes``, ``no``, ``noanswer`` and the two differ, everything is 0.
+    """
+    if pred_norm != gold_norm and (pred_norm in _YES_NO or gold_norm in _YES_NO):
+        return 0.0, 0.0, 0.0
+    return token_prf(pred_norm.split(), gold_norm.split())
+
+
+def squad2_f1(pred_norm: str, gold_norm: str) -> float:
+    """SQuAD v2.0 F1 on normalized strings: if either side has no tokens, 1 iff both have none."""
+    pred_tokens = pred_norm.split()
+    gold_tokens = gold_norm.split()
+    if not pred_tokens or not gold_tokens:
+        return float(pred_tokens == gold_tokens)
+    return token_prf(pred_tokens, gold_tokens)[0]
+
+
+def set_f1(pred_norm: str, gold_norm: str) -> float:
+    """MCR's ``compute_f1``: set intersection divided by *list* lengths; empty vs empty is 1.
+
+    This under-scores repeated tokens ("bora bora" vs itself gives 0.5), as the original does.
+    """
+    pred_tokens = pred_norm.split()
+    gold_tokens = gold_norm.split()
+    if not pred_tokens or not gold_tokens:
+        return float(pred_tokens == gold_tokens)
+    common = set(pred_tokens) & set(gold_tokens)
+    if not common:
+        return 0.0
+    precision = len(common) / len(pred_tokens)
+    recall = len(common) / len(gold_tokens)
+    return 2 * precision * recall / (precision + recall)
