@@ -11,6 +11,9 @@ from hopscore.errors import HopscoreError
 #: name -> "module:ClassName"; adding a benchmark is one module plus one line here.
 REGISTRY: dict[str, str] = {
     "hotpotqa": "hopscore.benchmarks.hotpotqa:HotpotQA",
+    "strategyqa": "hopscore.benchmarks.strategyqa:StrategyQA",
+    "fermi": "hopscore.benchmarks.fermi:Fermi",
+    "feverous": "hopscore.benchmarks.feverous:FEVEROUS",
 }
 
 
