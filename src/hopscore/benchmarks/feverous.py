@@ -12,9 +12,11 @@ Predictions, joined to the gold by ``id``:
 * universal JSON Lines ``{"id", "label" (or "answer"), "evidence": [element ids]}``.
 
 A record without an ``id`` gets its position (0-based, after the header) as its id. The first
-record is skipped as the header when it has no label (the official script skips line 1
-whatever it holds). Parity notes (``official-metrics.md`` §6): element ids are split on "_" as
-the official parser does; the predicted evidence is truncated to its first 5 non-table and 25
+record is skipped as the header when it has neither an id nor a label (the official script skips
+line 1 whatever it holds, so a file without a header loses its first claim there).
+
+Parity notes (``official-metrics.md`` §6): element ids are split on "_" as the official parser
+does; the predicted evidence is truncated to its first 5 non-table and 25
 table elements (cell, item, table_caption, header_cell); labels compare upper-cased; precision
 is 1.0 for an instance without predicted evidence; recall is 1.0 when the gold has no evidence
 sets (the official "no gold" check iterates the record's keys and never fires, which changes
@@ -135,8 +137,11 @@ def _elements(value: Any, record: Fields, field: str) -> list[Element]:
 
 
 def _is_header(value: Any) -> bool:
-    return isinstance(value, dict) and not any(
-        value.get(key) for key in ("label", "predicted_label", "answer")
+    """A blank header record: no label of any kind and no id (``{"header": ""}`` or blanks)."""
+    return (
+        isinstance(value, dict)
+        and value.get("id") in (None, "")
+        and not any(value.get(key) for key in ("label", "predicted_label", "answer"))
     )
 
 
