@@ -99,3 +99,16 @@ def test_cli_subprocess_reports_the_record_and_exits_2(tmp_path):
     result = run_cli("score", "fermi", "-g", GOLD, "-p", write(tmp_path / "p.json", {"3": None}))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "p.json: record '3': field 'answer'" in " ".join(result.stderr.split())
+
+
+def test_shipped_sample_scores_every_example():
+    from tests.parity.common import SAMPLES
+
+    manifest = json.loads((SAMPLES / "fermi" / "manifest.json").read_text())
+    assert (
+        set(manifest) == {"gold", "predictions", "aliases", "note"} and manifest["aliases"] is None
+    )
+    report, _ = run(
+        SAMPLES / "fermi" / manifest["predictions"], SAMPLES / "fermi" / manifest["gold"]
+    )
+    assert report.n_gold == 5 and not report.missing_ids and not report.extra_ids

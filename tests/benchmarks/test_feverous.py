@@ -256,3 +256,16 @@ def test_invalid_json_line_through_the_cli(tmp_path):
     result = run_cli("score", "feverous", "-g", GOLD, "-p", preds)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "p.jsonl:2: invalid JSON" in " ".join(result.stderr.split())
+
+
+def test_shipped_sample_scores_every_example():
+    from tests.parity.common import SAMPLES
+
+    manifest = json.loads((SAMPLES / "feverous" / "manifest.json").read_text())
+    assert (
+        set(manifest) == {"gold", "predictions", "aliases", "note"} and manifest["aliases"] is None
+    )
+    report, _ = run(
+        SAMPLES / "feverous" / manifest["gold"], SAMPLES / "feverous" / manifest["predictions"]
+    )
+    assert report.n_gold == 5 and not report.missing_ids and not report.extra_ids

@@ -211,3 +211,17 @@ def test_bad_universal_lines_are_located(tmp_path):
     preds.write_text('{"id": "a", "answer": 1}\n{"id": "b", "answer": false}\n')
     result = run_cli("score", "strategyqa", "-g", gold, "-p", preds)
     assert result.returncode == 2 and "p.jsonl:1" in result.stderr and "'answer'" in result.stderr
+
+
+def test_shipped_sample_scores_every_example():
+    from tests.parity.common import SAMPLES
+
+    manifest = json.loads((SAMPLES / "strategyqa" / "manifest.json").read_text())
+    assert (
+        set(manifest) == {"gold", "predictions", "aliases", "note"} and manifest["aliases"] is None
+    )
+    report = run(
+        SAMPLES / "strategyqa" / manifest["gold"], SAMPLES / "strategyqa" / manifest["predictions"]
+    )
+    assert report.n_gold == 5 and not report.missing_ids and not report.extra_ids
+    assert list(report.metrics) == ["accuracy", "sari", "recall@10"]
