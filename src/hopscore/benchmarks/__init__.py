@@ -11,6 +11,10 @@ from hopscore.errors import HopscoreError
 #: name -> "module:ClassName"; adding a benchmark is one module plus one line here.
 REGISTRY: dict[str, str] = {
     "hotpotqa": "hopscore.benchmarks.hotpotqa:HotpotQA",
+    "hybridqa": "hopscore.benchmarks.hybridqa:HybridQA",
+    "2wikimultihopqa": "hopscore.benchmarks.twowiki:TwoWikiMultihopQA",
+    "quartz": "hopscore.benchmarks.quartz:QuaRTz",
+    "bamboogle": "hopscore.benchmarks.bamboogle:Bamboogle",
 }
 
 
