@@ -25,9 +25,7 @@ def pick(seed: str, key: str, n: int) -> int:
 
 
 def _strip_accents(text: str) -> str:
-    return "".join(
-        c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn"
-    )
+    return "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
 
 
 def _first(text: str) -> str:
@@ -84,7 +82,7 @@ def fact_variant(seed: str, key: str, gold: Sequence[Fact], titles: Sequence[str
     if kind == 1:
         return facts[:-1]
     if kind == 2:
-        return facts + [facts[0], list(facts[0])]
+        return [*facts, facts[0], list(facts[0])]
     if kind == 3:
         return [[facts[0][0].lower(), facts[0][1]], *facts[1:]]
     if kind == 4:
@@ -94,10 +92,10 @@ def fact_variant(seed: str, key: str, gold: Sequence[Fact], titles: Sequence[str
     if kind == 6:
         return []
     if kind == 7:
-        return list(reversed(facts)) + [[facts[-1][0].upper(), facts[-1][1]]]
+        return [*list(reversed(facts)), [facts[-1][0].upper(), facts[-1][1]]]
     if kind == 8:
         return [[f[0].lower(), f[1]] for f in facts] + facts
-    return facts[:1] + [[other_title, 2]]
+    return [*facts[:1], [other_title, 2]]
 
 
 def hotpot_predictions(gold: Sequence[dict[str, Any]], seed: str = SEED) -> dict[str, Any]:
@@ -159,14 +157,14 @@ def _evidence_variant(
     if kind == 3:  # articles are not removed from evidence
         return [[f"the {t[0]}", t[1], t[2]] for t in triples]
     if kind == 4:
-        return triples[:1] + [list(triples[0])]
+        return [*triples[:1], list(triples[0])]
     if kind == 5:
         return []
     if kind == 6:
         return [[t[0], t[1] + " of", t[2]] for t in triples]
     if kind == 7:
         return [[alias, first[1], first[2]] for alias in subject_aliases] or triples[1:]
-    return triples + [["someone", "sibling", "someone else"]]
+    return [*triples, ["someone", "sibling", "someone else"]]
 
 
 def twowiki_predictions(
@@ -182,9 +180,11 @@ def twowiki_predictions(
         other = gold[(index + 1) % n]["answer"]
         titles = [c[0] for c in record.get("context", [])]
         names = aliases.get(record.get("answer_id") or "", [])
-        base = names[pick(seed, qid + "|alias", len(names))] if names and pick(
-            seed, qid + "|use-alias", 3
-        ) == 0 else record["answer"]
+        base = (
+            names[pick(seed, qid + "|alias", len(names))]
+            if names and pick(seed, qid + "|use-alias", 3) == 0
+            else record["answer"]
+        )
         missing = pick(seed, qid + "|missing", 10)
         if missing != 0:
             answers[qid] = answer_variant(seed, qid, base, other)
@@ -203,6 +203,13 @@ def quartz_answers(gold: Sequence[dict[str, Any]], seed: str = SEED) -> list[str
         choices = record["question"]["choices"]
         choice = choices[pick(seed, record["id"] + "|choice", len(choices))]
         label, text = choice["label"], choice["text"]
-        forms = [label, f"{label}. {text}", f"{label}) {text}", f"{label}.", f"{label}\n", f"{label}: {text}"]
+        forms = [
+            label,
+            f"{label}. {text}",
+            f"{label}) {text}",
+            f"{label}.",
+            f"{label}\n",
+            f"{label}: {text}",
+        ]
         out.append(forms[pick(seed, record["id"] + "|form", len(forms))])
     return out

@@ -39,8 +39,13 @@ def write_json(path: Path, value: Any) -> Path:
     return path
 
 
-def score(benchmark: str, gold: Path, predictions: Path, out: Path | None = None,
-          aliases: Path | None = None) -> ScoreReport:
+def score(
+    benchmark: str,
+    gold: Path,
+    predictions: Path,
+    out: Path | None = None,
+    aliases: Path | None = None,
+) -> ScoreReport:
     return score_files(benchmarks.get(benchmark), gold, predictions, out, aliases=aliases)
 
 
@@ -64,7 +69,8 @@ def test_hotpotqa_matches_official(case: str, gold_source: str, tmp_path: Path) 
     assert_metrics(report.metrics, want["metrics"])
     # the official script prints "missing answer/sp fact <id>"; our missing_ids are the answers
     official_missing_answers = [
-        line.split()[-1] for line in want["official_stdout_missing_lines"]
+        line.split()[-1]
+        for line in want["official_stdout_missing_lines"]
         if line.startswith("missing answer")
     ]
     assert report.missing_ids == official_missing_answers
@@ -84,7 +90,9 @@ def test_hotpotqa_universal_jsonl_gives_the_same_numbers(tmp_path: Path) -> None
         lines.append(json.dumps(record, ensure_ascii=False))
     pred = tmp_path / "pred.jsonl"
     pred.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    assert_metrics(score("hotpotqa", gold_path, pred).metrics, expected("hotpotqa_fixture")["metrics"])
+    assert_metrics(
+        score("hotpotqa", gold_path, pred).metrics, expected("hotpotqa_fixture")["metrics"]
+    )
 
 
 # --- HybridQA ---------------------------------------------------------------------------------
@@ -132,8 +140,9 @@ def test_hybridqa_cli_writes_official_numbers(tmp_path: Path) -> None:
     reference = FIXTURES / "hybridqa" / "dev_reference_small.json"
     pred = _hybridqa_case(reference, tmp_path)
     out = tmp_path / "out"
-    result = run_cli("score", "hybridqa", "--gold", reference, "--predictions", pred,
-                     "--output-dir", out)
+    result = run_cli(
+        "score", "hybridqa", "--gold", reference, "--predictions", pred, "--output-dir", out
+    )
     assert result.returncode == 0, result.stderr
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     want = expected("hybridqa_fixture")
@@ -151,8 +160,10 @@ def _bamboogle_predictions(answers: list[str], tmp_path: Path) -> Path:
     preds = adversarial.answer_list_predictions(answers)
     path = tmp_path / "pred.jsonl"
     path.write_text(
-        "".join(json.dumps({"id": str(i), "answer": p}, ensure_ascii=False) + "\n"
-                for i, p in enumerate(preds)),
+        "".join(
+            json.dumps({"id": str(i), "answer": p}, ensure_ascii=False) + "\n"
+            for i, p in enumerate(preds)
+        ),
         encoding="utf-8",
     )
     return path
@@ -206,7 +217,9 @@ def test_twowiki_matches_official(case: str, tmp_path: Path) -> None:
         pred = TWOWIKI / "predictions_targeted.json"
     else:
         gold = json.loads(gold_path.read_text(encoding="utf-8"))
-        pred = write_json(tmp_path / "pred.json", adversarial.twowiki_predictions(gold, _alias_table()))
+        pred = write_json(
+            tmp_path / "pred.json", adversarial.twowiki_predictions(gold, _alias_table())
+        )
     report = score("2wikimultihopqa", gold_path, pred, aliases=TWOWIKI / "id_aliases_small.json")
     want = expected(case)
     assert_metrics(report.metrics, want["metrics"])
@@ -217,10 +230,17 @@ def test_twowiki_matches_official(case: str, tmp_path: Path) -> None:
 
 def test_twowiki_targeted_reproduces_recall_above_one(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    score("2wikimultihopqa", TWOWIKI / "dev_small.json", TWOWIKI / "predictions_targeted.json",
-          out, aliases=TWOWIKI / "id_aliases_small.json")
-    rows = {json.loads(line)["id"]: json.loads(line)
-            for line in (out / "scores.jsonl").read_text("utf-8").splitlines()}
+    score(
+        "2wikimultihopqa",
+        TWOWIKI / "dev_small.json",
+        TWOWIKI / "predictions_targeted.json",
+        out,
+        aliases=TWOWIKI / "id_aliases_small.json",
+    )
+    rows = {
+        json.loads(line)["id"]: json.loads(line)
+        for line in (out / "scores.jsonl").read_text("utf-8").splitlines()
+    }
     # tw-01: three distinct alias forms of two gold triples -> recall 3/2
     assert rows["tw-01"]["metrics"]["evi_recall"] == 1.5
     # tw-07: "France", "French Republic", "French" all fill one slot; "Frankish Realm" was
@@ -237,8 +257,13 @@ def test_quartz_matches_mcr_on_label_forms(tmp_path: Path) -> None:
     gold = [json.loads(line) for line in gold_path.read_text("utf-8").splitlines() if line]
     answers = adversarial.quartz_answers(gold)
     pred = tmp_path / "pred.jsonl"
-    pred.write_text("".join(json.dumps({"id": r["id"], "answer": a}) + "\n"
-                            for r, a in zip(gold, answers, strict=True)), encoding="utf-8")
+    pred.write_text(
+        "".join(
+            json.dumps({"id": r["id"], "answer": a}) + "\n"
+            for r, a in zip(gold, answers, strict=True)
+        ),
+        encoding="utf-8",
+    )
     out = tmp_path / "out"
     report = score("quartz", gold_path, pred, out)
     want = expected("quartz_fixture")
@@ -249,6 +274,9 @@ def test_quartz_matches_mcr_on_label_forms(tmp_path: Path) -> None:
 
 def test_hybridqa_targeted_predictions_match_official() -> None:
     """Handwritten edge cases: empty vs empty (F1 1), hyphens, Unicode dashes and apostrophes."""
-    report = score("hybridqa", FIXTURES / "hybridqa" / "dev_reference_small.json",
-                   FIXTURES / "hybridqa" / "predictions_targeted.json")
+    report = score(
+        "hybridqa",
+        FIXTURES / "hybridqa" / "dev_reference_small.json",
+        FIXTURES / "hybridqa" / "predictions_targeted.json",
+    )
     _assert_hybridqa(report, expected("hybridqa_targeted"))

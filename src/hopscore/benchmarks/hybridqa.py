@@ -131,8 +131,9 @@ def _example(qid: str, answer: str, **kwargs: Any) -> HybridQAExample:
 def _reference_examples(path: Path, data: dict[str, Any]) -> list[HybridQAExample]:
     if "reference" not in data:
         raise InputError(
-            path, 'expected dev_reference.json {"reference": {...}, "table": [...], '
-            '"passage": [...]} or a JSON list of questions'
+            path,
+            'expected dev_reference.json {"reference": {...}, "table": [...], '
+            '"passage": [...]} or a JSON list of questions',
         )
     reference = data["reference"]
     if not isinstance(reference, dict):
@@ -149,7 +150,7 @@ def _reference_examples(path: Path, data: dict[str, Any]) -> list[HybridQAExampl
         for index, qid in enumerate(qids):
             where = Location(str(path), key=f"{group}[{index}]")
             if not isinstance(qid, str) or qid not in reference:
-                raise InputError(where, f"{qid!r} is not a question id of \"reference\"")
+                raise InputError(where, f'{qid!r} is not a question id of "reference"')
             if qid in location:
                 raise InputError(
                     where, f"{qid!r} is listed in both {location[qid]!r} and {group!r}"
@@ -159,7 +160,8 @@ def _reference_examples(path: Path, data: dict[str, Any]) -> list[HybridQAExampl
     for qid, answer in reference.items():
         if not isinstance(answer, str):
             raise InputError(
-                Location(str(path), key=qid), f"expected a string, got {json_type(answer)}",
+                Location(str(path), key=qid),
+                f"expected a string, got {json_type(answer)}",
                 field="reference",
             )
         examples.append(_example(qid, answer, location=location.get(qid)))
