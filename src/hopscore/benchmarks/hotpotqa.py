@@ -123,6 +123,7 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
         "sp_em", "sp_f1", "sp_prec", "sp_recall",
         "joint_em", "joint_f1", "joint_prec", "joint_recall",
     )  # fmt: skip
+    headline = ("em", "f1", "sp_f1", "joint_f1")
     group_keys = ("type", "level")
     gold_formats = "official JSON list (hotpot_dev_distractor_v1.json, fullwiki)"
     prediction_formats = (
