@@ -221,9 +221,5 @@ def read_official_predictions(
             {part: maps[part][example_id] for part in parts if example_id in maps[part]},
             Location(str(path), key=example_id),
         )
-        by_id[example_id] = HotpotPrediction(
-            id=example_id,
-            answer=record.str("answer", None),
-            sp=parse_facts(record.raw("sp"), record, "sp") if record.has("sp") else None,
-        )
+        by_id[example_id] = _parse_universal(record, example_id)
     return Predictions(by_id, str(path), "official", warnings)
