@@ -217,3 +217,14 @@ def test_evidence_precision_stays_in_range(pred: list[Any], gold: list[Any]) -> 
     em, _, precision, recall = evidence_scores(tuple(pred), variants, len(gold))
     assert 0.0 <= precision <= 1.0 and 0.0 <= em <= 1.0
     assert recall >= 0.0  # recall may exceed 1 (alias forms), never below 0
+
+
+def test_missing_alias_file_is_warned_about(tmp_path: Path) -> None:
+    pred = FOLDER / "predictions_targeted.json"
+    report = score("2wikimultihopqa", GOLD, pred)
+    assert any("no --aliases file was given" in w for w in report.warnings)
+    assert (
+        report.metrics["evi_recall"]
+        < score("2wikimultihopqa", GOLD, pred, ALIASES).metrics["evi_recall"]
+    )
+    assert not any("--aliases" in w for w in score("2wikimultihopqa", GOLD, pred, ALIASES).warnings)
