@@ -23,7 +23,7 @@ def headline(report: ScoreReport, names: tuple[str, ...]) -> str:
 
 @app.command()
 def demo(
-    output_dir: Path | None = typer.Option(  # noqa: B008
+    output_dir: Path | None = typer.Option(
         None,
         "--output-dir",
         "-o",
