@@ -9,8 +9,8 @@ The official code is never part of hopscore: check the repositories out elsewher
 
 It needs numpy, pint and jsonlines in that interpreter, and a ``cleantext`` stub on the path for
 FEVEROUS (``evaluate.py`` imports it without using it). The predictions come from
-``adversarial.py`` (seeded), so the tests regenerate them; only the numbers and a digest of each
-prediction set are written, to ``tests/parity/expected/<benchmark>.json``.
+``adversarial_sqa_fermi_feverous.py`` (seeded), so the tests regenerate them; only the numbers
+and a digest of each prediction set are written, to ``tests/parity/expected/<benchmark>.json``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import adversarial  # noqa: E402
+import adversarial_sqa_fermi_feverous as adversarial  # noqa: E402
 
 FIXTURES = HERE.parent / "fixtures"
 SAMPLES = HERE.parents[1] / "src" / "hopscore" / "data" / "samples"

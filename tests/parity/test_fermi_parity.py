@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from hopscore.quantities import mcr_fermi_score
-from tests.parity import adversarial
+from tests.parity import adversarial_sqa_fermi_feverous as adversarial
 from tests.parity.common import TOLERANCE, digest, expected, resolve, score
 
 RECORDED = expected("fermi")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import run_cli
-from tests.parity import adversarial
+from tests.parity import adversarial_sqa_fermi_feverous as adversarial
 from tests.parity.common import TOLERANCE, digest, expected, resolve, score
 
 CASES = expected("feverous")

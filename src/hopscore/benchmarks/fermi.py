@@ -73,6 +73,7 @@ class Fermi(Benchmark[FermiExample, FermiPrediction]):
     name = "fermi"
     title = "Fermi (realFP / synthFP)"
     metrics = ("fp_score",)
+    headline = ("fp_score",)
     group_keys = ("unit",)
     gold_formats = "official JSON list (realFP/synthFP); ids are 0-based positions"
     prediction_formats = 'JSON object {"0": "22.3 km", ...}; universal JSONL {"id", "answer"}'

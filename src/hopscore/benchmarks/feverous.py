@@ -173,6 +173,7 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
         "evidence_recall",
         "evidence_f1",
     )
+    headline = ("feverous_score", "label_accuracy", "evidence_f1")
     group_keys = ("label",)
     gold_formats = "official JSONL with header record (feverous_dev_challenges.jsonl)"
     prediction_formats = (

@@ -146,6 +146,7 @@ class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
     name = "strategyqa"
     title = "StrategyQA"
     metrics = ("accuracy", "sari", "recall@10")
+    headline = ("accuracy", "sari", "recall@10")
     group_keys = ("answer",)
     gold_formats = "official JSON list (qid, question, answer, decomposition, evidence)"
     prediction_formats = (
