@@ -11,7 +11,6 @@ running sums are kept, so a million-example file needs little memory.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Callable, Iterable
@@ -21,7 +20,7 @@ from typing import Any
 
 from hopscore.benchmarks.base import Benchmark, E, P, Predictions
 from hopscore.errors import HopscoreError
-from hopscore.io import write_json_atomic
+from hopscore.io import bulk_load, json_line, write_json_atomic
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,8 +188,7 @@ class ScoresWriter:
         self._handle = os.fdopen(fd, "w", encoding="utf-8")
 
     def __call__(self, score: ExampleScore) -> None:
-        self._handle.write(json.dumps(score.to_json(), ensure_ascii=False))
-        self._handle.write("\n")
+        self._handle.write(json_line(score.to_json()))
 
     def close(self, *, keep: bool = True) -> None:
         self._handle.close()
@@ -209,8 +207,9 @@ def score_files(
     aliases: Path | None = None,
 ) -> ScoreReport:
     """Load, score and (when ``output_dir`` is given) write ``metrics.json`` and ``scores.jsonl``."""
-    examples = benchmark.load_gold(gold_path, aliases=aliases)
-    predictions = benchmark.load_predictions(predictions_path)
+    with bulk_load():
+        examples = benchmark.iter_gold(gold_path, aliases=aliases)
+        predictions = benchmark.load_predictions(predictions_path)
     if output_dir is None:
         return score_examples(benchmark, examples, predictions)
     writer = ScoresWriter(output_dir / "scores.jsonl")

@@ -38,10 +38,33 @@ def exact_match(prediction: str, gold: str) -> float:
     return float(normalize_answer(prediction) == normalize_answer(gold))
 
 
+#: Above this many tokens a side, :func:`common_count` counts with Counters.
+_SHORT = 16
+
+
+def common_count(pred_tokens: list[str], gold_tokens: list[str]) -> int:
+    """Size of the multiset intersection: ``sum((Counter(pred) & Counter(gold)).values())``.
+
+    Answers are a few tokens long, where matching each predicted token against a shrinking copy
+    of the gold list is several times faster than building two Counters (and gives the same
+    count: each gold token is matched at most once).
+    """
+    if len(pred_tokens) > _SHORT or len(gold_tokens) > _SHORT:
+        return sum((Counter(pred_tokens) & Counter(gold_tokens)).values())
+    remaining = gold_tokens.copy()
+    same = 0
+    for token in pred_tokens:
+        if token in remaining:
+            remaining.remove(token)
+            same += 1
+    return same
+
+
 def token_prf(pred_tokens: list[str], gold_tokens: list[str]) -> tuple[float, float, float]:
     """Multiset token overlap as ``(f1, precision, recall)``; no overlap (or no tokens) gives 0."""
-    common = Counter(pred_tokens) & Counter(gold_tokens)
-    num_same = sum(common.values())
+    if pred_tokens == gold_tokens:  # the same (non-empty) tokens: every ratio is exactly 1
+        return (1.0, 1.0, 1.0) if pred_tokens else (0.0, 0.0, 0.0)
+    num_same = common_count(pred_tokens, gold_tokens)
     if num_same == 0:
         return 0.0, 0.0, 0.0
     precision = num_same / len(pred_tokens)

@@ -9,13 +9,13 @@ policy, aggregation and output live in :mod:`hopscore.scoring`, shared by all be
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Generic, TypeVar
 
 from hopscore.errors import InputError, Location
-from hopscore.io import Fields, iter_jsonl
+from hopscore.io import Fields, iter_jsonl_numbered
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,6 +79,15 @@ class Benchmark(ABC, Generic[E, P]):
     def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[E]:
         """Load an official gold file."""
 
+    def iter_gold(self, path: Path, *, aliases: Path | None = None) -> Iterable[E]:
+        """The gold examples for scoring, in file order.
+
+        Scoring reads them once, so a benchmark whose gold files can be large may build the
+        examples one at a time here, instead of holding them all (:meth:`load_gold`, the
+        default, loads and checks the whole file first).
+        """
+        return self.load_gold(path, aliases=aliases)
+
     @abstractmethod
     def load_predictions(self, path: Path) -> Predictions[P]:
         """Load predictions in the official format or the universal JSON Lines format."""
@@ -109,21 +118,30 @@ def load_universal(
     """Read the universal JSON Lines prediction format, one ``{"id", "answer", ...}`` per line.
 
     ``parse`` turns one located record into the benchmark's prediction type; ids must be unique.
+    Streams the file and keeps only the parsed predictions (a million lines fit in memory).
     """
-    seen: dict[str, Location] = {}
     out: dict[str, P] = {}
-    for where, value in iter_jsonl(path):
-        record = Fields(value, where)
+    where_path = str(path)
+    for line, value in iter_jsonl_numbered(path):
+        record = Fields(value, Location(where_path, line=line))
         example_id = record.id(id_field)
-        if example_id in seen:
+        if example_id in out:
+            first = _first_line_with_id(path, example_id, id_field)
             raise InputError(
-                where,
-                f"duplicate id {example_id!r} (first seen at {seen[example_id]})",
+                record.where,
+                f"duplicate id {example_id!r} (first seen at {where_path}:{first})",
                 field=id_field,
             )
-        seen[example_id] = where
         out[example_id] = parse(record, example_id)
     return out
+
+
+def _first_line_with_id(path: Path, example_id: str, id_field: str) -> int:
+    """The line of the first record with this id (looked up again only to report a duplicate)."""
+    for line, value in iter_jsonl_numbered(path):
+        if isinstance(value, dict) and Fields(value, Location(str(path))).id(id_field) == example_id:
+            return line
+    raise AssertionError("unreachable: the id was seen before")  # pragma: no cover
 
 
 def check_unique_ids(examples: list[E], path: Path) -> list[E]:

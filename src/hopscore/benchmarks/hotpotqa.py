@@ -38,6 +38,8 @@ from hopscore.text import hotpot_prf, normalize_answer
 
 Fact = tuple[str, int]
 
+_STR_ONLY = frozenset({str})
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HotpotExample(Example):
@@ -66,6 +68,10 @@ class HotpotPrediction(Prediction):
 
 def parse_fact(value: Any, record: Fields, field: str) -> Fact:
     """One ``[title, sent_id]`` pair; the sent_id must be an integer (``"1"`` is an error)."""
+    if type(value) is list and len(value) == 2:  # the common case, checked quickly
+        title, sent_id = value
+        if type(title) is str and type(sent_id) is int:
+            return (title, sent_id)
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         raise record.error(
             field, f"expected [title, sent_id] pairs, got {json_type(value)} {value!r}"
@@ -151,7 +157,10 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
                 or not isinstance(entry[1], list)
             ):
                 raise record.error("context", "expected [title, [sentence, ...]] entries")
-            context.append((entry[0], tuple(str(s) for s in entry[1])))
+            sentences = tuple(entry[1])
+            if not _STR_ONLY.issuperset(map(type, sentences)):
+                sentences = tuple(map(str, sentences))
+            context.append((entry[0], sentences))
         return HotpotExample(
             id=record.id("_id"),
             question=record.str("question", ""),

@@ -1,0 +1,133 @@
+"""Scoring speed of hopscore against the official scripts: HybridQA dev and HotpotQA (dev size).
+
+Usage (from the repository root; the official repositories checked out under OFFICIAL)::
+
+    python bench/scoring_speed.py --official OFFICIAL [--official-python PY] [--repeats 5]
+
+``OFFICIAL/HybridQA/evaluate_script.py`` (wenhuchen/HybridQA) and
+``OFFICIAL/hotpot/hotpot_evaluate_v1.py`` (hotpotqa/hotpot) are run with ``--official-python``
+(default: this interpreter). The HotpotQA script imports ``ujson``: the real one is used when
+that interpreter has it, else ``--ujson-shim DIR`` (a folder with a ``ujson.py`` re-exporting
+the stdlib ``json``) and the results say so. Inputs are generated into ``--work`` (default: a
+folder under the system temp dir, reused between runs; see ``inputs.py``). Prints a table and
+writes ``bench/results/scoring_speed.json``. See ``cases.py`` for what each figure measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+
+from cases import (
+    TABLE_HEADERS,
+    Case,
+    official_env_for_hotpot,
+    parse_hotpot,
+    parse_hybridqa,
+    run_case,
+    startup,
+    table_rows,
+)
+from harness import REPO, machine, print_table, write_results
+from inputs import hotpotqa_dev_sized, hybridqa_dev
+
+
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--official", type=Path, required=True, help="folder of the checkouts")
+    parser.add_argument("--official-python", default=sys.executable)
+    parser.add_argument("--ujson-shim", type=Path, default=None)
+    parser.add_argument(
+        "--shared",
+        type=Path,
+        default=Path(os.environ.get("HOPSCORE_SHARED_DATA", REPO.parent / "shared" / "data")),
+    )
+    parser.add_argument(
+        "--work", type=Path, default=Path(tempfile.gettempdir()) / "hopscore-bench"
+    )
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--in-process-repeats", type=int, default=5)
+    parser.add_argument(
+        "--hopscore-args", default="", help="extra arguments for 'hopscore score' (one string)"
+    )
+    parser.add_argument("--only", default="", help="comma-separated: hybridqa,hotpotqa,startup")
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = arguments()
+    args.work.mkdir(parents=True, exist_ok=True)
+    only = set(filter(None, args.only.split(",")))
+    official = args.official.resolve()
+    cases = []
+    if not only or "hybridqa" in only:
+        gold, predictions = hybridqa_dev(args.shared, args.work)
+        cases.append(
+            Case(
+                name="hybridqa-dev (3,466)",
+                benchmark="hybridqa",
+                gold=gold,
+                predictions=predictions,
+                official_script=official / "HybridQA" / "evaluate_script.py",
+                official_args=[str(predictions), str(gold)],
+                parse_official=parse_hybridqa,
+            )
+        )
+    if not only or "hotpotqa" in only:
+        gold, predictions = hotpotqa_dev_sized(args.shared, args.work)
+        env, backend = official_env_for_hotpot(args.official_python, args.ujson_shim)
+        cases.append(
+            Case(
+                name="hotpotqa 53x->7,405",
+                benchmark="hotpotqa",
+                gold=gold,
+                predictions=predictions,
+                official_script=official / "hotpot" / "hotpot_evaluate_v1.py",
+                official_args=[str(predictions), str(gold)],
+                parse_official=parse_hotpot,
+                official_env=env,
+                notes={"official_json_backend": backend},
+            )
+        )
+    results = [
+        run_case(
+            case,
+            python=sys.executable,
+            official_python=args.official_python,
+            work=args.work,
+            repeats=args.repeats,
+            in_process_repeats=args.in_process_repeats,
+            extra_args=shlex.split(args.hopscore_args),
+        )
+        for case in cases
+    ]
+    payload = {"machine": machine(), "results": results}
+    if not only or "startup" in only:
+        payload["startup"] = startup(sys.executable, args.repeats)
+    payload["machine_after"] = {"load_average": list(os.getloadavg())}
+    path = write_results("scoring_speed", payload)
+
+    print()
+    print(f"medians of {args.repeats} runs (in-process: {args.in_process_repeats}); "
+          f"load average {payload['machine']['load_average'][0]:.2f} before, "
+          f"{payload['machine_after']['load_average'][0]:.2f} after")
+    if results:
+        print_table(TABLE_HEADERS, table_rows(results))
+    for r in results:
+        if r["notes"]:
+            print(f"{r['case']}: {r['notes']}")
+    if "startup" in payload:
+        print()
+        print_table(
+            ["start-up", "wall s", "cpu s"],
+            [[n, s["wall_s_median"], s["cpu_s_median"]] for n, s in payload["startup"].items()],
+        )
+    print(f"\nwrote {path.relative_to(REPO)}")
+
+
+if __name__ == "__main__":
+    main()
