@@ -14,6 +14,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -65,9 +66,7 @@ def run_child(
 
 class _TempOutput:
     def __init__(self) -> None:
-        import tempfile
-
-        self.handle = tempfile.TemporaryFile()
+        self.handle = tempfile.TemporaryFile()  # noqa: SIM115 (closed by __exit__)
 
     def __enter__(self) -> _TempOutput:
         return self
@@ -161,7 +160,8 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     widths = [max(len(line[i]) for line in lines) for i in range(len(headers))]
     for line in lines:
         first, *rest = line
-        print("  ".join([first.ljust(widths[0]), *(c.rjust(w) for c, w in zip(rest, widths[1:]))]))
+        cells = (c.rjust(w) for c, w in zip(rest, widths[1:], strict=True))
+        print("  ".join([first.ljust(widths[0]), *cells]))
 
 
 def _cell(value: Any) -> str:

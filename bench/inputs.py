@@ -26,7 +26,7 @@ from harness import REPO
 
 sys.path.insert(0, str(REPO / "tests" / "parity"))
 
-from adversarial import hotpot_predictions, hybridqa_predictions  # noqa: E402
+from adversarial import hotpot_predictions, hybridqa_predictions
 
 HOTPOT_DEV_SIZE = 7405
 
@@ -55,10 +55,8 @@ def hotpotqa_dev_sized(shared: Path, work: Path, size: int = HOTPOT_DEV_SIZE) ->
     if not (gold.exists() and predictions.exists()):
         source = shared / "hotpotqa" / "hotpot_dev_distractor_v1.first53.json"
         records = json.loads(source.read_text(encoding="utf-8"))
-        big = [
-            {**records[i % len(records)], "_id": f"{records[i % len(records)]['_id']}-{i // len(records)}"}
-            for i in range(size)
-        ]
+        n = len(records)
+        big = [{**records[i % n], "_id": f"{records[i % n]['_id']}-{i // n}"} for i in range(size)]
         _write_json(gold, big)
         _write_json(predictions, hotpot_predictions(big))
     return gold, predictions

@@ -1,3 +1,7 @@
+import re
+import string
+from collections import Counter
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -73,3 +77,49 @@ def test_em_implies_f1_outside_empty(pred, gold):
 def test_normalize_is_idempotent(text):
     once = normalize_answer(text)
     assert normalize_answer(once) == once
+
+
+# --- the fast paths agree with the official formulation ---------------------------------------
+
+
+def official_normalize(text: str) -> str:
+    """``normalize_answer`` as the SQuAD scripts write it (character loop, capturing regex)."""
+    exclude = set(string.punctuation)
+    text = "".join(ch for ch in text.lower() if ch not in exclude)
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def official_prf(pred: list[str], gold: list[str]) -> tuple[float, float, float]:
+    num_same = sum((Counter(pred) & Counter(gold)).values())
+    if num_same == 0:
+        return 0.0, 0.0, 0.0
+    precision = 1.0 * num_same / len(pred)
+    recall = 1.0 * num_same / len(gold)
+    return (2 * precision * recall) / (precision + recall), precision, recall
+
+
+answer_text = st.lists(
+    st.sampled_from([*"aAnNtThHeE xy.,!-'\"–“”İß\t\u00a0", "the", "an", " a ", "The "]),
+    max_size=20,
+).map("".join)
+token_lists = st.lists(st.sampled_from(["a", "b", "c", "paris", "x"]), max_size=20)
+
+
+@given(st.text())
+def test_normalize_equals_the_official_loop_on_any_text(text: str) -> None:
+    assert normalize_answer(text) == official_normalize(text)
+
+
+@given(answer_text)
+def test_normalize_equals_the_official_loop_on_answer_like_text(text: str) -> None:
+    assert normalize_answer(text) == official_normalize(text)
+    kept = "".join(c for c in text.lower() if c not in set(string.punctuation))
+    assert normalize_no_articles(text) == " ".join(kept.split())
+
+
+@given(token_lists, token_lists)
+def test_token_prf_is_bit_identical_to_the_counter_formula(
+    pred: list[str], gold: list[str]
+) -> None:
+    assert token_prf(pred, gold) == official_prf(pred, gold)

@@ -249,7 +249,7 @@ def iter_delimited(
 
 
 def write_json_atomic(path: Path | str, value: Any, *, indent: int | None = 2) -> None:
-    """Write JSON to ``path`` via a temporary file and a rename, so readers never see half a file."""
+    """Write JSON to ``path`` via a temporary file and a rename (readers never see half a file)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
@@ -270,13 +270,33 @@ class Fields:
     is absent or of the wrong type, so loaders read like a schema.
     """
 
-    __slots__ = ("data", "where")
+    __slots__ = ("_line", "_where", "data")
 
     def __init__(self, data: Any, where: Location) -> None:
+        self.data: builtins.dict[builtins.str, Any] = data
+        self._where: Location | builtins.str = where
+        self._line = 0
         if not isinstance(data, dict):
             raise InputError(where, f"expected a JSON object, got {json_type(data)}")
-        self.data: builtins.dict[builtins.str, Any] = data
-        self.where = where
+
+    @classmethod
+    def at_line(cls, data: Any, path: builtins.str, line: builtins.int) -> Fields:
+        """A record read from line ``line`` of ``path``; its Location is built only if needed."""
+        record = cls.__new__(cls)
+        record.data = data
+        record._where = path
+        record._line = line
+        if not isinstance(data, dict):
+            raise InputError(record.where, f"expected a JSON object, got {json_type(data)}")
+        return record
+
+    @property
+    def where(self) -> Location:
+        where = self._where
+        if isinstance(where, Location):
+            return where
+        self._where = located = Location(where, line=self._line)
+        return located
 
     def error(self, field: builtins.str, message: builtins.str) -> InputError:
         return InputError(self.where, message, field=field)

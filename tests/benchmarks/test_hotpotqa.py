@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from pathlib import Path
@@ -157,6 +158,70 @@ def test_duplicate_gold_ids_are_an_error(tmp_path: Path) -> None:
         InputError, match="duplicate gold id 'hp-01' in records \\[0\\] and \\[1\\]"
     ):
         BENCH.load_gold(path)
+
+
+def test_scoring_reads_the_gold_like_load_gold_without_paragraphs(tmp_path: Path) -> None:
+    for path in (GOLD, write_json(tmp_path / "g.json", _records_with(_id=7))):
+        full = BENCH.load_gold(path)
+        quick = BENCH.iter_gold(path)
+        assert quick == [dataclasses.replace(e, context=()) for e in full]
+        assert all(e.context for e in full)
+    assert BENCH.iter_gold(tmp_path / "g.json")[0].id == "7"
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + GOLD.read_bytes())
+    assert BENCH.iter_gold(bom) == BENCH.iter_gold(GOLD)
+
+
+def _records_with(**changes: Any) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = json.loads(GOLD.read_text(encoding="utf-8"))
+    records[0] = {**records[0], **changes}
+    return records
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"supporting_facts": [["A", "1"]]},
+        {"supporting_facts": [["A", True]]},
+        {"supporting_facts": [["A", 1, 2]]},
+        {"_id": True},
+        {"_id": "  "},
+        {"answer": None},
+        {"answer": ["x"]},
+        {"question": None},
+        {"type": 3},
+    ],
+)
+def test_unusual_gold_gets_the_checked_readers_error(tmp_path: Path, changes: Any) -> None:
+    path = write_json(tmp_path / "g.json", _records_with(**changes))
+    with pytest.raises(InputError) as checked:
+        BENCH.load_gold(path)
+    with pytest.raises(InputError) as quick:
+        BENCH.iter_gold(path)
+    assert str(quick.value) == str(checked.value)
+
+
+def test_scoring_does_not_check_what_it_does_not_read(tmp_path: Path) -> None:
+    """Paragraphs are skipped, and a key repeated in a record keeps its last value (as in the
+    official reader); load_gold, which keeps everything, rejects both."""
+    bad_context = write_json(tmp_path / "c.json", _records_with(context="not a list"))
+    with pytest.raises(InputError, match="field 'context'"):
+        BENCH.load_gold(bad_context)
+    assert BENCH.iter_gold(bad_context)[0].id == "hp-01"
+    text = GOLD.read_text(encoding="utf-8").replace('"answer":', '"answer": "first", "answer":', 1)
+    repeated = tmp_path / "r.json"
+    repeated.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError, match="duplicate key 'answer'"):
+        BENCH.load_gold(repeated)
+    assert BENCH.iter_gold(repeated)[0].answer == BENCH.load_gold(GOLD)[0].answer
+
+
+def test_gold_that_is_not_a_list_or_not_json(tmp_path: Path) -> None:
+    for content, message in [("{}", "expected a JSON list"), ("[{", "invalid JSON"), ("", "empty")]:
+        path = tmp_path / "g.json"
+        path.write_text(content, encoding="utf-8")
+        with pytest.raises(InputError, match=message):
+            BENCH.iter_gold(path)
 
 
 # --- properties -------------------------------------------------------------------------------

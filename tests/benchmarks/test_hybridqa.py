@@ -150,3 +150,19 @@ def test_prediction_order_does_not_matter(
     assert {k: g.metrics for k, g in first.groups.items()} == {
         k: g.metrics for k, g in second.groups.items()
     }
+
+
+def test_reference_examples_are_built_lazily_but_checked_up_front(tmp_path: Path) -> None:
+    lazy = BENCH.iter_gold(REFERENCE)
+    assert not isinstance(lazy, list)
+    assert list(lazy) == BENCH.load_gold(REFERENCE)
+    bad_group = {**reference(), "table": ["not-an-id"]}
+    with pytest.raises(InputError, match=r"record 'table\[0\]': 'not-an-id' is not a question"):
+        BENCH.iter_gold(write_json(tmp_path / "g.json", bad_group))
+    ref = reference()
+    last = list(ref["reference"])[-1]
+    ref["reference"][last] = 3
+    examples = iter(BENCH.iter_gold(write_json(tmp_path / "h.json", ref)))
+    assert next(examples).id == next(iter(ref["reference"]))
+    with pytest.raises(InputError, match=rf"record '{last}': field 'reference': expected a string"):
+        list(examples)

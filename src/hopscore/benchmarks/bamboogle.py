@@ -46,12 +46,14 @@ from hopscore.benchmarks.base import (
 from hopscore.benchmarks.formats import UNIVERSAL, universal_or_json
 from hopscore.errors import InputError, Location
 from hopscore.io import Fields, json_type, load_json, read_text
+from hopscore.records import fast_init
 from hopscore.text import normalize_answer, set_f1
 
 #: Column positions of the ``Bamboogle_Prerelease.tsv`` layout.
 PRERELEASE_QUESTION, PRERELEASE_ANSWER = 0, 4
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BamboogleExample(Example):
     answer: str

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Generic, TypeVar
 
-from hopscore.errors import InputError, Location
+from hopscore.errors import InputError
 from hopscore.io import Fields, iter_jsonl_numbered
+from hopscore.records import fast_init
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Example:
     """One gold example. Benchmarks subclass this with their own gold fields."""
@@ -34,6 +36,7 @@ class Example:
         return ()
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Prediction:
     """One system prediction. Benchmarks subclass this with their own predicted fields."""
@@ -123,7 +126,7 @@ def load_universal(
     out: dict[str, P] = {}
     where_path = str(path)
     for line, value in iter_jsonl_numbered(path):
-        record = Fields(value, Location(where_path, line=line))
+        record = Fields.at_line(value, where_path, line)
         example_id = record.id(id_field)
         if example_id in out:
             first = _first_line_with_id(path, example_id, id_field)
@@ -139,7 +142,9 @@ def load_universal(
 def _first_line_with_id(path: Path, example_id: str, id_field: str) -> int:
     """The line of the first record with this id (looked up again only to report a duplicate)."""
     for line, value in iter_jsonl_numbered(path):
-        if isinstance(value, dict) and Fields(value, Location(str(path))).id(id_field) == example_id:
+        if not isinstance(value, dict):
+            continue
+        if Fields.at_line(value, str(path), line).id(id_field) == example_id:
             return line
     raise AssertionError("unreachable: the id was seen before")  # pragma: no cover
 

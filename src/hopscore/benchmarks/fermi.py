@@ -22,8 +22,10 @@ from hopscore.benchmarks.base import Benchmark, Example, Prediction, Predictions
 from hopscore.errors import InputError, Location
 from hopscore.io import Fields, json_type, load_json, sniff_json_kind
 from hopscore.quantities import Quantity, answer_quantity, fp_score
+from hopscore.records import fast_init
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FermiExample(Example):
     answer: str
@@ -38,6 +40,7 @@ class FermiExample(Example):
         return (self.answer,)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FermiPrediction(Prediction):
     #: The predicted magnitude in base units; None when the answer could not be evaluated.

@@ -35,6 +35,7 @@ from typing import Any
 from hopscore.benchmarks.base import Benchmark, Example, Prediction, Predictions
 from hopscore.errors import InputError, Location
 from hopscore.io import Fields, iter_jsonl, json_type
+from hopscore.records import fast_init
 
 Element = tuple[str, str, str]
 TABLE_TYPES = frozenset({"cell", "item", "table_caption", "header_cell"})
@@ -44,6 +45,7 @@ LABELS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
 _TWO_PART_TYPES = ("table_caption", "header_cell")
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FeverousExample(Example):
     label: str
@@ -58,6 +60,7 @@ class FeverousExample(Example):
         return (self.label,)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FeverousPrediction(Prediction):
     #: The predicted evidence after truncation, in order (duplicates kept, as officially).

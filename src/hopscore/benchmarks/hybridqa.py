@@ -25,6 +25,7 @@ script silently keeps the last). ``"pred": null`` is an error (the official scri
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,11 +41,13 @@ from hopscore.benchmarks.base import (
 from hopscore.benchmarks.formats import UNIVERSAL, universal_or_json
 from hopscore.errors import InputError, Location
 from hopscore.io import Fields, json_type, load_json
+from hopscore.records import fast_init
 from hopscore.text import normalize_answer, squad2_f1
 
 LOCATIONS = ("table", "passage")
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HybridQAExample(Example):
     answer: str
@@ -76,6 +79,11 @@ class HybridQA(Benchmark[HybridQAExample, Prediction]):
     prediction_formats = 'official JSON list [{"question_id", "pred"}]; universal JSONL'
 
     def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[HybridQAExample]:
+        return list(self.iter_gold(path, aliases=aliases))
+
+    def iter_gold(self, path: Path, *, aliases: Path | None = None) -> Iterable[HybridQAExample]:
+        """For the reference format, each example is built when scoring reaches it, so a large
+        reference is held once, as parsed, and not again as example objects."""
         data = load_json(path)
         if isinstance(data, dict):
             return _reference_examples(path, data)
@@ -128,7 +136,14 @@ def _example(qid: str, answer: str, **kwargs: Any) -> HybridQAExample:
     )
 
 
-def _reference_examples(path: Path, data: dict[str, Any]) -> list[HybridQAExample]:
+def _reference_examples(path: Path, data: dict[str, Any]) -> Iterator[HybridQAExample]:
+    """Check the reference's structure now; build each example when it is asked for."""
+    reference = _reference_answers(path, data)
+    location = _reference_locations(path, data, reference)
+    return _reference_iter(path, reference, location)
+
+
+def _reference_answers(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     if "reference" not in data:
         raise InputError(
             path,
@@ -140,6 +155,13 @@ def _reference_examples(path: Path, data: dict[str, Any]) -> list[HybridQAExampl
         raise InputError(
             path, f'"reference" must map question ids to answers, got {json_type(reference)}'
         )
+    return reference
+
+
+def _reference_locations(
+    path: Path, data: dict[str, Any], reference: dict[str, Any]
+) -> dict[str, str]:
+    """Question id -> "table" or "passage", from the reference's two lists."""
     location: dict[str, str] = {}
     for group in LOCATIONS:
         qids = data.get(group, [])
@@ -148,24 +170,33 @@ def _reference_examples(path: Path, data: dict[str, Any]) -> list[HybridQAExampl
                 path, f'"{group}" must be a list of question ids, got {json_type(qids)}'
             )
         for index, qid in enumerate(qids):
-            where = Location(str(path), key=f"{group}[{index}]")
-            if not isinstance(qid, str) or qid not in reference:
-                raise InputError(where, f'{qid!r} is not a question id of "reference"')
-            if qid in location:
+            if type(qid) is not str or qid not in reference or qid in location:
+                where = Location(str(path), key=f"{group}[{index}]")
+                if not isinstance(qid, str) or qid not in reference:
+                    raise InputError(where, f'{qid!r} is not a question id of "reference"')
                 raise InputError(
                     where, f"{qid!r} is listed in both {location[qid]!r} and {group!r}"
                 )
             location[qid] = group
-    examples = []
+    return location
+
+
+def _reference_iter(
+    path: Path, reference: dict[str, Any], location: dict[str, str]
+) -> Iterator[HybridQAExample]:
     for qid, answer in reference.items():
-        if not isinstance(answer, str):
+        if type(answer) is not str:
             raise InputError(
                 Location(str(path), key=qid),
                 f"expected a string, got {json_type(answer)}",
                 field="reference",
             )
-        examples.append(_example(qid, answer, location=location.get(qid)))
-    return examples
+        yield HybridQAExample(
+            id=qid,
+            answer=answer,
+            answer_normalized=normalize_answer(answer),
+            location=location.get(qid),
+        )
 
 
 def answer_location(record: Fields) -> str | None:

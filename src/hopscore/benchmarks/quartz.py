@@ -46,6 +46,7 @@ from hopscore.benchmarks.base import (
 )
 from hopscore.errors import InputError, Location
 from hopscore.io import Fields, iter_jsonl, read_text
+from hopscore.records import fast_init
 from hopscore.text import normalize_answer
 
 Choice = tuple[str, str]
@@ -53,6 +54,7 @@ _LABEL_PREFIX = re.compile(r"\(?(?P<label>[^\s.():]+)[.):]")
 _HEADER_CELLS = frozenset({"id", "question_id", "questionid", "qid"})
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class QuartzExample(Example):
     answer_key: str
@@ -64,6 +66,7 @@ class QuartzExample(Example):
         return (f"{self.answer_key}. {text}",)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class QuartzPrediction(Prediction):
     label: str | None = None

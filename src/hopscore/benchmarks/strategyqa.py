@@ -43,6 +43,7 @@ from hopscore.benchmarks.base import (
 )
 from hopscore.errors import HopscoreError, InputError, Location
 from hopscore.io import Fields, iter_jsonl, json_type, load_json, sniff_json_kind
+from hopscore.records import fast_init
 from hopscore.sari import sari, strategyqa_tokens
 
 RETRIEVAL_LIMIT = 10
@@ -50,6 +51,7 @@ _BOOLEAN_WORDS = {"yes": True, "true": True, "no": False, "false": False}
 _NO_ANSWER: Any = object()
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StrategyQAExample(Example):
     answer: bool
@@ -64,6 +66,7 @@ class StrategyQAExample(Example):
         return ("true" if self.answer else "false",)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StrategyQAPrediction(Prediction):
     #: The predicted answer exactly as read (compared with ``==``); ``_NO_ANSWER`` if absent.

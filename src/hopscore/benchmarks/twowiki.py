@@ -54,12 +54,14 @@ from hopscore.benchmarks.formats import (
 from hopscore.benchmarks.hotpotqa import ZERO4, Fact, parse_facts
 from hopscore.errors import InputError, Location
 from hopscore.io import Fields, iter_jsonl, json_type, load_json
+from hopscore.records import fast_init
 from hopscore.text import hotpot_prf, normalize_answer, normalize_no_articles
 
 Triple = tuple[str, ...]
 Scores4 = tuple[float, float, float, float]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TwoWikiExample(Example):
     answer: str
@@ -81,6 +83,7 @@ class TwoWikiExample(Example):
         return self.answers
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TwoWikiPrediction(Prediction):
     sp: tuple[Fact, ...] | None = None

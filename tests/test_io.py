@@ -1,0 +1,113 @@
+"""Readers and writers of hopscore.io: the fast paths give the standard library's results."""
+
+from __future__ import annotations
+
+import gc
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hopscore.benchmarks.base import Prediction, load_universal
+from hopscore.errors import InputError, Location
+from hopscore.io import Fields, bulk_load, iter_jsonl, json_line, sniff_json_kind
+
+
+def write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def test_jsonl_lines_the_fast_parser_rejects_are_read_by_the_standard_library(
+    tmp_path: Path,
+) -> None:
+    path = write(
+        tmp_path / "p.jsonl",
+        b'\xef\xbb\xbf{"a": 1}\n\n   \n{"nan": NaN}\n{"big": 123456789012345678901234567890}\n'
+        b'{"s": "\\ud800"}\r\n',
+    )
+    rows = list(iter_jsonl(path))
+    assert [where.line for where, _ in rows] == [1, 4, 5, 6]
+    assert rows[0][1] == {"a": 1}
+    assert math.isnan(rows[1][1]["nan"])
+    assert rows[2][1] == {"big": 123456789012345678901234567890}
+    assert rows[3][1] == {"s": "\ud800"}
+
+
+def test_jsonl_errors_name_the_line(tmp_path: Path) -> None:
+    bad_json = write(tmp_path / "a.jsonl", b'{"a": 1}\n{"a": }\n')
+    with pytest.raises(InputError, match=r"a\.jsonl:2: invalid JSON: Expecting value \(column 7\)"):
+        list(iter_jsonl(bad_json))
+    bad_utf8 = write(tmp_path / "b.jsonl", b'{"a": 1}\n{"a": "\xff"}\n')
+    with pytest.raises(InputError, match=r"b\.jsonl:2: not valid UTF-8"):
+        list(iter_jsonl(bad_utf8))
+    with pytest.raises(InputError, match="file not found"):
+        list(iter_jsonl(tmp_path / "missing.jsonl"))
+
+
+def test_json_line_is_compact_utf8_json_and_falls_back_for_other_types() -> None:
+    value = {"id": "é–1", "metrics": {"em": 1.0, "f1": 2 / 3}, "gold": ["x"], "missing": False}
+    line = json_line(value)
+    assert line.endswith("\n") and "\n" not in line[:-1]
+    assert "é–1" in line and ", " not in line
+    assert json.loads(line) == value
+    assert json.loads(json_line({"x": np.float64(0.25)})) == {"x": 0.25}
+
+
+def test_sniff_reads_only_the_start_of_the_file(tmp_path: Path) -> None:
+    jsonl = write(tmp_path / "p.jsonl", b'\n{"id": "1"}\n{"id": "2"}\n' + b"\xff" * 10)
+    assert sniff_json_kind(jsonl) == "jsonl"
+    assert sniff_json_kind(write(tmp_path / "o.json", b'{"id": "1"}\n\n')) == "json"
+    assert sniff_json_kind(write(tmp_path / "l.json", b'[{"id": "1"},\n{"id": "2"}]')) == "json"
+    assert sniff_json_kind(write(tmp_path / "m.json", b'{\n"answer": {}\n}')) == "json"
+    with pytest.raises(InputError, match="file is empty"):
+        sniff_json_kind(write(tmp_path / "e.json", b" \n\n"))
+    with pytest.raises(InputError, match=r"u\.json:1: not valid UTF-8"):
+        sniff_json_kind(write(tmp_path / "u.json", b"\xff{}\n"))
+
+
+def test_bulk_load_pauses_collection_and_nests() -> None:
+    assert gc.isenabled()
+    with bulk_load():
+        assert not gc.isenabled()
+        with bulk_load():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with bulk_load():
+            pass
+        assert not gc.isenabled()  # it was off before, so it stays off
+    finally:
+        gc.enable()
+    with pytest.raises(KeyError), bulk_load():
+        raise KeyError("x")
+    assert gc.isenabled()
+
+
+def test_fields_at_line_locates_errors_lazily() -> None:
+    record = Fields.at_line({"id": 3, "answer": None}, "p.jsonl", 7)
+    assert record.id() == "3"
+    with pytest.raises(InputError, match=r"p\.jsonl:7: field 'answer': expected a string"):
+        record.str("answer")
+    assert record.where == Location("p.jsonl", line=7)
+    with pytest.raises(InputError, match=r"p\.jsonl:2: expected a JSON object, got list"):
+        Fields.at_line([], "p.jsonl", 2)
+
+
+def test_universal_duplicate_names_both_lines(tmp_path: Path) -> None:
+    path = write(tmp_path / "p.jsonl", b'{"id": "a"}\n[1]\n{"id": "b"}\n{"id": "a"}\n')
+
+    def parse(record: Fields, example_id: str) -> Prediction:
+        return Prediction(id=example_id)
+
+    with pytest.raises(InputError, match=r"p\.jsonl:2: expected a JSON object"):
+        load_universal(path, parse)
+    path = write(tmp_path / "q.jsonl", b'{"id": "a"}\n{"id": "b"}\n\n{"id": "a"}\n')
+    with pytest.raises(
+        InputError, match=r"q\.jsonl:4: field 'id': duplicate id 'a' \(first seen at .*q\.jsonl:1\)"
+    ):
+        load_universal(path, parse)
