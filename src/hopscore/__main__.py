@@ -1,3 +1,3 @@
-from hopscore.cli import main
+from hopscore.launch import main
 
 main()

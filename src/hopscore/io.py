@@ -270,32 +270,54 @@ class Fields:
     is absent or of the wrong type, so loaders read like a schema.
     """
 
-    __slots__ = ("_line", "_where", "data")
+    __slots__ = ("_place", "_where", "data")
 
     def __init__(self, data: Any, where: Location) -> None:
         self.data: builtins.dict[builtins.str, Any] = data
         self._where: Location | builtins.str = where
-        self._line = 0
+        self._place: builtins.str | builtins.int = 0
         if not isinstance(data, dict):
             raise InputError(where, f"expected a JSON object, got {json_type(data)}")
 
+    # The records of a large file are many; their Locations are built only when an error needs one.
+
     @classmethod
     def at_line(cls, data: Any, path: builtins.str, line: builtins.int) -> Fields:
-        """A record read from line ``line`` of ``path``; its Location is built only if needed."""
+        """The record on line ``line`` of a JSON Lines file ``path``."""
+        return cls._lazy(data, path, line)
+
+    @classmethod
+    def at_index(cls, data: Any, path: builtins.str, index: builtins.int) -> Fields:
+        """Record ``[index]`` of the JSON list in ``path``."""
+        return cls._lazy(data, path, -1 - index)
+
+    @classmethod
+    def at_key(cls, data: Any, path: builtins.str, key: builtins.str) -> Fields:
+        """The record under ``key`` of the JSON object in ``path``."""
+        return cls._lazy(data, path, key)
+
+    @classmethod
+    def _lazy(cls, data: Any, path: builtins.str, place: builtins.str | builtins.int) -> Fields:
         record = cls.__new__(cls)
         record.data = data
         record._where = path
-        record._line = line
+        record._place = place  # a key; a line number (> 0); or -1 - index
         if not isinstance(data, dict):
             raise InputError(record.where, f"expected a JSON object, got {json_type(data)}")
         return record
 
     @property
     def where(self) -> Location:
-        where = self._where
+        where, place = self._where, self._place
         if isinstance(where, Location):
             return where
-        self._where = located = Location(where, line=self._line)
+        if isinstance(place, builtins.str):
+            located = Location(where, key=place)
+        elif place > 0:
+            located = Location(where, line=place)
+        else:
+            located = Location(where, index=-1 - place)
+        self._where = located
         return located
 
     def error(self, field: builtins.str, message: builtins.str) -> InputError:

@@ -142,7 +142,7 @@ def _json_examples(path: Path) -> list[BamboogleExample]:
         )
     examples = []
     for index, item in enumerate(data):
-        record = Fields(item, Location(str(path), index=index))
+        record = Fields.at_index(item, str(path), index)
         examples.append(
             _example(
                 record.id("id") if record.has("id") else str(index),

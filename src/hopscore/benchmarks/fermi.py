@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.benchmarks.base import Benchmark, Example, Prediction, Predictions, load_universal
-from hopscore.errors import InputError, Location
+from hopscore.errors import InputError
 from hopscore.io import Fields, json_type, load_json, sniff_json_kind
 from hopscore.quantities import Quantity, answer_quantity, fp_score
 from hopscore.records import fast_init
@@ -87,7 +87,7 @@ class Fermi(Benchmark[FermiExample, FermiPrediction]):
             raise InputError(path, f"expected a JSON list of Fermi problems, got {json_type(data)}")
         examples = []
         for index, item in enumerate(data):
-            record = Fields(item, Location(str(path), index=index))
+            record = Fields.at_index(item, str(path), index)
             answer = record.str("answer")
             quantity = answer_quantity(answer) if answer.strip() else Quantity(None, False, "empty")
             if quantity.magnitude is None:
@@ -121,7 +121,7 @@ class Fermi(Benchmark[FermiExample, FermiPrediction]):
             else:
                 by_id = {}
                 for key, value in data.items():
-                    record = Fields({"answer": value}, Location(str(path), key=key))
+                    record = Fields.at_key({"answer": value}, str(path), key)
                     by_id[key] = _prediction(record, key)
                 predictions = Predictions(by_id, str(path), "official")
         failed = [p for p in predictions.by_id.values() if p.value is None]

@@ -34,7 +34,7 @@ from hopscore.benchmarks.formats import (
     read_official_parts,
     universal_or_json,
 )
-from hopscore.errors import InputError, Location
+from hopscore.errors import InputError
 from hopscore.io import Fields, bulk_load, json_type, load_json
 from hopscore.records import fast_init
 from hopscore.text import hotpot_prf, normalize_answer
@@ -159,7 +159,7 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
         if not isinstance(data, list):
             raise InputError(path, f"expected a JSON list of examples, got {json_type(data)}")
         examples = [
-            self._gold_record(Fields(item, Location(str(path), index=i)))
+            self._gold_record(Fields.at_index(item, str(path), i))
             for i, item in enumerate(data)
         ]
         return check_unique_ids(examples, path)
@@ -291,10 +291,12 @@ def read_official_predictions(
     """Read ``{"answer": {id: str}, "sp": {id: [...]}}``; a missing ``sp`` is answer-only mode."""
     maps, warnings = read_official_parts(path, data, parts)
     by_id: dict[str, HotpotPrediction] = {}
+    where = str(path)
     for example_id in official_ids(maps):
-        record = Fields(
+        record = Fields.at_key(
             {part: maps[part][example_id] for part in parts if example_id in maps[part]},
-            Location(str(path), key=example_id),
+            where,
+            example_id,
         )
         by_id[example_id] = _parse_universal(record, example_id)
     return Predictions(by_id, str(path), "official", warnings)

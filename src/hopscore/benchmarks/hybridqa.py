@@ -93,7 +93,7 @@ class HybridQA(Benchmark[HybridQAExample, Prediction]):
                 f"expected dev_reference.json (an object) or a JSON list, got {json_type(data)}",
             )
         examples = [
-            _question_record(Fields(item, Location(str(path), index=i)))
+            _question_record(Fields.at_index(item, str(path), i))
             for i, item in enumerate(data)
         ]
         return check_unique_ids(examples, path)
@@ -111,7 +111,7 @@ class HybridQA(Benchmark[HybridQAExample, Prediction]):
         by_id: dict[str, Prediction] = {}
         first: dict[str, int] = {}
         for index, item in enumerate(data):
-            record = Fields(item, Location(str(path), index=index))
+            record = Fields.at_index(item, str(path), index)
             qid = record.id("question_id")
             if qid in first:
                 raise record.error(

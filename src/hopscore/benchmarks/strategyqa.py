@@ -41,7 +41,7 @@ from hopscore.benchmarks.base import (
     check_unique_ids,
     load_universal,
 )
-from hopscore.errors import HopscoreError, InputError, Location
+from hopscore.errors import HopscoreError, InputError
 from hopscore.io import Fields, iter_jsonl, json_type, load_json, sniff_json_kind
 from hopscore.records import fast_init
 from hopscore.sari import sari, strategyqa_tokens
@@ -163,7 +163,7 @@ class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
             raise InputError(path, f"expected a JSON list of examples, got {json_type(data)}")
         examples = []
         for index, item in enumerate(data):
-            record = Fields(item, Location(str(path), index=index))
+            record = Fields.at_index(item, str(path), index)
             decomposition = record.raw("decomposition", None)
             evidence = record.raw("evidence", None)
             examples.append(
@@ -195,7 +195,7 @@ class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
         by_id: dict[str, StrategyQAPrediction] = {}
         not_boolean: list[str] = []
         for qid, item in data.items():
-            record = Fields(item, Location(str(path), key=qid))
+            record = Fields.at_key(item, str(path), qid)
             value = record.raw("answer", _NO_ANSWER)
             if value is not _NO_ANSWER and not isinstance(value, bool):
                 not_boolean.append(qid)

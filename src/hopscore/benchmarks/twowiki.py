@@ -52,7 +52,7 @@ from hopscore.benchmarks.formats import (
     universal_or_json,
 )
 from hopscore.benchmarks.hotpotqa import ZERO4, Fact, parse_facts
-from hopscore.errors import InputError, Location
+from hopscore.errors import InputError
 from hopscore.io import Fields, iter_jsonl, json_type, load_json
 from hopscore.records import fast_init
 from hopscore.text import hotpot_prf, normalize_answer, normalize_no_articles
@@ -228,7 +228,7 @@ class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
         if not isinstance(data, list):
             raise InputError(path, f"expected a JSON list of examples, got {json_type(data)}")
         examples = [
-            _gold_record(Fields(item, Location(str(path), index=i)), alias_table)
+            _gold_record(Fields.at_index(item, str(path), i), alias_table)
             for i, item in enumerate(data)
         ]
         self.gold_warnings = []
@@ -253,7 +253,7 @@ class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
         for example_id in official_ids(maps):
             fields = {part: m[example_id] for part, m in maps.items() if example_id in m}
             by_id[example_id] = _parse_record(
-                Fields(fields, Location(str(path), key=example_id)), example_id
+                Fields.at_key(fields, str(path), example_id), example_id
             )
         return Predictions(by_id, str(path), "official", warnings)
 

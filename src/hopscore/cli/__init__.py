@@ -6,14 +6,11 @@ user errors into one readable line and exit status 2, never a traceback.
 
 from __future__ import annotations
 
-import os
-import sys
-
 import typer
 from rich.console import Console
 
 from hopscore import __version__
-from hopscore.errors import HopscoreError
+from hopscore.launch import guarded
 
 app = typer.Typer(
     name="hopscore",
@@ -63,23 +60,5 @@ from hopscore.cli import score as _score  # noqa: E402,F401
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``hopscore`` console script."""
-    try:
-        app(args=argv)
-    except HopscoreError as exc:
-        err_console.print(f"error: {exc}", style="red", markup=False, highlight=False)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        err_console.print("interrupted", style="red")
-        sys.exit(130)
-    except Exception as exc:
-        if os.environ.get("HOPSCORE_DEBUG"):
-            raise
-        err_console.print(
-            f"internal error: {type(exc).__name__}: {exc}\n"
-            "This is a bug in hopscore; rerun with HOPSCORE_DEBUG=1 for the traceback and report it.",
-            style="red",
-            markup=False,
-            highlight=False,
-        )
-        sys.exit(3)
+    """Run the typer application (the ``hopscore`` script enters through :mod:`hopscore.launch`)."""
+    guarded(lambda: app(args=argv), err_console)

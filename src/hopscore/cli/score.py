@@ -1,4 +1,4 @@
-"""``hopscore score`` and ``hopscore demo``."""
+"""``hopscore score`` (the usual form of it also runs without typer: :mod:`hopscore.launch`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import typer
 
 from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
-from hopscore.display import print_report
-from hopscore.scoring import score_files
+from hopscore.launch import ScoreRequest, run_score
 
 
 @app.command()
@@ -38,15 +37,7 @@ def score(
     per gold example). A gold example without a prediction scores 0 and stays in the
     denominator; a predicted id not in the gold is ignored. Both are listed and warned about.
     """
-    bench = benchmarks.get(benchmark)
-    report = score_files(bench, gold, predictions, output_dir, aliases=aliases)
-    print_report(report, console, err_console)
-    if output_dir is not None:
-        err_console.print(f"wrote {output_dir / 'metrics.json'} and {output_dir / 'scores.jsonl'}",
-                          markup=False, highlight=False)
-    if strict and (report.missing_ids or report.extra_ids):
-        err_console.print(
-            f"--strict: {len(report.missing_ids)} missing and {len(report.extra_ids)} extra ids",
-            style="red",
-        )
-        raise typer.Exit(1)
+    request = ScoreRequest(benchmark, gold, predictions, output_dir, aliases, strict)
+    status = run_score(request, console, err_console)
+    if status:
+        raise typer.Exit(status)
