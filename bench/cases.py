@@ -7,9 +7,10 @@ Four figures per input, each the median of repeated runs:
 * **hopscore, process**: ``python -m hopscore score ...`` end to end through the CLI (start-up,
   loading, scoring, writing ``metrics.json`` / ``scores.jsonl`` and printing the table);
 * **official, in-process** and **hopscore, in-process**: the scoring work alone, timed inside
-  one warm interpreter (imports done, a first run discarded). The official script is executed
-  with ``runpy`` from its checkout (nothing of it is copied here); hopscore's is
-  ``hopscore.scoring.score_files`` with an output folder, so it includes writing both files.
+  one warm interpreter (imports done, a first run discarded, garbage collected between runs).
+  The official script is executed with ``runpy`` from its checkout (nothing of it is copied
+  here); hopscore's work is ``hopscore.scoring.score_files`` with an output folder, so it
+  includes writing both files.
 
 Both sides must agree on the numbers: the official printout is parsed and compared with
 hopscore's ``metrics.json`` to 1e-9, so the timing is of equal work.
@@ -32,11 +33,12 @@ from harness import Series, checked, hopscore_env, measure, run_child, speedup
 
 #: Runs an official script ``repeats + 1`` times in one interpreter; prints the times as JSON.
 OFFICIAL_DRIVER = r"""
-import contextlib, io, json, runpy, sys, time
+import contextlib, gc, io, json, runpy, sys, time
 script, repeats, args = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 times = []
 for i in range(repeats + 1):
     sys.argv = [script, *args]
+    gc.collect()  # the previous run's module globals form a cycle with its functions
     start, cpu = time.perf_counter(), time.process_time()
     with contextlib.redirect_stdout(io.StringIO()):
         runpy.run_path(script, run_name="__main__")
@@ -47,7 +49,7 @@ print(json.dumps(times))
 
 #: The same for hopscore's library call.
 HOPSCORE_DRIVER = r"""
-import json, sys, time
+import gc, json, sys, time
 from pathlib import Path
 from hopscore import benchmarks
 from hopscore.scoring import score_files
@@ -55,6 +57,7 @@ name, gold, predictions, out, repeats = sys.argv[1:6]
 bench = benchmarks.get(name)
 times = []
 for i in range(int(repeats) + 1):
+    gc.collect()
     start, cpu = time.perf_counter(), time.process_time()
     score_files(bench, Path(gold), Path(predictions), Path(out))
     if i:

@@ -10,6 +10,7 @@ import pytest
 from hopscore import benchmarks
 from hopscore.benchmarks import base
 from hopscore.records import fast_init
+from hopscore.scoring import ExampleScore
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,6 +53,24 @@ def test_same_errors_as_the_dataclass_constructor() -> None:
             record.id = "y"  # type: ignore[misc]
 
 
+def test_positional_and_keyword_fields_keep_their_places() -> None:
+    @fast_init
+    @dataclass(frozen=True, slots=True)
+    class Mixed:
+        a: int
+        b: int = 2
+        _: dataclasses.KW_ONLY
+        c: int
+        d: int = 4
+
+    assert Mixed.__init__.__qualname__.endswith("Mixed.__init__")
+    m = Mixed(1, c=3)
+    assert (m.a, m.b, m.c, m.d) == (1, 2, 3, 4)
+    assert Mixed(a=1, b=5, c=3, d=6) == Mixed(1, 5, c=3, d=6)
+    with pytest.raises(TypeError):
+        Mixed(1, 2, 3)  # type: ignore[misc]
+
+
 def test_classes_it_cannot_handle_keep_their_constructor() -> None:
     @dataclass(frozen=True, slots=True, kw_only=True)
     class Checked:
@@ -68,7 +87,7 @@ def test_classes_it_cannot_handle_keep_their_constructor() -> None:
 
 
 def _record_classes() -> list[type]:
-    found = {base.Example, base.Prediction}
+    found: set[type] = {base.Example, base.Prediction, ExampleScore}
     for name in benchmarks.names():
         module = type(benchmarks.get(name)).__module__
         for value in vars(__import__(module, fromlist=["_"])).values():

@@ -123,3 +123,21 @@ def test_token_prf_is_bit_identical_to_the_counter_formula(
     pred: list[str], gold: list[str]
 ) -> None:
     assert token_prf(pred, gold) == official_prf(pred, gold)
+
+
+@given(answer_text, answer_text)
+def test_benchmark_answer_scores_match_the_official_formulas(pred: str, gold: str) -> None:
+    from hopscore.benchmarks.hotpotqa import answer_scores
+    from hopscore.benchmarks.hybridqa import exact_and_f1
+
+    p, g = official_normalize(pred), official_normalize(gold)
+    if p != g and (p in ("yes", "no", "noanswer") or g in ("yes", "no", "noanswer")):
+        hotpot = (0.0, 0.0, 0.0)
+    else:
+        hotpot = official_prf(p.split(), g.split())
+    assert answer_scores(pred, gold) == (float(p == g), *hotpot)
+    if not p.split() or not g.split():
+        squad2 = float(p.split() == g.split())
+    else:
+        squad2 = official_prf(p.split(), g.split())[0]
+    assert exact_and_f1(pred, g) == (float(p == g), squad2)

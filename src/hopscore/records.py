@@ -6,8 +6,8 @@ building one record about four times slower than building a plain dataclass. Sco
 examples builds a few million records, so :func:`fast_init` replaces the generated
 ``__init__`` with one of the same signature that stores each field through its slot's
 descriptor directly. The class is otherwise untouched (still frozen, hashable, compared by
-value); a class that it cannot handle exactly (``__post_init__``, ``init=False`` fields,
-positional fields, no slots) keeps the dataclass ``__init__``.
+value); a class that it cannot handle exactly (``__post_init__``, ``init=False`` fields, no
+slots) keeps the dataclass ``__init__``.
 """
 
 from __future__ import annotations
@@ -21,15 +21,17 @@ _FACTORY = object()
 
 
 def fast_init(cls: type[T]) -> type[T]:
-    """Class decorator, applied above ``@dataclass(frozen=True, slots=True, kw_only=True)``."""
+    """Class decorator, applied above ``@dataclass(frozen=True, slots=True, ...)``."""
     if not _supported(cls):
         return cls
     namespace: dict[str, Any] = {"_FACTORY": _FACTORY}
-    params: list[str] = []
+    positional: list[str] = []
+    keyword: list[str] = []
     body: list[str] = []
     for index, field in enumerate(dataclasses.fields(cls)):  # type: ignore[arg-type]
         name = field.name
         namespace[f"_set{index}"] = _slot(cls, name).__set__
+        params = keyword if field.kw_only else positional
         if field.default is not dataclasses.MISSING:
             namespace[f"_default{index}"] = field.default
             params.append(f"{name}=_default{index}")
@@ -40,7 +42,8 @@ def fast_init(cls: type[T]) -> type[T]:
         else:
             params.append(name)
         body.append(f"    _set{index}(self, {name})")
-    source = f"def __init__(self, *, {', '.join(params)}) -> None:\n" + "\n".join(body)
+    signature = ", ".join(["self", *positional, *(["*", *keyword] if keyword else [])])
+    source = f"def __init__({signature}) -> None:\n" + "\n".join(body)
     exec(source, namespace)  # the same technique as dataclasses' own generated methods
     init = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
@@ -56,9 +59,7 @@ def _supported(cls: type[Any]) -> bool:
     if hasattr(cls, "__post_init__"):
         return False
     fields = dataclasses.fields(cls)
-    return all(f.init and f.kw_only for f in fields) and all(
-        _slot(cls, f.name) is not None for f in fields
-    )
+    return all(f.init and _slot(cls, f.name) is not None for f in fields)
 
 
 def _slot(cls: type[Any], name: str) -> Any:

@@ -21,8 +21,10 @@ from typing import Any
 from hopscore.benchmarks.base import Benchmark, E, P, Predictions
 from hopscore.errors import HopscoreError
 from hopscore.io import bulk_load, json_line, write_json_atomic
+from hopscore.records import fast_init
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ExampleScore:
     """The scores of one gold example, as written to ``scores.jsonl``."""

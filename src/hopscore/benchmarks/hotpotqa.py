@@ -273,8 +273,10 @@ def answer_scores(prediction: str, gold: str) -> tuple[float, float, float, floa
     """HotpotQA answer ``(em, f1, prec, recall)`` of one prediction against one gold answer."""
     pred_norm = normalize_answer(prediction)
     gold_norm = normalize_answer(gold)
+    if pred_norm == gold_norm:  # token F1 of equal strings: 1, or 0 when they have no tokens
+        return (1.0, 1.0, 1.0, 1.0) if pred_norm else (1.0, 0.0, 0.0, 0.0)
     f1, precision, recall = hotpot_prf(pred_norm, gold_norm)
-    return float(pred_norm == gold_norm), f1, precision, recall
+    return 0.0, f1, precision, recall
 
 
 def _parse_universal(record: Fields, example_id: str) -> HotpotPrediction:

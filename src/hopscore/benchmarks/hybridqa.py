@@ -66,7 +66,9 @@ class HybridQAExample(Example):
 def exact_and_f1(prediction: str, gold_normalized: str) -> tuple[float, float]:
     """The official ``compute_exact`` and ``compute_f1`` for one gold answer."""
     pred = normalize_answer(prediction)
-    return float(pred == gold_normalized), squad2_f1(pred, gold_normalized)
+    if pred == gold_normalized:  # F1 of equal strings is 1, empty ones included (SQuAD 2.0)
+        return 1.0, 1.0
+    return 0.0, squad2_f1(pred, gold_normalized)
 
 
 class HybridQA(Benchmark[HybridQAExample, Prediction]):
