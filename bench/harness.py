@@ -117,16 +117,22 @@ def measure(
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
 ) -> Series:
-    """Run ``cmd`` ``repeats`` times (each run must succeed)."""
+    """Run ``cmd`` once to warm up (file cache, bytecode cache), then ``repeats`` times."""
     series = Series(name, list(cmd))
+    checked(run_child(cmd, cwd=cwd, env=env), name)
     for _ in range(repeats):
         series.runs.append(checked(run_child(cmd, cwd=cwd, env=env), name))
     return series
 
 
 def hopscore_env() -> dict[str, str]:
-    """The environment for ``python -m hopscore`` from this checkout."""
+    """The environment for ``python -m hopscore`` from this checkout.
+
+    Bytecode caching is allowed (``PYTHONDONTWRITEBYTECODE`` removed): an installed package has
+    its ``.pyc`` files, written by pip, and should not be timed compiling its own source.
+    """
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
     env["COLUMNS"] = "120"
     return env

@@ -16,13 +16,16 @@ from hopscore.benchmarks.hotpotqa import (
     HotpotExample,
     HotpotPrediction,
     HotpotQA,
+    _parse_universal,
     answer_scores,
     joint_scores,
     supporting_fact_scores,
 )
 from hopscore.errors import InputError
+from hopscore.io import Fields
 from tests.benchmarks.helpers import close, score, write_json, write_jsonl
 from tests.conftest import FIXTURES
+from tests.parity.adversarial import hotpot_predictions
 
 BENCH = HotpotQA()
 GOLD = FIXTURES / "hotpotqa" / "dev_small.json"
@@ -222,6 +225,27 @@ def test_gold_that_is_not_a_list_or_not_json(tmp_path: Path) -> None:
         path.write_text(content, encoding="utf-8")
         with pytest.raises(InputError, match=message):
             BENCH.iter_gold(path)
+
+
+def test_official_predictions_read_quickly_equal_the_checked_reading(tmp_path: Path) -> None:
+    gold = json.loads(GOLD.read_text(encoding="utf-8"))
+    content = hotpot_predictions(gold)
+    content["answer"]["only-answer"] = "x"
+    content["sp"]["only-sp"] = [["T", 0], ["T", 0]]
+    content["sp"]["empty-sp"] = []
+    path = write_json(tmp_path / "p.json", content)
+    quick = BENCH.load_predictions(path).by_id
+    checked = {
+        example_id: _parse_universal(
+            Fields.at_key({k: content[k][example_id] for k in content if example_id in content[k]},
+                          str(path), example_id),
+            example_id,
+        )
+        for example_id in {**content["answer"], **content["sp"]}
+    }  # fmt: skip
+    assert quick == checked
+    assert quick["only-sp"].answer is None and quick["only-sp"].sp == (("T", 0), ("T", 0))
+    assert quick["empty-sp"].sp == ()
 
 
 # --- properties -------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ is not an integer is an error naming the record.
 
 from __future__ import annotations
 
+import mmap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -243,6 +244,7 @@ class _QuickRecord(msgspec.Struct, rename={"id": "_id"}):
 
 
 _QUICK_GOLD = msgspec.json.Decoder(list[_QuickRecord])
+_READ = mmap.ACCESS_READ
 
 
 def read_gold_quickly(path: Path) -> list[_QuickRecord] | None:
@@ -253,14 +255,13 @@ def read_gold_quickly(path: Path) -> list[_QuickRecord] | None:
     (A key repeated inside one record keeps its last value here, as in the official reader.)
     """
     try:
-        data = Path(path).read_bytes()
-    except OSError:
+        with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=_READ) as m:
+            # mapped, not read: the file is parsed in place, without a copy
+            start = 3 if m[:3] == b"\xef\xbb\xbf" else 0
+            with bulk_load(), memoryview(m) as view:
+                records = _QUICK_GOLD.decode(view[start:])
+    except (OSError, ValueError):  # unreadable, or empty (which cannot be mapped)
         return None
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        with bulk_load():
-            records = _QUICK_GOLD.decode(data)
     except msgspec.DecodeError:  # includes wrong types (ValidationError)
         return None
     for record in records:
@@ -294,11 +295,38 @@ def read_official_predictions(
     maps, warnings = read_official_parts(path, data, parts)
     by_id: dict[str, HotpotPrediction] = {}
     where = str(path)
+    answers, facts = maps["answer"], maps.get("sp", {})
     for example_id in official_ids(maps):
-        record = Fields.at_key(
+        answer = answers.get(example_id, _ABSENT)
+        sp = facts.get(example_id, _ABSENT)
+        quick_sp = None if sp is _ABSENT else quick_facts(sp)
+        if (answer is _ABSENT or type(answer) is str) and (sp is _ABSENT or quick_sp is not None):
+            by_id[example_id] = HotpotPrediction(
+                id=example_id, answer=None if answer is _ABSENT else answer, sp=quick_sp
+            )
+            continue
+        record = Fields.at_key(  # something unusual: the checked reading names it
             {part: maps[part][example_id] for part in parts if example_id in maps[part]},
             where,
             example_id,
         )
         by_id[example_id] = _parse_universal(record, example_id)
     return Predictions(by_id, str(path), "official", warnings)
+
+
+_ABSENT: Any = object()
+
+
+def quick_facts(value: Any) -> tuple[Fact, ...] | None:
+    """``[[title, sent_id], ...]`` as tuples when every pair is well-typed, else None."""
+    if type(value) is not list:
+        return None
+    out = []
+    for fact in value:
+        if type(fact) is not list or len(fact) != 2:
+            return None
+        title, sent_id = fact
+        if type(title) is not str or type(sent_id) is not int:
+            return None
+        out.append((title, sent_id))
+    return tuple(out)
