@@ -141,6 +141,7 @@ def run_case(
     repeats: int,
     in_process_repeats: int,
     extra_args: list[str],
+    warm_up: bool = True,
 ) -> dict[str, Any]:
     """Measure one case; exits when the two scorers disagree."""
     out = work / ("out-" + re.sub(r"[^a-z0-9]+", "-", case.name.lower()).strip("-"))
@@ -153,10 +154,10 @@ def run_case(
     ]  # fmt: skip
     print(f"[{case.name}] official script x{repeats} ...", flush=True)
     official = measure(
-        "official", official_cmd, repeats, cwd=script_dir, env=case.official_env
+        "official", official_cmd, repeats, cwd=script_dir, env=case.official_env, warm_up=warm_up
     )
     print(f"[{case.name}] hopscore score x{repeats} ...", flush=True)
-    ours = measure("hopscore", hopscore_cmd, repeats, env=hopscore_env())
+    ours = measure("hopscore", hopscore_cmd, repeats, env=hopscore_env(), warm_up=warm_up)
     agreement = _agreement(case.parse_official(official.runs[-1].stdout), out / "metrics.json")
 
     result: dict[str, Any] = {

@@ -116,10 +116,12 @@ def measure(
     *,
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
+    warm_up: bool = True,
 ) -> Series:
     """Run ``cmd`` once to warm up (file cache, bytecode cache), then ``repeats`` times."""
     series = Series(name, list(cmd))
-    checked(run_child(cmd, cwd=cwd, env=env), name)
+    if warm_up:
+        checked(run_child(cmd, cwd=cwd, env=env), name)
     for _ in range(repeats):
         series.runs.append(checked(run_child(cmd, cwd=cwd, env=env), name))
     return series

@@ -111,3 +111,27 @@ def test_universal_duplicate_names_both_lines(tmp_path: Path) -> None:
         InputError, match=r"q\.jsonl:4: field 'id': duplicate id 'a' \(first seen at .*q\.jsonl:1\)"
     ):
         load_universal(path, parse)
+
+
+def test_quick_universal_reading_equals_the_checked_one(tmp_path: Path) -> None:
+    from hopscore.benchmarks.base import quick_answer
+    from hopscore.benchmarks.hybridqa import _universal_record
+
+    lines = [
+        b'{"id": "a", "answer": "x"}',
+        b'{"id": 7, "answer": "int id"}',
+        b'{"id": " b", "answer": "leading space"}',
+        b'{"id": "c", "answer": "", "extra": [1]}',
+    ]
+    path = write(tmp_path / "p.jsonl", b"\n".join(lines) + b"\n")
+    quick = load_universal(path, _universal_record, quick=quick_answer)
+    assert quick == load_universal(path, _universal_record)
+    assert list(quick) == ["a", "7", " b", "c"]
+    for bad, message in [
+        (b'{"id": "z", "answer": null}', r"p\.jsonl:2: field 'answer': expected a string"),
+        (b'{"id": "a", "answer": "y"}', r"p\.jsonl:2: field 'id': duplicate id 'a' .*:1\)"),
+        (b'{"id": "", "answer": "y"}', r"p\.jsonl:2: field 'id': id is empty"),
+    ]:
+        path = write(tmp_path / "p.jsonl", lines[0] + b"\n" + bad + b"\n")
+        with pytest.raises(InputError, match=message):
+            load_universal(path, _universal_record, quick=quick_answer)

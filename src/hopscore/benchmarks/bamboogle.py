@@ -42,6 +42,7 @@ from hopscore.benchmarks.base import (
     Predictions,
     check_unique_ids,
     load_universal,
+    quick_answer,
 )
 from hopscore.benchmarks.formats import UNIVERSAL, universal_or_json
 from hopscore.errors import InputError, Location
@@ -93,7 +94,8 @@ class Bamboogle(Benchmark[BamboogleExample, Prediction]):
     def load_predictions(self, path: Path) -> Predictions[Prediction]:
         data = universal_or_json(path)
         if data is UNIVERSAL:
-            return Predictions(load_universal(path, _universal_record), str(path), "universal")
+            universal = load_universal(path, _universal_record, quick=quick_answer)
+            return Predictions(universal, str(path), "universal")
         if not isinstance(data, dict):
             raise InputError(
                 path,

@@ -37,6 +37,7 @@ from hopscore.benchmarks.base import (
     Predictions,
     check_unique_ids,
     load_universal,
+    quick_answer,
 )
 from hopscore.benchmarks.formats import UNIVERSAL, universal_or_json
 from hopscore.errors import InputError, Location
@@ -103,7 +104,8 @@ class HybridQA(Benchmark[HybridQAExample, Prediction]):
     def load_predictions(self, path: Path) -> Predictions[Prediction]:
         data = universal_or_json(path)
         if data is UNIVERSAL:
-            return Predictions(load_universal(path, _universal_record), str(path), "universal")
+            universal = load_universal(path, _universal_record, quick=quick_answer)
+            return Predictions(universal, str(path), "universal")
         if not isinstance(data, list):
             raise InputError(
                 path,
@@ -164,7 +166,10 @@ def _reference_locations(
     path: Path, data: dict[str, Any], reference: dict[str, Any]
 ) -> dict[str, str]:
     """Question id -> "table" or "passage", from the reference's two lists."""
-    location: dict[str, str] = {}
+    quick = _quick_locations(data, reference)
+    if quick is not None:
+        return quick
+    location: dict[str, str] = {}  # something is wrong: find it and name it
     for group in LOCATIONS:
         qids = data.get(group, [])
         if not isinstance(qids, list):
@@ -180,6 +185,25 @@ def _reference_locations(
                     where, f"{qid!r} is listed in both {location[qid]!r} and {group!r}"
                 )
             location[qid] = group
+    return location
+
+
+def _quick_locations(data: dict[str, Any], reference: dict[str, Any]) -> dict[str, str] | None:
+    """The locations when both lists hold distinct question ids of the reference, else None."""
+    location: dict[str, str] = {}
+    for group in LOCATIONS:
+        qids = data.get(group, [])
+        if type(qids) is not list:
+            return None
+        try:
+            these = dict.fromkeys(qids, group)
+        except TypeError:  # an unhashable entry
+            return None
+        if len(these) != len(qids) or not these.keys().isdisjoint(location):
+            return None
+        location.update(these)
+    if not location.keys() <= reference.keys():
+        return None
     return location
 
 
