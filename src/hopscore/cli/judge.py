@@ -76,19 +76,11 @@ def judge(
     appended as they finish; re-running the same command resumes, retrying only rows that
     are missing or failed. Exit status 1 when some rows still failed after their retries.
     """
-    if not model:
-        raise HopscoreError("set JUDGE_MODEL or pass --model")
-    prompt = JudgePrompt.from_file(prompt_file) if prompt_file else JudgePrompt.builtin()
-    config = JudgeConfig(
-        model=model,
-        base_url=base_url or None,
-        api_key=os.environ.get(api_key_env) or "EMPTY",
-        prompt=prompt,
-        max_tokens=max_tokens or None,
-        concurrency=concurrency,
-        timeout=timeout,
+    config = judge_config(
+        model, base_url, concurrency, prompt_file, api_key_env=api_key_env,
+        max_tokens=max_tokens, timeout=timeout,
         retry=RetryPolicy(max_retries=max_retries, base_delay=backoff),
-        cache_dir=None if no_cache else (cache_dir or default_cache_dir()),
+        cache_dir=cache_dir, use_cache=not no_cache,
     )
     summary = run_judge(
         input_path, output_path, config,
@@ -109,6 +101,36 @@ def judge(
             "re-run the same command to retry only them.", style="yellow",
         )
         raise typer.Exit(1)
+
+
+def judge_config(
+    model: str | None,
+    base_url: str | None,
+    concurrency: int,
+    prompt_file: Path | None,
+    *,
+    api_key_env: str = "JUDGE_API_KEY",
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    timeout: float = 120.0,
+    retry: RetryPolicy | None = None,
+    cache_dir: Path | None = None,
+    use_cache: bool = True,
+) -> JudgeConfig:
+    """Judge settings from command-line values (``hopscore judge`` and ``score --judge``)."""
+    if not model:
+        raise HopscoreError("set JUDGE_MODEL or pass --model (--judge-model for score --judge)")
+    prompt = JudgePrompt.from_file(prompt_file) if prompt_file else JudgePrompt.builtin()
+    return JudgeConfig(
+        model=model,
+        base_url=base_url or None,
+        api_key=os.environ.get(api_key_env) or "EMPTY",
+        prompt=prompt,
+        max_tokens=max_tokens or None,
+        concurrency=concurrency,
+        timeout=timeout,
+        retry=retry or RetryPolicy(),
+        cache_dir=(cache_dir or default_cache_dir()) if use_cache else None,
+    )
 
 
 def summary_table(s: JudgeSummary) -> Table:

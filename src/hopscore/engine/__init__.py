@@ -8,7 +8,13 @@
   finish, a re-run skips finished keys, and the file ends in input order, one row per item.
 """
 
-from hopscore.engine.backend import ChatBackend, OpenAIBackend, parse_body, status_error
+from hopscore.engine.backend import (
+    ChatBackend,
+    OpenAIBackend,
+    endpoint_of,
+    parse_body,
+    status_error,
+)
 from hopscore.engine.batch import BatchOutcome, RowResult, run_batch
 from hopscore.engine.cache import ResponseCache, default_cache_dir
 from hopscore.engine.core import ChatEngine, EngineStats
@@ -45,6 +51,7 @@ __all__ = [
     "Usage",
     "canonical_json",
     "default_cache_dir",
+    "endpoint_of",
     "parse_body",
     "parse_retry_after",
     "run_batch",

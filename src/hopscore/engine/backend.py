@@ -55,7 +55,7 @@ class OpenAIBackend:
     def __init__(self, base_url: str | None, api_key: str | None, *, concurrency: int = 1) -> None:
         import openai  # deferred: importing the SDK takes about a second
 
-        self.endpoint = (base_url or "https://api.openai.com/v1").rstrip("/")
+        self.endpoint = endpoint_of(base_url)
         count = max(1, -(-concurrency // CONNECTIONS_PER_CLIENT))
         self._clients = [
             openai.AsyncOpenAI(base_url=base_url or None, api_key=api_key or "EMPTY", max_retries=0)
@@ -93,6 +93,11 @@ class OpenAIBackend:
     async def aclose(self) -> None:
         for client in self._clients:
             await client.close()
+
+
+def endpoint_of(base_url: str | None) -> str:
+    """The endpoint an :class:`OpenAIBackend` for ``base_url`` reports (part of cache keys)."""
+    return (base_url or "https://api.openai.com/v1").rstrip("/")
 
 
 def status_error(status: int, message: str, headers: dict[str, str]) -> CallError:

@@ -163,6 +163,20 @@ async def judge_file(
     if output_path.resolve() == input_path.resolve():
         raise HopscoreError("--output must differ from --input (the input is never rewritten)")
     items = load_items(input_path)
+    return await judge_items(items, output_path, config, backend=backend, console=console,
+                             warn=warn)
+
+
+async def judge_items(
+    items: list[JudgeItem],
+    output_path: Path,
+    config: JudgeConfig,
+    *,
+    backend: ChatBackend | None = None,
+    console: Console | None = None,
+    warn: Console | None = None,
+) -> JudgeSummary:
+    """Judge ``items`` into ``output_path`` (resumable), then summarize the finished file."""
     backend = backend or make_backend(config)
     meta = JudgeMeta(config.model, backend.endpoint, config.prompt.sha256, config.prompt.source)
     fingerprint = config.fingerprint(backend.endpoint)
