@@ -10,6 +10,7 @@ from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.display import print_report
 from hopscore.scoring import score_files
+from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 
 @app.command()
@@ -30,6 +31,11 @@ def score(
     strict: bool = typer.Option(
         False, "--strict", help="Exit with status 1 when ids are missing or extra."
     ),
+    resamples: int = typer.Option(
+        DEFAULT_RESAMPLES, "--resamples", min=0,
+        help="Bootstrap resamples for the 95% confidence intervals (0: no intervals).",
+    ),
+    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap."),
 ) -> None:
     """Score predictions against a benchmark's gold file, as its official scorer would.
 
@@ -37,9 +43,13 @@ def score(
     fractions, overall and per group, with missing and extra ids) and scores.jsonl (one line
     per gold example). A gold example without a prediction scores 0 and stays in the
     denominator; a predicted id not in the gold is ignored. Both are listed and warned about.
+    Every metric gets a seeded percentile bootstrap 95% interval (metrics.json "ci"), shown as
+    value ± half-width.
     """
     bench = benchmarks.get(benchmark)
-    report = score_files(bench, gold, predictions, output_dir, aliases=aliases)
+    report = score_files(
+        bench, gold, predictions, output_dir, aliases=aliases, resamples=resamples, seed=seed
+    )
     print_report(report, console, err_console)
     if output_dir is not None:
         err_console.print(f"wrote {output_dir / 'metrics.json'} and {output_dir / 'scores.jsonl'}",
