@@ -184,7 +184,9 @@ def test_paired_difference_of_a_derived_metric():
                                resamples=500)
     f1 = result["f1"]
     assert f1 is not None
-    expected = f1_from_pr(dict(zip("pr", b.mean(0)))) ["f1"] - f1_from_pr(dict(zip("pr", a.mean(0))))["f1"]  # noqa: E501
+    means_a = dict(zip("pr", a.mean(0), strict=True))
+    means_b = dict(zip("pr", b.mean(0), strict=True))
+    expected = f1_from_pr(means_b)["f1"] - f1_from_pr(means_a)["f1"]
     assert f1.delta == pytest.approx(expected)
     assert f1.low < f1.delta < f1.high
 

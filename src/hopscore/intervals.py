@@ -48,7 +48,7 @@ class ExampleValues:
                 code = labels[label] = len(labels)
             codes.append(code)
         self.n += 1
-        for key, codes in self._codes.items():
+        for codes in self._codes.values():
             if len(codes) < self.n:
                 codes.append(-1)
 

@@ -189,7 +189,7 @@ def _apply_finalize(
     out = np.full((replicates.shape[0], len(wanted)), np.nan)
     for row, means in enumerate(replicates):
         try:
-            result = finalize(dict(zip(names, means.tolist())))
+            result = finalize(dict(zip(names, means.tolist(), strict=True)))
         except (ArithmeticError, ValueError):
             continue
         for column, metric in enumerate(wanted):
@@ -223,7 +223,7 @@ def mean_intervals(
     rng = rng if rng is not None else np.random.default_rng(seed)
     errors = standard_errors(values)
     means = values.mean(axis=0)
-    reported = reported if reported is not None else dict(zip(names, means.tolist()))
+    reported = reported if reported is not None else dict(zip(names, means.tolist(), strict=True))
     index = {name: i for i, name in enumerate(names)}
     out: dict[str, Interval | None] = {}
     derived = [
@@ -328,8 +328,8 @@ def paired_difference(
         fa = _apply_finalize(finalize, names, rep_a, derived)
         fb = _apply_finalize(finalize, names, rep_b, derived)
         try:
-            whole_a = finalize(dict(zip(names, point_a.tolist())))
-            whole_b = finalize(dict(zip(names, point_b.tolist())))
+            whole_a = finalize(dict(zip(names, point_a.tolist(), strict=True)))
+            whole_b = finalize(dict(zip(names, point_b.tolist(), strict=True)))
         except (ArithmeticError, ValueError):
             whole_a = whole_b = {}
         for column, metric in enumerate(derived):

@@ -141,7 +141,9 @@ class PairComparison:
             "groups": [
                 {
                     "name": g.name, "key": g.key, "label": g.label, "n": g.n,
-                    "metrics": {k: None if d is None else d.to_json() for k, d in g.metrics.items()},
+                    "metrics": {
+                        k: None if d is None else d.to_json() for k, d in g.metrics.items()
+                    },
                     "flips": None if g.flips is None else g.flips.to_json(),
                 }
                 for g in self.groups
@@ -202,8 +204,8 @@ def compare_pair(
         if only:
             warnings.append(f"{len(only)} ids only in {label} are left out "
                             f"(first: {', '.join(only[:5])})")
-    columns_a = [a.names.index(name) for name in names]
-    columns_b = [b.names.index(name) for name in names]
+    columns_a = np.array([a.names.index(name) for name in names], dtype=np.intp)
+    columns_b = np.array([b.names.index(name) for name in names], dtype=np.intp)
     values_a = a.values[np.ix_(alignment.rows_a, columns_a)]
     values_b = b.values[np.ix_(alignment.rows_b, columns_b)]
     finalize = finalize_for(a.benchmark or b.benchmark)

@@ -83,7 +83,7 @@ class ScoredSet:
         return out
 
     def metrics_of(self, row: int) -> dict[str, float]:
-        return dict(zip(self.names, self.values[row].tolist()))
+        return dict(zip(self.names, self.values[row].tolist(), strict=True))
 
     @property
     def reported(self) -> dict[str, float]:
@@ -171,8 +171,9 @@ def _load_scores(
         record = Fields(value, where)
         example_id = record.id("id")
         if example_id in seen:
-            raise InputError(where, f"duplicate id {example_id!r} (first at line {seen[example_id]})",
-                             field="id")
+            raise InputError(
+                where, f"duplicate id {example_id!r} (first at line {seen[example_id]})", field="id"
+            )
         seen[example_id] = where.line or 0
         metrics = _metric_values(record)
         if store is None:
@@ -205,7 +206,8 @@ def _metric_values(record: Fields) -> dict[str, float]:
     metrics = record.dict("metrics")
     out = {}
     for name, value in metrics.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or not math.isfinite(value):
             raise record.error("metrics", f"{name!r} must be a finite number, got {value!r}")
         out[name] = float(value)
     return out
@@ -215,7 +217,9 @@ def _labels(record: Fields) -> dict[str, str]:
     groups = record.dict("groups", {})
     for key, value in groups.items():
         if not isinstance(value, str):
-            raise record.error("groups", f"label of {key!r} must be a string, got {json_type(value)}")
+            raise record.error(
+                "groups", f"label of {key!r} must be a string, got {json_type(value)}"
+            )
     return dict(groups)
 
 

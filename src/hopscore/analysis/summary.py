@@ -75,7 +75,7 @@ def ensure_summary(
     summary = scored.summary
     finalize = finalize_for(scored.benchmark)
     if "metrics" not in summary:
-        means = dict(zip(scored.names, scored.values.mean(axis=0).tolist()))
+        means = dict(zip(scored.names, scored.values.mean(axis=0).tolist(), strict=True))
         summary["metrics"] = dict(finalize(means)) if finalize else means
         summary.setdefault("benchmark", scored.benchmark or scored.kind)
         summary.setdefault("n_gold", scored.n)
@@ -93,7 +93,7 @@ def ensure_summary(
         if rows.size == 0:
             continue
         if "metrics" not in info:
-            means = dict(zip(scored.names, scored.values[rows].mean(axis=0).tolist()))
+            means = dict(zip(scored.names, scored.values[rows].mean(axis=0).tolist(), strict=True))
             info["metrics"] = dict(finalize(means)) if finalize else means
         if resamples > 0 and "ci" not in info:
             info["ci"] = intervals_to_json(mean_intervals(

@@ -9,8 +9,8 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from hopscore.analysis.categories import Inputs, analyze as categorize
-from hopscore.analysis.categories import dimensions_for, samples_of
+from hopscore.analysis.categories import Inputs, dimensions_for, samples_of
+from hopscore.analysis.categories import analyze as categorize
 from hopscore.analysis.compare import compare_to_baseline
 from hopscore.analysis.samples import read_records
 from hopscore.analysis.scored import ID_FIELDS, ScoredSet, load_many, require_same_benchmark

@@ -21,11 +21,23 @@ import jinja2
 from markupsafe import Markup
 
 from hopscore import __version__
-from hopscore.analysis.categories import DimensionResult, Inputs, analyze, dimensions_for, samples_of
+from hopscore.analysis.categories import (
+    DimensionResult,
+    Inputs,
+    analyze,
+    dimensions_for,
+    samples_of,
+)
 from hopscore.analysis.compare import PairComparison, binary_metrics, choose_flip_metric
 from hopscore.analysis.gold import gold_index
-from hopscore.analysis.samples import extraction, prompt_text, raw_output, read_records
-from hopscore.analysis.samples import request_error, trajectory
+from hopscore.analysis.samples import (
+    extraction,
+    prompt_text,
+    raw_output,
+    read_records,
+    request_error,
+    trajectory,
+)
 from hopscore.analysis.scored import ScoredSet
 from hopscore.report.charts import Bar, Cluster, bar_chart
 from hopscore.report.sections import comparison_view, group_rows_view, summary_view
@@ -73,7 +85,9 @@ def context_text(example: Any) -> str | None:
         facts = set(getattr(example, "supporting_facts", ()) or ())
         blocks = []
         for title, sentences in context:
-            lines = [f"[{i}]{'*' if (title, i) in facts else ''} {s}" for i, s in enumerate(sentences)]
+            lines = [
+                f"[{i}]{'*' if (title, i) in facts else ''} {s}" for i, s in enumerate(sentences)
+            ]
             blocks.append(f"## {title}\n" + "\n".join(lines))
         return "\n\n".join(blocks)
     if not dataclasses.is_dataclass(example):
@@ -135,14 +149,14 @@ def browser_data(runs: list[RunAnalysis], pairs: list[PairComparison], baseline:
         order.update(dict.fromkeys(run.scored.ids))
     flips: list[dict[str, str]] = [{} for _ in runs]
     others = [i for i in range(len(runs)) if i != baseline]
-    for index, pair in zip(others, pairs):
+    for index, pair in zip(others, pairs, strict=True):
         ids = pair.alignment.ids
         flips[index].update({ids[p]: "rw" for p in pair.right_to_wrong.tolist()})
         flips[index].update({ids[p]: "wr" for p in pair.wrong_to_right.tolist()})
     samples = []
     for example_id in order:
         example = gold.get(example_id)
-        entries = []
+        entries: list[dict[str, Any] | None] = []
         question = getattr(example, "question", "") or ""
         groups: dict[str, str] = {}
         gold_answers: list[str] = []

@@ -94,8 +94,8 @@ class DimensionResult:
             "description": self.description,
             "total": self.total,
             "categories": [
-                {"name": c.name, "count": c.count, "share": c.count / self.total if self.total else 0,
-                 "examples": c.examples}
+                {"name": c.name, "count": c.count,
+                 "share": c.count / self.total if self.total else 0, "examples": c.examples}
                 for c in self.categories
             ],
         }  # fmt: skip
@@ -147,7 +147,7 @@ def analyze(
     for dimension in dimensions:
         labels = [dimension.categorize(sample) for sample in samples]
         counts: dict[str, Category] = {}
-        for sample, label in zip(samples, labels):
+        for sample, label in zip(samples, labels, strict=True):
             if label is None:
                 continue
             category = counts.get(label)

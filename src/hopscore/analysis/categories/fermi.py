@@ -33,7 +33,7 @@ def band(sample: Sample) -> str | None:
         return BANDS[5]
     if score >= 1:
         return BANDS[0]
-    orders = 3 * (1 - score)
+    orders = round(3 * (1 - score), 9)  # so that exactly 10x lands in "1-2 orders"
     if orders < 0.5:
         return BANDS[1]
     if orders < 1:
