@@ -107,8 +107,8 @@ def attach_intervals(
         if rows.size == 0:
             continue
         group.ci = mean_intervals(
-            matrix[rows], values.names, reported=group.metrics, finalize=finalize,
-            resamples=resamples, seed=seed,
+            matrix, values.names, reported=group.metrics, finalize=finalize,
+            resamples=resamples, seed=seed, rows=rows,
         )  # fmt: skip
         without.extend(f"{metric} ({name})" for metric, iv in group.ci.items() if iv is None)
     if without:

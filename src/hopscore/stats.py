@@ -70,25 +70,27 @@ class Interval:
             "se_method": self.se_method,
         }
 
-    @classmethod
-    def from_json(cls, value: Mapping[str, Any]) -> Interval:
-        return cls(
-            se=None if value.get("se") is None else float(value["se"]),
-            low=float(value["low"]),
-            high=float(value["high"]),
-            level=float(value.get("level", DEFAULT_LEVEL)),
-            resamples=int(value.get("resamples", 0)),
-            seed=int(value.get("seed", 0)),
-            se_method=str(value.get("se_method", "analytic")),
-        )
 
 
-def standard_errors(values: Floats) -> Floats:
+Rows = NDArray[np.intp] | None
+
+
+def _column(values: Floats, rows: Rows, column: int) -> Floats:
+    """One column (of the selected rows): a temporary of n values, never of the whole matrix."""
+    return values[:, column] if rows is None else values[rows, column]
+
+
+def _count(values: Floats, rows: Rows) -> int:
+    return int(values.shape[0] if rows is None else rows.size)
+
+
+def standard_errors(values: Floats, rows: Rows = None) -> Floats:
     """Column-wise standard error of the mean, ``sd(ddof=1) / sqrt(n)``; NaN when n < 2."""
-    n = values.shape[0]
+    n = _count(values, rows)
     if n < 2:
         return np.full(values.shape[1], np.nan)
-    return np.asarray(values.std(axis=0, ddof=1) / math.sqrt(n), dtype=np.float64)
+    spreads = [float(_column(values, rows, j).std(ddof=1)) for j in range(values.shape[1])]
+    return np.asarray(spreads, dtype=np.float64) / math.sqrt(n)
 
 
 def _pooled(values: Floats) -> tuple[Floats, Floats] | None:
@@ -135,7 +137,12 @@ def _joint_means(values: Floats, resamples: int, rng: np.random.Generator) -> Fl
 
 
 def bootstrap_means(
-    values: Floats, *, resamples: int, rng: np.random.Generator, joint: bool = False
+    values: Floats,
+    *,
+    resamples: int,
+    rng: np.random.Generator,
+    joint: bool = False,
+    rows: Rows = None,
 ) -> Floats:
     """``resamples`` bootstrap replicates of the column means of ``values`` (n x m) -> (B x m).
 
@@ -143,22 +150,24 @@ def bootstrap_means(
     replicates of several columns are combined, e.g. by ``finalize``). Otherwise each column
     with few distinct values is resampled on its own, which gives the same distribution of
     each column's replicate means (all that a per-metric interval uses) at a fraction of the
-    cost; the remaining columns are resampled jointly.
+    cost; the remaining columns are resampled jointly. ``rows`` selects a subset (a group)
+    without copying the whole matrix: columns are taken one at a time.
     """
     values = np.asarray(values, dtype=np.float64)
     if values.ndim != 2:
         raise ValueError("values must be a 2-d array (examples x metrics)")
-    n, m = values.shape
+    m = values.shape[1]
+    n = _count(values, rows)
     if n == 0:
         raise HopscoreError("cannot bootstrap an empty set of examples")
     if joint or m == 1:
-        return _joint_means(values, resamples, rng)
+        return _joint_means(values if rows is None else values[rows], resamples, rng)
     # Every column starts from the same stream, so identical columns get identical replicates.
     state = int(rng.integers(2**63))
     out = np.empty((resamples, m), dtype=np.float64)
     rest: list[int] = []
     for column in range(m):
-        atoms, counts = np.unique(values[:, column], return_counts=True)
+        atoms, counts = np.unique(_column(values, rows, column), return_counts=True)
         if atoms.shape[0] * 8 > n:
             rest.append(column)
             continue
@@ -167,7 +176,8 @@ def bootstrap_means(
             :, 0
         ]
     if rest:
-        out[:, rest] = _joint_means(values[:, rest], resamples, np.random.default_rng(state))
+        subset = values[:, rest] if rows is None else values[np.ix_(rows, np.asarray(rest))]
+        out[:, rest] = _joint_means(subset, resamples, np.random.default_rng(state))
     return out
 
 
@@ -208,8 +218,9 @@ def mean_intervals(
     seed: int = DEFAULT_SEED,
     level: float = DEFAULT_LEVEL,
     rng: np.random.Generator | None = None,
+    rows: Rows = None,
 ) -> dict[str, Interval | None]:
-    """Intervals for every reported metric of one set of examples.
+    """Intervals for every reported metric of one set of examples (``rows`` of ``values``).
 
     ``values`` holds the per-example values of the mean metrics ``names``. ``reported`` is what
     the benchmark reports (``finalize`` of the means); a reported metric whose value differs
@@ -221,8 +232,8 @@ def mean_intervals(
         raise HopscoreError("resamples must be at least 1")
     values = np.asarray(values, dtype=np.float64)
     rng = rng if rng is not None else np.random.default_rng(seed)
-    errors = standard_errors(values)
-    means = values.mean(axis=0)
+    errors = standard_errors(values, rows)
+    means = np.array([_column(values, rows, j).mean() for j in range(values.shape[1])])
     reported = reported if reported is not None else dict(zip(names, means.tolist(), strict=True))
     index = {name: i for i, name in enumerate(names)}
     out: dict[str, Interval | None] = {}
@@ -231,7 +242,7 @@ def mean_intervals(
         if metric not in index or not _same(value, float(means[index[metric]]))
     ]  # fmt: skip
     joint = bool(derived) and finalize is not None
-    replicates = bootstrap_means(values, resamples=resamples, rng=rng, joint=joint)
+    replicates = bootstrap_means(values, resamples=resamples, rng=rng, joint=joint, rows=rows)
     low, high = percentile_bounds(replicates, level)
     for metric in reported:
         if metric in derived:

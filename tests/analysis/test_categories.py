@@ -190,20 +190,63 @@ def test_two_wiki_type_and_parts():
     (1.0, "exact (same value)"), (0.9, "within half an order (< 10^0.5 = 3.2x)"),
     (0.8, "0.5-1 order off (3.2x-10x)"), (2 / 3, "1-2 orders off (10x-100x)"),
     (0.5, "1-2 orders off (10x-100x)"), (1 / 3, "2-3 orders off (100x-1000x)"),
-    (0.0, "3+ orders off, negative or no number"),
+    (0.0, "scored 0 (3+ orders off, negative or no number)"),
 ])
-def test_fermi_bands(score, expected):
-    # fp_score = 1 - |log10 ratio| / 3: 2/3 is exactly 10x off, 1/3 exactly 100x
-    assert band(sample({"fp_score": score})) == expected
+def test_fermi_bands_from_the_score_alone(score, expected):
+    # without gold text, the band is read back from fp_score = 1 - |log10 ratio| / 3
+    s = Sample(id="f", groups={}, metrics={"fp_score": score}, missing=False, prediction=None,
+               gold=())
+    assert band(s) == expected
+
+
+@pytest.mark.parametrize("prediction,gold,expected", [
+    ("22.3 km", "22300 m", "exact (same value)"),
+    ("50 km", "22.3 km", "within half an order (< 10^0.5 = 3.2x)"),
+    ("2 km", "10 km", "0.5-1 order off (3.2x-10x)"),
+    ("1 km", "10 km", "1-2 orders off (10x-100x)"),
+    ("100", "1", "2-3 orders off (100x-1000x)"),
+    ("1e9", "1", "3+ orders off"),
+    ("-5", "3", "negative value"),
+    ("0", "3", "zero estimate or zero gold"),
+    ("many many", "3", "answer did not evaluate to a number"),
+])
+def test_fermi_bands_from_the_answers(prediction, gold, expected):
+    s = Sample(id="f", groups={}, metrics={"fp_score": 0.5}, missing=False,
+               prediction=prediction, gold=(gold,))
+    assert band(s) == expected
 
 
 def test_fermi_band_boundaries_follow_the_official_formula():
-    import math
+    from hopscore.quantities import fp_score
 
     for ratio, expected in [(2.0, "within"), (5.0, "0.5-1"), (10.0, "1-2"), (50.0, "1-2"),
-                            (100.0, "2-3"), (500.0, "2-3"), (1000.0, "3+")]:
-        score = max(0.0, 3 - abs(math.log10(ratio))) / 3
-        assert band(sample({"fp_score": score})).startswith(expected)
+                            (100.0, "2-3"), (500.0, "2-3")]:
+        s = Sample(id="f", groups={}, metrics={"fp_score": fp_score(1.0, ratio)}, missing=False,
+                   prediction=None, gold=())
+        assert band(s).startswith(expected)
+        with_text = Sample(id="f", groups={}, metrics={"fp_score": 0.0}, missing=False,
+                           prediction=str(ratio), gold=("1",))
+        assert band(with_text).startswith(expected)
+
+
+def test_fermi_through_the_real_scorer(tmp_path):
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps([
+        {"question": "How far?", "program": "", "answer": "22.3 km", "context": ""},
+        {"question": "How many?", "program": "", "answer": "3.20E+13", "context": ""},
+        {"question": "How much?", "program": "", "answer": "$7224", "context": ""},
+    ]))
+    predictions = tmp_path / "pred.jsonl"
+    write_jsonl(predictions, [{"id": "0", "answer": "22 km"}, {"id": "1", "answer": "3e10"},
+                              {"id": "2", "answer": "lots"}])
+    result = run_cli("score", "fermi", "-g", gold, "-p", predictions, "-o", tmp_path / "out",
+                     "--resamples", "100")
+    assert result.returncode == 0, result.stderr
+    scored = load_scored(tmp_path / "out")
+    counts = by_name(analyze(samples_of(scored), dimensions_for(Inputs("fermi"))))
+    assert counts["order-of-magnitude error"] == {
+        "within half an order (< 10^0.5 = 3.2x)": 1, "3+ orders off": 1,
+        "answer did not evaluate to a number": 1}
 
 
 def test_sql_failure_reasons():
@@ -302,3 +345,36 @@ def test_analyze_cli_with_judge_rows_and_json_output(tmp_path):
 def test_every_registered_module_loads():
     for name in REGISTRY:
         assert dimensions_for(Inputs(name))
+
+
+def test_hybridqa_real_sample_with_real_tables(tmp_path):
+    from tests.conftest import shared_file
+
+    traced = shared_file("hybridqa/dev.traced.json")
+    sample_questions = json.loads(shared_file("hybridqa/dev.sample.json").read_text())
+    tables = shared_file("hybridqa/WikiTables-WithLinks")
+    wanted = {q["question_id"] for q in sample_questions}
+    gold = [r for r in json.loads(traced.read_text()) if r["question_id"] in wanted]
+    gold_path = tmp_path / "traced.json"
+    gold_path.write_text(json.dumps(gold))
+    predictions = []
+    for record in gold:  # the last data cell of the question's own table: never the answer here
+        table = json.loads((tables / "tables_tok" / f"{record['table_id']}.json").read_text())
+        cell = table["data"][-1][-1][0]
+        predictions.append({"question_id": record["question_id"], "pred": cell})
+    pred_path = tmp_path / "pred.json"
+    pred_path.write_text(json.dumps(predictions))
+    result = run_cli("score", "hybridqa", "-g", gold_path, "-p", pred_path, "-o", tmp_path / "o",
+                     "--resamples", "50")
+    assert result.returncode == 0, result.stderr
+    scored = load_scored(tmp_path / "o")
+    inputs = Inputs("hybridqa", gold=gold_path, tables=tables)
+    counts = by_name(analyze(samples_of(scored), dimensions_for(inputs)))
+    where = counts["where the wrong prediction occurs"]
+    assert sum(where.values()) == len(gold) == 118
+    right = int(scored.values[:, scored.names.index("em")].sum())
+    assert where.get("correct", 0) == right
+    in_cells = sum(v for k, v in where.items() if k.endswith("in a table cell"))
+    empty = sum(v for k, v in where.items() if k.endswith("empty after normalization"))
+    assert empty == 3  # three tables end in a "-" cell
+    assert in_cells + empty == len(gold) - right

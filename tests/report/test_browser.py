@@ -24,7 +24,8 @@ FLAGS = [
 
 
 @pytest.fixture(scope="module")
-def browser_page(report_case: ReportCase) -> Iterator[tuple[Any, list[str], list[str]]]:
+def chromium() -> Iterator[Any]:
+    """One headless chromium (fresh profile) for the module, driven by Playwright."""
     playwright_api = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():
         pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
@@ -34,19 +35,29 @@ def browser_page(report_case: ReportCase) -> Iterator[tuple[Any, list[str], list
             profile, executable_path=CHROMIUM, headless=True, args=FLAGS,
             viewport={"width": 1366, "height": 900},
         )
-        page = context.new_page()
-        errors: list[str] = []
-        dialogs: list[str] = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        page.on("request", lambda r: None if r.url.startswith(("file:", "data:", "about:"))
-                else errors.append(f"network request: {r.url}"))
-        page.goto(report_case.html.resolve().as_uri())
-        page.wait_for_selector("body[data-ready='1']", timeout=20_000)
-        yield page, errors, dialogs
+        yield context
         context.close()
     shutil.rmtree(profile, ignore_errors=True)
+
+
+def open_report(context: Any, html: Path) -> tuple[Any, list[str], list[str]]:
+    """Open a report from its file URL, recording console errors, dialogs and any network."""
+    page = context.new_page()
+    errors: list[str] = []
+    dialogs: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("request", lambda r: None if r.url.startswith(("file:", "data:", "about:"))
+            else errors.append(f"network request: {r.url}"))
+    page.goto(html.resolve().as_uri())
+    page.wait_for_selector("body[data-ready='1']", timeout=20_000)
+    return page, errors, dialogs
+
+
+@pytest.fixture(scope="module")
+def browser_page(chromium: Any, report_case: ReportCase) -> tuple[Any, list[str], list[str]]:
+    return open_report(chromium, report_case.html)
 
 
 def scores(directory: Path) -> list[dict[str, Any]]:
@@ -156,4 +167,20 @@ def test_drill_down_shows_everything_and_hostile_text_stays_text(browser_page):
     flip_id = first_flip.inner_text()
     first_flip.click()
     assert flip_id in page.inner_text("#detail .detail-id")
+    assert errors == []
+
+
+def test_compressed_report_loads_and_filters(chromium, report_case, tmp_path):
+    """The gzip + base64 path (used for big reports) in the same real browser."""
+    from tests.conftest import run_cli
+
+    html = tmp_path / "packed.html"
+    result = run_cli("report", report_case.base, report_case.new, "--gold", report_case.gold,
+                     "-o", html, "--resamples", "100", "--compress", "always")
+    assert result.returncode == 0, result.stderr
+    page, errors, _ = open_report(chromium, html)
+    assert count_text(page) == 120
+    page.select_option("#filter-correct", "wrong")
+    assert count_text(page) == sum(r["metrics"]["em"] == 0 for r in scores(report_case.base))
+    page.close()
     assert errors == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import re
 
@@ -12,10 +14,13 @@ from tests.report.conftest import XSS_ANSWER, XSS_QUESTION
 
 
 def embedded_data(html: str) -> dict:
-    match = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html,
-                      re.S)
+    match = re.search(
+        r'<script type="application/json" id="report-data"( data-encoding="gzip\+base64")?>'
+        r"(.*?)</script>", html, re.S)
     assert match is not None
-    return json.loads(match.group(1))
+    if match.group(1):
+        return json.loads(gzip.decompress(base64.b64decode(match.group(2))))
+    return json.loads(match.group(2))
 
 
 def test_report_is_self_contained(report_case):
@@ -112,3 +117,40 @@ def test_context_text_of_plain_examples():
 
     assert context_text(None) is None
     assert '"question"' not in (context_text(Example(id="1", question="q")) or "")
+
+
+def test_large_data_is_compressed_and_round_trips(report_case, tmp_path):
+    out = tmp_path / "packed.html"
+    result = run_cli("report", report_case.base, report_case.new, "--gold", report_case.gold,
+                     "-o", out, "--resamples", "100", "--compress", "always")
+    assert result.returncode == 0, result.stderr
+    packed = out.read_text()
+    assert 'data-encoding="gzip+base64"' in packed
+    plain = embedded_data(report_case.html.read_text())
+    assert embedded_data(packed)["samples"] == plain["samples"]
+    result = run_cli("report", report_case.base, "-o", out, "--compress", "sometimes")
+    assert result.returncode == 2 and "--compress must be one of" in result.stderr
+
+
+def test_embedded_data_chooses_the_encoding():
+    from hopscore.report.build import COMPRESS_ABOVE
+    from hopscore.report.build import embedded_data as encode
+
+    small = {"a": "</script>"}
+    assert encode(small, "auto")[1] is None
+    assert encode(small, "always")[1] == "gzip+base64"
+    big = {"a": "x" * (COMPRESS_ABOVE + 1)}
+    assert encode(big, "auto")[1] == "gzip+base64"
+    assert encode(big, "never")[1] is None
+
+
+def test_report_mixing_a_run_and_a_judge_file(report_case, tmp_path):
+    judge = write_jsonl(tmp_path / "judge.jsonl",
+                        judge_rows([f"q{i:03d}" for i in range(10)], [True] * 10))
+    out = tmp_path / "mixed.html"
+    result = run_cli("report", report_case.base, judge, "-o", out, "--resamples", "100")
+    assert result.returncode == 0, result.stderr
+    assert "no comparison of judge with base" in result.stderr
+    data = embedded_data(out.read_text())
+    assert [r["kind"] for r in data["runs"]] == ["scores", "judge"]
+    assert len(data["samples"]) == 120

@@ -97,7 +97,7 @@ def ensure_summary(
             info["metrics"] = dict(finalize(means)) if finalize else means
         if resamples > 0 and "ci" not in info:
             info["ci"] = intervals_to_json(mean_intervals(
-                scored.values[rows], scored.names, reported=info["metrics"], finalize=finalize,
-                resamples=resamples, seed=seed,
+                scored.values, scored.names, reported=info["metrics"], finalize=finalize,
+                resamples=resamples, seed=seed, rows=rows,
             ))  # fmt: skip
     return summary

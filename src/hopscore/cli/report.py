@@ -11,14 +11,14 @@ from rich.table import Table
 
 from hopscore.analysis.categories import Inputs, dimensions_for, samples_of
 from hopscore.analysis.categories import analyze as categorize
-from hopscore.analysis.compare import compare_to_baseline
+from hopscore.analysis.compare import compare_pair
 from hopscore.analysis.samples import read_records
 from hopscore.analysis.scored import ID_FIELDS, ScoredSet, load_many, require_same_benchmark
 from hopscore.analysis.summary import ensure_summary
 from hopscore.cli import app, console, err_console
 from hopscore.errors import HopscoreError, InputError
 from hopscore.io import Fields, iter_jsonl, write_json_atomic
-from hopscore.report.build import DEFAULT_MAX_TEXT, build
+from hopscore.report.build import COMPRESS_CHOICES, DEFAULT_MAX_TEXT, build
 from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 GOLD_HELP = "The benchmark's gold file: questions and context for the report and error analysis."
@@ -67,23 +67,35 @@ def report(
     max_text: int = typer.Option(DEFAULT_MAX_TEXT, "--max-text", min=100,
                                  help="Longest text kept per field (prompt, output, context)."),
     title: str | None = typer.Option(None, "--title", help="Title of the report."),
+    compress: str = typer.Option(
+        "auto", "--compress", help="Embed the sample data gzip-compressed: auto (above 4 MB of "
+        "JSON), always, never. Compressed data needs a browser with DecompressionStream "
+        "(Chrome 80+, Firefox 113+, Safari 16.4+)."),
 ) -> None:
     """Write one self-contained HTML report (works offline from disk): summary with 95%
     intervals, per-group charts with error bars, paired comparison and flip tables against the
     baseline, error-analysis categories, and a per-sample browser with filters and search."""
     started = time.perf_counter()
+    if compress not in COMPRESS_CHOICES:
+        raise HopscoreError(f"--compress must be one of {', '.join(COMPRESS_CHOICES)}")
     sets = load_many(inputs)
     require_same_benchmark(sets)
     index = pick_baseline(sets, baseline)
     for scored in sets:
         ensure_summary(scored, resamples=resamples, seed=seed)
     pairs = []
-    if len(sets) > 1:
-        pairs = compare_to_baseline(sets, index, resamples=resamples, seed=seed,
-                                    flip_metric=flip_metric)
+    for i, other in enumerate(sets):
+        if i == index:
+            continue
+        try:
+            pairs.append(compare_pair(sets[index], other, resamples=resamples, seed=seed,
+                                      flip_metric=flip_metric))
+        except HopscoreError as exc:  # e.g. a judge file beside a score directory
+            err_console.print(f"warning: no comparison of {other.label} with "
+                              f"{sets[index].label}: {exc}", style="yellow", markup=False)
     judge_rows = read_judge_rows(judge) if judge is not None else None
     html = build(sets, pairs, index, gold=gold, tables=tables, judge=judge_rows,
-                 limit=max_text, title=title)
+                 limit=max_text, title=title, compress=compress)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(html, encoding="utf-8")
     err_console.print(

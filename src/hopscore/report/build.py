@@ -5,11 +5,15 @@ Everything a reader sees is rendered by a Jinja2 template with autoescaping; the
 for the browser is embedded as JSON in a ``<script type="application/json">`` element with
 ``<``, ``>``, ``&`` and the JavaScript line separators escaped, so no sample text can close the
 element or inject markup, and the browser script only ever inserts text with ``textContent``.
+Large data (a 10,000-sample run with prompts and context is tens of MB of JSON) is embedded
+gzip-compressed and base64-encoded instead, and inflated by the browser's DecompressionStream.
 """
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import gzip
 import json
 from collections.abc import Mapping
 from datetime import datetime, timezone
@@ -43,6 +47,9 @@ from hopscore.report.charts import Bar, Cluster, bar_chart
 from hopscore.report.sections import comparison_view, group_rows_view, summary_view
 
 DEFAULT_MAX_TEXT = 4000
+#: Sample data above this many bytes of JSON is embedded gzip-compressed (``--compress auto``).
+COMPRESS_ABOVE = 4_000_000
+COMPRESS_CHOICES = ("auto", "always", "never")
 CHART_METRICS = 3
 JUDGE_FIELDS = ("extracted_final_answer", "reasoning", "confidence", "parse_ok", "error")
 SQL_FIELDS = ("reason", "agent_sql", "agent_sql_source", "column_precision", "column_recall",
@@ -66,11 +73,26 @@ def cut(text: str | None, limit: int) -> str | None:
 def safe_json(value: Any) -> Markup:
     """JSON for a ``<script type="application/json">`` element: nothing in it can end the
     element or be read as markup."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = _json(value)
     for raw, escaped in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"),
                          ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(raw, escaped)
     return Markup(text)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def embedded_data(value: Any, compress: str) -> tuple[Markup, str | None]:
+    """The browser data and its encoding: plain (escaped) JSON, or gzip + base64 when
+    ``compress`` is "always", or "auto" and the JSON exceeds :data:`COMPRESS_ABOVE` bytes
+    (base64 has no character that could end the element either)."""
+    text = _json(value)
+    if compress == "never" or (compress == "auto" and len(text) <= COMPRESS_ABOVE):
+        return safe_json(value), None
+    packed = base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0))
+    return Markup(packed.decode("ascii")), "gzip+base64"
 
 
 def context_text(example: Any) -> str | None:
@@ -148,8 +170,8 @@ def browser_data(runs: list[RunAnalysis], pairs: list[PairComparison], baseline:
     for run in runs:
         order.update(dict.fromkeys(run.scored.ids))
     flips: list[dict[str, str]] = [{} for _ in runs]
-    others = [i for i in range(len(runs)) if i != baseline]
-    for index, pair in zip(others, pairs, strict=True):
+    for pair in pairs:
+        index = next(i for i, run in enumerate(runs) if run.scored is pair.b)
         ids = pair.alignment.ids
         flips[index].update({ids[p]: "rw" for p in pair.right_to_wrong.tolist()})
         flips[index].update({ids[p]: "wr" for p in pair.wrong_to_right.tolist()})
@@ -228,13 +250,14 @@ def _bar(series: str, summary: Mapping[str, Any], metric: str, n: int | None = N
 
 def render(runs: list[RunAnalysis], pairs: list[PairComparison], baseline: int,
            gold: Mapping[str, Any], *, limit: int = DEFAULT_MAX_TEXT, title: str | None = None,
-           flip_limit: int = 200) -> str:
+           flip_limit: int = 200, compress: str = "auto") -> str:
     environment = jinja2.Environment(
         loader=jinja2.FunctionLoader(_resource), autoescape=True,
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
     )  # fmt: skip
     template = environment.get_template("template.html.j2")
     labels = ", ".join(r.scored.label for r in runs)
+    data, encoding = embedded_data(browser_data(runs, pairs, baseline, gold, limit), compress)
     return template.render(
         title=title or f"hopscore report: {labels}",
         version=__version__,
@@ -243,7 +266,8 @@ def render(runs: list[RunAnalysis], pairs: list[PairComparison], baseline: int,
         charts=group_charts(runs),
         comparisons=[comparison_view(pair, flip_limit) for pair in pairs],
         runs=runs,
-        data=safe_json(browser_data(runs, pairs, baseline, gold, limit)),
+        data=data,
+        encoding=encoding,
         css=Markup(_resource("report.css")),
         script=Markup(_resource("report.js").replace("</", "<\\/")),
     )
@@ -256,10 +280,11 @@ def _resource(name: str) -> str:
 def build(sets: list[ScoredSet], pairs: list[PairComparison], baseline: int, *,
           gold: Path | None = None, tables: Path | None = None,
           judge: Mapping[str, Any] | None = None, limit: int = DEFAULT_MAX_TEXT,
-          examples: int = 5, title: str | None = None) -> str:
+          examples: int = 5, title: str | None = None, compress: str = "auto") -> str:
     """The report as one HTML string."""
     inputs = Inputs(gold=gold, tables=tables)
     runs = [analyse_run(s, inputs, judge, examples) for s in sets]
     benchmark = next((s.benchmark for s in sets if s.benchmark), None)
     gold_examples = gold_index(benchmark, gold) if gold is not None else {}
-    return render(runs, pairs, baseline, gold_examples, limit=limit, title=title)
+    return render(runs, pairs, baseline, gold_examples, limit=limit, title=title,
+                  compress=compress)

@@ -31,7 +31,10 @@ from hopscore.io import Fields, json_type, load_json
 from hopscore.text import normalize_answer
 
 GOLD_LOCATIONS = ("table", "passage", "computed", "unlocated")
-PREDICTION_PLACES = ("in a table cell", "in a linked passage", "nowhere in table or passages")
+PREDICTION_PLACES = (
+    "in a table cell", "in a linked passage", "nowhere in table or passages",
+    "empty after normalization",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,9 +133,11 @@ def prediction_place(golds: Mapping[str, HybridGold], tables: Path, sample: Samp
     if sample.metrics.get("em", 0.0) >= 1:
         return "correct"
     span = normalize_answer(sample.prediction)
-    if span and any(contains(cell, span) for cell in table.cells):
+    if not span:
+        place = PREDICTION_PLACES[3]
+    elif any(contains(cell, span) for cell in table.cells):
         place = PREDICTION_PLACES[0]
-    elif span and any(contains(passage, span) for passage in table.passages):
+    elif any(contains(passage, span) for passage in table.passages):
         place = PREDICTION_PLACES[1]
     else:
         place = PREDICTION_PLACES[2]
