@@ -33,10 +33,14 @@ def failure_reason(sample: Sample) -> str | None:
         return None
     if row.get("match") is True:
         return "match"
-    reason = str(row.get("reason") or "")
+    # ``reason_kind`` (hopscore sql-match) is the reason without its details; the reference
+    # writes only ``reason``, whose prefix is the same kind.
+    reason = str(row.get("reason_kind") or row.get("reason") or "")
     if reason.startswith("missing_gold_sql"):
         return "missing gold SQL"
-    if row.get("gold_exec_error") or reason.startswith("gold_sql_exec_error"):
+    if row.get("gold_exec_error") or reason.startswith("gold_sql_exec_error") or (
+        row.get("gold_failure") is True
+    ):
         return "gold SQL failed"
     if reason.startswith(("sqlite_db_not_found", "record needs db_path")):
         return "database not found"
