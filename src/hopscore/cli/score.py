@@ -10,6 +10,7 @@ from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.display import print_report
 from hopscore.scoring import score_files
+from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 
 @app.command()
@@ -50,6 +51,11 @@ def score(
     judge_prompt_file: Path | None = typer.Option(
         None, "--judge-prompt-file", help="Judge prompt template (see hopscore judge --help)."
     ),
+    resamples: int = typer.Option(
+        DEFAULT_RESAMPLES, "--resamples", min=0,
+        help="Bootstrap resamples for the 95% confidence intervals (0: no intervals).",
+    ),
+    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap."),
 ) -> None:
     """Score predictions against a benchmark's gold file, as its official scorer would.
 
@@ -63,6 +69,9 @@ def score(
     listing the examples where the judge and exact match disagree; with --output-dir it writes
     judge.jsonl (resumable) and judge_disagreements.jsonl. Exit status 1 when the judge failed
     on some examples after its retries.
+
+    Every metric gets a seeded percentile bootstrap 95% interval (metrics.json "ci"), shown as
+    value ± half-width.
     """
     bench = benchmarks.get(benchmark)
     judge_failed = False
@@ -74,13 +83,16 @@ def score(
         config = judge_config(judge_model, judge_base_url, judge_concurrency, judge_prompt_file,
                               retry=RetryPolicy(max_retries=judge_max_retries))
         judged = score_files_with_judge(bench, gold, predictions, output_dir, config,
-                                        aliases=aliases, console=err_console, warn=err_console)
+                                        aliases=aliases, console=err_console, warn=err_console,
+                                        resamples=resamples, seed=seed)
         report = judged.report
         print_report(report, console, err_console)
         print_disagreements(judged, console)
         judge_failed = judged.summary.errors > 0
     else:
-        report = score_files(bench, gold, predictions, output_dir, aliases=aliases)
+        report = score_files(
+            bench, gold, predictions, output_dir, aliases=aliases, resamples=resamples, seed=seed
+        )
         print_report(report, console, err_console)
     if output_dir is not None:
         err_console.print(f"wrote {output_dir / 'metrics.json'} and {output_dir / 'scores.jsonl'}",

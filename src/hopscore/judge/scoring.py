@@ -25,7 +25,9 @@ from hopscore.errors import HopscoreError, Location
 from hopscore.io import write_json_atomic
 from hopscore.judge.rows import JudgeItem, item_key, key_of
 from hopscore.judge.runner import JudgeConfig, JudgeSummary, judge_items
+from hopscore.intervals import ExampleValues, attach_intervals
 from hopscore.scoring import ExampleScore, ScoreReport, ScoresWriter, score_examples
+from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 METRIC = "judge_accuracy"
 #: The benchmark metric the judge is compared with: the first of these that it reports.
@@ -90,6 +92,8 @@ def score_files_with_judge(
     aliases: Path | None = None,
     console: Console | None = None,
     warn: Console | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
 ) -> JudgedReport:
     """Score as ``hopscore score`` does, then judge every example and merge the results.
 
@@ -101,7 +105,7 @@ def score_files_with_judge(
     predictions = benchmark.load_predictions(predictions_path)
     questions = {example.id: example.question for example in examples}
     scores: list[ExampleScore] = []
-    report = score_examples(benchmark, examples, predictions, scores.append)
+    report = score_examples(benchmark, examples, predictions, scores.append, resamples=0)
     items = [judge_item(score, questions.get(score.id, ""), str(gold_path)) for score in scores]
     with tempfile.TemporaryDirectory(prefix="hopscore-judge-") as scratch:
         judge_path = (output_dir or Path(scratch)) / "judge.jsonl"
@@ -116,6 +120,8 @@ def score_files_with_judge(
     rows = [by_key.get(item_key(item, fingerprint)) for item in items]
     metric = match_metric(list(report.metrics))
     disagreements = merge(report, scores, rows, metric)
+    if resamples > 0:
+        _attach_intervals(benchmark, report, scores, rows, resamples=resamples, seed=seed)
     if summary.errors:
         report.warnings.append(
             f"the judge failed on {summary.errors} examples (no verdict; counted as wrong in "
@@ -129,6 +135,19 @@ def score_files_with_judge(
     if output_dir is not None:
         _write(output_dir, report, scores, rows, disagreements, summary, metric)
     return JudgedReport(report, summary, metric, disagreements)
+
+
+def _attach_intervals(
+    benchmark: Benchmark[E, P], report: ScoreReport, scores: list[ExampleScore],
+    rows: list[dict[str, Any] | None], *, resamples: int, seed: int,
+) -> None:
+    """Bootstrap intervals for every metric, judge_accuracy included."""
+    names = [name for name in scores[0].metrics if name != METRIC] if scores else []
+    values = ExampleValues([*names, METRIC])
+    for score, row in zip(scores, rows, strict=True):
+        judged = 1.0 if row is not None and row.get("correct") is True else 0.0
+        values.add({**score.metrics, METRIC: judged}, score.groups)
+    attach_intervals(benchmark, report, values, resamples=resamples, seed=seed)
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
