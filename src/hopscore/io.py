@@ -172,7 +172,7 @@ def iter_delimited(
 
 
 def write_json_atomic(path: Path | str, value: Any, *, indent: int | None = 2) -> None:
-    """Write JSON to ``path`` via a temporary file and a rename, so readers never see half a file."""
+    """Write JSON to ``path`` via a temporary file and a rename (readers never see half a file)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)

@@ -207,7 +207,7 @@ def _fill_groups(
 
 
 class ScoresWriter:
-    """Streams :class:`ExampleScore` lines to ``scores.jsonl`` and renames it into place on close."""
+    """Streams :class:`ExampleScore` lines to ``scores.jsonl``; renamed into place on close."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -237,7 +237,7 @@ def score_files(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> ScoreReport:
-    """Load, score and (when ``output_dir`` is given) write ``metrics.json`` and ``scores.jsonl``."""
+    """Load and score; with ``output_dir``, write ``metrics.json`` and ``scores.jsonl``."""
     examples = benchmark.load_gold(gold_path, aliases=aliases)
     predictions = benchmark.load_predictions(predictions_path)
     if output_dir is None:

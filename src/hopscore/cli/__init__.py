@@ -80,7 +80,8 @@ def main(argv: list[str] | None = None) -> None:
             raise
         err_console.print(
             f"internal error: {type(exc).__name__}: {exc}\n"
-            "This is a bug in hopscore; rerun with HOPSCORE_DEBUG=1 for the traceback and report it.",
+            "This is a bug in hopscore; rerun with HOPSCORE_DEBUG=1 for the traceback "
+            "and report it.",
             style="red",
             markup=False,
             highlight=False,

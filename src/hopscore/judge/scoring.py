@@ -22,10 +22,10 @@ from rich.table import Table
 from hopscore.benchmarks.base import Benchmark, E, P
 from hopscore.engine import endpoint_of
 from hopscore.errors import HopscoreError, Location
+from hopscore.intervals import ExampleValues, attach_intervals
 from hopscore.io import write_json_atomic
 from hopscore.judge.rows import JudgeItem, item_key, key_of
 from hopscore.judge.runner import JudgeConfig, JudgeSummary, judge_items
-from hopscore.intervals import ExampleValues, attach_intervals
 from hopscore.scoring import ExampleScore, ScoreReport, ScoresWriter, score_examples
 from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
