@@ -13,7 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-#: Real benchmark files, next to the checkout (``../shared/data``) or where HOPSCORE_SHARED_DATA says.
+#: Real benchmark files: next to the checkout (``../shared/data``), or HOPSCORE_SHARED_DATA.
 SHARED_DATA = Path(os.environ.get("HOPSCORE_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 

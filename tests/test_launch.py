@@ -11,6 +11,7 @@ import typer
 
 from hopscore.cli import app
 from hopscore.launch import REQUIRED, SCORE_OPTIONS, quick_score_request
+from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 from tests.conftest import FIXTURES, run_cli
 
 GOLD = FIXTURES / "hotpotqa" / "dev_small.json"
@@ -35,6 +36,8 @@ ACCEPTED = [
     ["score", "--gold=g.json", "--predictions=p.jsonl", "--output-dir=o/x", "fermi"],
     ["score", "2wikimultihopqa", "-g", "g", "-p", "p", "--aliases", "a.jsonl", "--strict"],
     ["score", "--strict", "bamboogle", "-p", "p p.json", "-g", "dir/ünï.json", "-o", "./out"],
+    ["score", "hybridqa", "-g", "g", "-p", "p", "--resamples", "0", "--seed=17"],
+    ["score", "hybridqa", "-g", "g", "-p", "p", "--resamples=500"],
 ]
 
 
@@ -42,7 +45,12 @@ ACCEPTED = [
 def test_usual_arguments_are_read_as_typer_reads_them(args: list[str]) -> None:
     request = quick_score_request(args)
     assert request is not None
-    assert asdict(request) == typer_params(args)
+    read = asdict(request)
+    read["resamples"] = DEFAULT_RESAMPLES if request.resamples is None else request.resamples
+    read["seed"] = DEFAULT_SEED if request.seed is None else request.seed
+    params = typer_params(args)
+    assert read == {name: params[name] for name in read}
+    assert not any(params[name] for name in params if name not in read)  # e.g. judge=False
 
 
 REFUSED = [
@@ -63,7 +71,10 @@ REFUSED = [
     ["score", "hotpotqa", "-g", "", "-p", "p"],
     ["score", "hotpotqa", "-g", "g", "-p", "p", "--strict=yes"],
     ["score", "hotpotqa", "-g", "g", "-p", "p", "--", "x"],
-    ["score", "hotpotqa", "-g", "g", "-p", "p", "--resamples", "0"],  # not known here
+    ["score", "hotpotqa", "-g", "g", "-p", "p", "--judge"],  # not read here
+    ["score", "hotpotqa", "-g", "g", "-p", "p", "--resamples", "-1"],
+    ["score", "hotpotqa", "-g", "g", "-p", "p", "--resamples", "1_000"],
+    ["score", "hotpotqa", "-g", "g", "-p", "p", "--seed", "²"],
 ]
 
 
@@ -86,7 +97,7 @@ def test_the_options_read_here_are_the_typer_commands_options() -> None:
 
 @pytest.mark.parametrize(
     "extra, status",
-    [([], 0), (["--strict"], 1), (["--aliases", "missing.jsonl"], 0)],
+    [([], 0), (["--strict"], 1), (["--aliases", "missing.jsonl"], 0), (["--resamples", "0"], 0)],
 )
 def test_both_ways_print_and_write_the_same(tmp_path: Path, extra: list[str], status: int) -> None:
     predictions = tmp_path / "p.jsonl"

@@ -31,7 +31,11 @@ SCORE_OPTIONS: dict[str, tuple[tuple[str, ...], bool]] = {
     "output_dir": (("--output-dir", "-o"), True),
     "aliases": (("--aliases",), True),
     "strict": (("--strict",), False),
+    "resamples": (("--resamples",), True),
+    "seed": (("--seed",), True),
 }
+#: options whose value is a whole number (anything but plain digits goes to typer)
+_NUMBERS = ("resamples", "seed")
 REQUIRED = ("gold", "predictions")
 _BY_FLAG = {flag: name for name, (flags, _) in SCORE_OPTIONS.items() for flag in flags}
 
@@ -46,6 +50,8 @@ class ScoreRequest:
     output_dir: Path | None = None
     aliases: Path | None = None
     strict: bool = False
+    resamples: int | None = None  # None: the default of score_files
+    seed: int | None = None
 
 
 def quick_score_request(args: Sequence[str]) -> ScoreRequest | None:
@@ -78,6 +84,8 @@ def quick_score_request(args: Sequence[str]) -> ScoreRequest | None:
             return None
         if not value or value.startswith("-"):
             return None
+        if name in _NUMBERS and not (value.isascii() and value.isdigit()):
+            return None
         values[name] = value
     if len(positional) != 1 or any(name not in values for name in REQUIRED):
         return None
@@ -85,6 +93,10 @@ def quick_score_request(args: Sequence[str]) -> ScoreRequest | None:
     def path(name: str) -> Path | None:
         value = values.get(name)
         return Path(value) if isinstance(value, str) else None
+
+    def number(name: str) -> int | None:
+        value = values.get(name)
+        return int(value) if isinstance(value, str) else None
 
     gold, predictions = path("gold"), path("predictions")
     assert gold is not None and predictions is not None
@@ -95,6 +107,8 @@ def quick_score_request(args: Sequence[str]) -> ScoreRequest | None:
         output_dir=path("output_dir"),
         aliases=path("aliases"),
         strict=values.get("strict") is True,
+        resamples=number("resamples"),
+        seed=number("seed"),
     )
 
 
@@ -105,8 +119,18 @@ def run_score(request: ScoreRequest, console: Console, err_console: Console) -> 
     from hopscore.scoring import score_files
 
     bench = benchmarks.get(request.benchmark)
+    options: dict[str, int] = {}
+    if request.resamples is not None:
+        options["resamples"] = request.resamples
+    if request.seed is not None:
+        options["seed"] = request.seed
     report = score_files(
-        bench, request.gold, request.predictions, request.output_dir, aliases=request.aliases
+        bench,
+        request.gold,
+        request.predictions,
+        request.output_dir,
+        aliases=request.aliases,
+        **options,
     )
     print_report(report, console, err_console)
     if request.output_dir is not None:
