@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.table import Table
 
 from hopscore.scoring import ScoreReport
-from hopscore.stats import Interval
+
+if TYPE_CHECKING:
+    from hopscore.stats import Interval
 
 MAX_GROUP_COLUMNS = 8
 

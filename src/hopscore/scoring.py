@@ -18,14 +18,18 @@ import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hopscore.benchmarks.base import Benchmark, E, P, Predictions
+from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.errors import HopscoreError
-from hopscore.intervals import ExampleValues, attach_intervals, intervals_to_json
 from hopscore.io import bulk_load, json_line, write_json_atomic
 from hopscore.records import fast_init
-from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval
+
+if TYPE_CHECKING:
+    from hopscore.stats import Interval
+
+# hopscore.intervals (numpy) is imported where intervals are made: without them numpy never loads.
 
 
 @fast_init
@@ -86,11 +90,15 @@ class ScoreReport:
             "metrics": self.metrics,
         }
         if self.ci is not None:
+            from hopscore.intervals import intervals_to_json
+
             out["ci"] = intervals_to_json(self.ci)
         groups: dict[str, Any] = {}
         for name, g in self.groups.items():
             groups[name] = {"n": g.n, "key": self.group_keys.get(name), "metrics": g.metrics}
             if g.ci is not None:
+                from hopscore.intervals import intervals_to_json
+
                 groups[name]["ci"] = intervals_to_json(g.ci)
         out["groups"] = groups
         out["warnings"] = self.warnings
@@ -129,7 +137,11 @@ def score_examples(
     """
     names = benchmark.active_metrics(predictions)
     overall = _Sums(names)
-    kept = ExampleValues(names) if resamples > 0 else None
+    kept = None
+    if resamples > 0:
+        from hopscore.intervals import ExampleValues
+
+        kept = ExampleValues(names)
     groups: dict[tuple[str, str], _Sums] = {}
     missing: list[str] = []
     gold_ids: set[str] = set()
@@ -176,6 +188,8 @@ def score_examples(
     )
     _fill_groups(benchmark, report, groups)
     if kept is not None:
+        from hopscore.intervals import attach_intervals
+
         attach_intervals(benchmark, report, kept, resamples=resamples, seed=seed)
     if missing:
         report.warnings.append(

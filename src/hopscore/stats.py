@@ -30,11 +30,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from hopscore.defaults import DEFAULT_LEVEL as DEFAULT_LEVEL
+from hopscore.defaults import DEFAULT_RESAMPLES as DEFAULT_RESAMPLES
+from hopscore.defaults import DEFAULT_SEED as DEFAULT_SEED
 from hopscore.errors import HopscoreError
 
-DEFAULT_RESAMPLES = 2000
-DEFAULT_SEED = 0
-DEFAULT_LEVEL = 0.95
 #: Upper bound on the count matrix built at once (replicates x rows); about 32 MB of int64.
 _BLOCK_CELLS = 1 << 22
 

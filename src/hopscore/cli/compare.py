@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from hopscore.analysis.compare import PairComparison, compare_to_baseline
-from hopscore.analysis.scored import load_many
 from hopscore.cli import app, console, err_console
+from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.errors import HopscoreError
 from hopscore.io import write_json_atomic
-from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Difference
+
+if TYPE_CHECKING:  # the analysis modules (numpy) load when the command runs, not for --help
+    from hopscore.analysis.compare import PairComparison
+    from hopscore.stats import Difference
 
 MAX_GROUP_METRICS = 6
 
@@ -164,6 +167,9 @@ def compare(
     Examples are aligned by id; ids in only one input are listed and left out. With more than
     two inputs every run is compared to the baseline and a matrix is printed.
     """
+    from hopscore.analysis.compare import compare_to_baseline
+    from hopscore.analysis.scored import load_many
+
     sets = load_many(inputs)
     index = 0
     if baseline is not None:

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from hopscore.cli import app, console, err_console
-from hopscore.engine import RetryPolicy, default_cache_dir
+from hopscore.defaults import DEFAULT_MAX_TOKENS
 from hopscore.errors import HopscoreError
 from hopscore.io import write_json_atomic
-from hopscore.judge import JudgeConfig, JudgePrompt, JudgeSummary, run_judge
-from hopscore.judge.runner import DEFAULT_MAX_TOKENS
+
+if TYPE_CHECKING:  # the judge's client stack loads when a command runs, not for --help
+    from hopscore.engine import RetryPolicy
+    from hopscore.judge import JudgeConfig, JudgeSummary
 
 
 @app.command()
@@ -76,6 +78,9 @@ def judge(
     appended as they finish; re-running the same command resumes, retrying only rows that
     are missing or failed. Exit status 1 when some rows still failed after their retries.
     """
+    from hopscore.engine import RetryPolicy
+    from hopscore.judge import run_judge
+
     config = judge_config(
         model, base_url, concurrency, prompt_file, api_key_env=api_key_env,
         max_tokens=max_tokens, timeout=timeout,
@@ -117,6 +122,9 @@ def judge_config(
     use_cache: bool = True,
 ) -> JudgeConfig:
     """Judge settings from command-line values (``hopscore judge`` and ``score --judge``)."""
+    from hopscore.engine import RetryPolicy, default_cache_dir
+    from hopscore.judge import JudgeConfig, JudgePrompt
+
     if not model:
         raise HopscoreError("set JUDGE_MODEL or pass --model (--judge-model for score --judge)")
     prompt = JudgePrompt.from_file(prompt_file) if prompt_file else JudgePrompt.builtin()

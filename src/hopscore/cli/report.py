@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
 
-from hopscore.analysis.categories import Inputs, dimensions_for, samples_of
-from hopscore.analysis.categories import analyze as categorize
-from hopscore.analysis.compare import compare_pair
-from hopscore.analysis.samples import read_records
-from hopscore.analysis.scored import ID_FIELDS, ScoredSet, load_many, require_same_benchmark
-from hopscore.analysis.summary import ensure_summary
 from hopscore.cli import app, console, err_console
+from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.errors import HopscoreError, InputError
 from hopscore.io import Fields, iter_jsonl, write_json_atomic
-from hopscore.report.build import COMPRESS_CHOICES, DEFAULT_MAX_TEXT, build
-from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
+from hopscore.report import COMPRESS_CHOICES, DEFAULT_MAX_TEXT
+
+if TYPE_CHECKING:  # analysis and report modules (numpy, jinja2) load when a command runs
+    from hopscore.analysis.scored import ScoredSet
 
 GOLD_HELP = "The benchmark's gold file: questions and context for the report and error analysis."
 TABLES_HELP = "HybridQA WikiTables-WithLinks folder (tables_tok/, request_tok/)."
@@ -27,6 +24,8 @@ JUDGE_HELP = "hopscore judge output JSONL, joined by id: judge vs exact-match ca
 
 
 def read_judge_rows(path: Path) -> dict[str, dict[str, Any]]:
+    from hopscore.analysis.scored import ID_FIELDS
+
     rows: dict[str, dict[str, Any]] = {}
     for where, value in iter_jsonl(path):
         record = Fields(value, where)
@@ -78,6 +77,11 @@ def report(
     started = time.perf_counter()
     if compress not in COMPRESS_CHOICES:
         raise HopscoreError(f"--compress must be one of {', '.join(COMPRESS_CHOICES)}")
+    from hopscore.analysis.compare import compare_pair
+    from hopscore.analysis.scored import load_many, require_same_benchmark
+    from hopscore.analysis.summary import ensure_summary
+    from hopscore.report.build import build
+
     sets = load_many(inputs)
     require_same_benchmark(sets)
     index = pick_baseline(sets, baseline)
@@ -117,6 +121,11 @@ def analyze(
                                        help="Write the categories (with examples) as JSON here."),
 ) -> None:
     """Error analysis: sort examples into the benchmark's error categories and count them."""
+    from hopscore.analysis.categories import Inputs, dimensions_for, samples_of
+    from hopscore.analysis.categories import analyze as categorize
+    from hopscore.analysis.samples import read_records
+    from hopscore.analysis.scored import load_many
+
     (scored,) = load_many([source])
     records = read_records(scored.samples_path) if scored.samples_path else None
     judge_rows = read_judge_rows(judge) if judge is not None else None

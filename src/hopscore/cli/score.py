@@ -8,9 +8,9 @@ import typer
 
 from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
+from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.display import print_report
 from hopscore.launch import ScoreRequest, run_score
-from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 
 @app.command()

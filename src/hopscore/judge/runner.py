@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.console import Console
 
+from hopscore.defaults import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
 from hopscore.engine import (
     BatchOutcome,
     ChatBackend,
@@ -45,7 +46,6 @@ from hopscore.judge.rows import (
 
 #: The reference's temperature and completion budget.
 TEMPERATURE = 0.0
-DEFAULT_MAX_TOKENS = 2048
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

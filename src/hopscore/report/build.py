@@ -43,13 +43,13 @@ from hopscore.analysis.samples import (
     trajectory,
 )
 from hopscore.analysis.scored import ScoredSet
+from hopscore.report import COMPRESS_CHOICES as COMPRESS_CHOICES
+from hopscore.report import DEFAULT_MAX_TEXT as DEFAULT_MAX_TEXT
 from hopscore.report.charts import Bar, Cluster, bar_chart
 from hopscore.report.sections import comparison_view, group_rows_view, summary_view
 
-DEFAULT_MAX_TEXT = 4000
 #: Sample data above this many bytes of JSON is embedded gzip-compressed (``--compress auto``).
 COMPRESS_ABOVE = 4_000_000
-COMPRESS_CHOICES = ("auto", "always", "never")
 CHART_METRICS = 3
 JUDGE_FIELDS = ("extracted_final_answer", "reasoning", "confidence", "parse_ok", "error")
 SQL_FIELDS = ("reason", "agent_sql", "agent_sql_source", "column_precision", "column_recall",

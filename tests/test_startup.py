@@ -1,0 +1,53 @@
+"""Start-up stays light: what ``hopscore --help`` and a plain ``hopscore score`` import.
+
+Timing is measured in ``bench/``; here only which heavy modules get loaded is checked.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.conftest import FIXTURES, SRC
+
+HEAVY = ("numpy", "scipy", "jinja2", "openai", "pint", "sqlglot")
+
+
+def modules_after(code: str) -> set[str]:
+    script = f"import sys, json\n{code}\nprint(json.dumps(sorted(sys.modules)))"
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(SRC), "PATH": ""},
+        check=True,
+    )
+    return set(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def roots(modules: set[str]) -> set[str]:
+    return {name.split(".")[0] for name in modules}
+
+
+def test_the_command_line_application_loads_no_heavy_library() -> None:
+    loaded = roots(modules_after("import hopscore.cli"))
+    assert "typer" in loaded
+    assert loaded.isdisjoint(HEAVY)
+
+
+def test_a_plain_score_without_intervals_loads_neither_typer_nor_numpy() -> None:
+    gold = FIXTURES / "hybridqa" / "dev_reference_small.json"
+    predictions = FIXTURES / "hybridqa" / "predictions_targeted.json"
+    code = (
+        "import contextlib, io\n"
+        "from hopscore.launch import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):\n"
+        f"    main(['score', 'hybridqa', '-g', {str(gold)!r}, '-p', {str(predictions)!r},"
+        " '--resamples', '0'])\n"
+        "assert 'hybridqa' in out.getvalue(), out.getvalue()"
+    )
+    loaded = roots(modules_after(code))
+    assert "hopscore" in loaded and "msgspec" in loaded
+    assert loaded.isdisjoint({"typer", "pydantic", *HEAVY})
