@@ -53,13 +53,14 @@ import gc, json, sys, time
 from pathlib import Path
 from hopscore import benchmarks
 from hopscore.scoring import score_files
-name, gold, predictions, out, repeats = sys.argv[1:6]
+name, gold, predictions, out, repeats, resamples = sys.argv[1:7]
+options = {} if resamples == "default" else {"resamples": int(resamples)}
 bench = benchmarks.get(name)
 times = []
 for i in range(int(repeats) + 1):
     gc.collect()
     start, cpu = time.perf_counter(), time.process_time()
-    score_files(bench, Path(gold), Path(predictions), Path(out))
+    score_files(bench, Path(gold), Path(predictions), Path(out), **options)
     if i:
         times.append([time.perf_counter() - start, time.process_time() - cpu])
 print(json.dumps(times))
@@ -132,6 +133,14 @@ def _in_process(
     }
 
 
+#: hopscore configurations timed against the official scripts: the same work as theirs (no
+#: confidence intervals), and the default (2,000-resample bootstrap interval on every metric)
+MODES: dict[str, list[str]] = {
+    "no intervals": ["--resamples", "0"],
+    "default": [],
+}
+
+
 def run_case(
     case: Case,
     *,
@@ -141,62 +150,75 @@ def run_case(
     repeats: int,
     in_process_repeats: int,
     extra_args: list[str],
+    modes: dict[str, list[str]] | None = None,
     warm_up: bool = True,
-) -> dict[str, Any]:
-    """Measure one case; exits when the two scorers disagree."""
-    out = work / ("out-" + re.sub(r"[^a-z0-9]+", "-", case.name.lower()).strip("-"))
+) -> list[dict[str, Any]]:
+    """Measure one case: the official script once, hopscore in each mode (one result each).
+
+    Exits when hopscore and the official script disagree on the numbers.
+    """
     script_dir = case.official_script.parent
     official_cmd = [official_python, case.official_script.name, *case.official_args]
-    hopscore_cmd = [
-        python, "-m", "hopscore", "score", case.benchmark,
-        "--gold", str(case.gold), "--predictions", str(case.predictions),
-        "--output-dir", str(out), *extra_args,
-    ]  # fmt: skip
     print(f"[{case.name}] official script x{repeats} ...", flush=True)
     official = measure(
         "official", official_cmd, repeats, cwd=script_dir, env=case.official_env, warm_up=warm_up
     )
-    print(f"[{case.name}] hopscore score x{repeats} ...", flush=True)
-    ours = measure("hopscore", hopscore_cmd, repeats, env=hopscore_env(), warm_up=warm_up)
-    agreement = _agreement(case.parse_official(official.runs[-1].stdout), out / "metrics.json")
-
-    result: dict[str, Any] = {
-        "case": case.name,
-        "benchmark": case.benchmark,
-        "gold": str(case.gold),
-        "predictions": str(case.predictions),
-        "notes": case.notes,
-        "metrics_agree": agreement,
-        "official_process": official.summary(),
-        "hopscore_process": ours.summary(),
-    }
-    result["speedup_process_wall"] = speedup(
-        result["official_process"]["wall_s_median"], result["hopscore_process"]["wall_s_median"]
-    )
-    result["speedup_process_cpu"] = speedup(
-        result["official_process"]["cpu_s_median"], result["hopscore_process"]["cpu_s_median"]
-    )
+    official_in_process = None
     if in_process_repeats > 0:
-        print(f"[{case.name}] in-process x{in_process_repeats} ...", flush=True)
-        official_times = _in_process(
+        print(f"[{case.name}] official in-process x{in_process_repeats} ...", flush=True)
+        official_in_process = _in_process(
             [official_python, "-c", OFFICIAL_DRIVER, case.official_script.name,
              str(in_process_repeats), *case.official_args],
             case.official_env, script_dir, "official in-process",
         )  # fmt: skip
-        our_times = _in_process(
-            [python, "-c", HOPSCORE_DRIVER, case.benchmark, str(case.gold),
-             str(case.predictions), str(out), str(in_process_repeats)],
-            hopscore_env(), None, "hopscore in-process",
-        )  # fmt: skip
-        result["official_in_process"] = official_times
-        result["hopscore_in_process"] = our_times
-        result["speedup_in_process_wall"] = speedup(
-            official_times["wall_s_median"], our_times["wall_s_median"]
+    results = []
+    for mode, mode_args in (modes or MODES).items():
+        slug = re.sub(r"[^a-z0-9]+", "-", f"{case.name} {mode}".lower()).strip("-")
+        out = work / f"out-{slug}"
+        hopscore_cmd = [
+            python, "-m", "hopscore", "score", case.benchmark,
+            "--gold", str(case.gold), "--predictions", str(case.predictions),
+            "--output-dir", str(out), *mode_args, *extra_args,
+        ]  # fmt: skip
+        print(f"[{case.name}] hopscore score ({mode}) x{repeats} ...", flush=True)
+        ours = measure("hopscore", hopscore_cmd, repeats, env=hopscore_env(), warm_up=warm_up)
+        official_metrics = case.parse_official(official.runs[-1].stdout)
+        result: dict[str, Any] = {
+            "case": case.name,
+            "mode": mode,
+            "benchmark": case.benchmark,
+            "gold": str(case.gold),
+            "predictions": str(case.predictions),
+            "notes": case.notes,
+            "metrics_agree": _agreement(official_metrics, out / "metrics.json"),
+            "official_process": official.summary(),
+            "hopscore_process": ours.summary(),
+        }
+        result["speedup_process_wall"] = speedup(
+            official.summary()["wall_s_median"], ours.summary()["wall_s_median"]
         )
-        result["speedup_in_process_cpu"] = speedup(
-            official_times["cpu_s_median"], our_times["cpu_s_median"]
+        result["speedup_process_cpu"] = speedup(
+            official.summary()["cpu_s_median"], ours.summary()["cpu_s_median"]
         )
-    return result
+        if official_in_process is not None:
+            print(f"[{case.name}] hopscore in-process ({mode}) x{in_process_repeats} ...",
+                  flush=True)  # fmt: skip
+            resamples = mode_args[mode_args.index("--resamples") + 1] if mode_args else "default"
+            our_times = _in_process(
+                [python, "-c", HOPSCORE_DRIVER, case.benchmark, str(case.gold),
+                 str(case.predictions), str(out), str(in_process_repeats), resamples],
+                hopscore_env(), None, "hopscore in-process",
+            )  # fmt: skip
+            result["official_in_process"] = official_in_process
+            result["hopscore_in_process"] = our_times
+            result["speedup_in_process_wall"] = speedup(
+                official_in_process["wall_s_median"], our_times["wall_s_median"]
+            )
+            result["speedup_in_process_cpu"] = speedup(
+                official_in_process["cpu_s_median"], our_times["cpu_s_median"]
+            )
+        results.append(result)
+    return results
 
 
 def _agreement(official: dict[str, float], metrics_json: Path) -> dict[str, Any]:
@@ -213,7 +235,7 @@ def table_rows(results: list[dict[str, Any]]) -> list[list[Any]]:
     for r in results:
         off, ours = r["official_process"], r["hopscore_process"]
         row: list[Any] = [
-            r["case"],
+            f"{r['case']}, {r['mode']}",
             off["wall_s_median"], ours["wall_s_median"], r["speedup_process_wall"],
             off["cpu_s_median"], ours["cpu_s_median"], r["speedup_process_cpu"],
         ]  # fmt: skip

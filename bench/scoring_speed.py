@@ -94,7 +94,9 @@ def main() -> None:
             )
         )
     results = [
-        run_case(
+        result
+        for case in cases
+        for result in run_case(
             case,
             python=sys.executable,
             official_python=args.official_python,
@@ -103,7 +105,6 @@ def main() -> None:
             in_process_repeats=args.in_process_repeats,
             extra_args=shlex.split(args.hopscore_args),
         )
-        for case in cases
     ]
     payload = {"machine": machine(), "results": results}
     if not only or "startup" in only:
@@ -117,9 +118,8 @@ def main() -> None:
           f"{payload['machine_after']['load_average'][0]:.2f} after")
     if results:
         print_table(TABLE_HEADERS, table_rows(results))
-    for r in results:
-        if r["notes"]:
-            print(f"{r['case']}: {r['notes']}")
+    for note in dict.fromkeys(f"{r['case']}: {r['notes']}" for r in results if r["notes"]):
+        print(note)
     if "startup" in payload:
         print()
         print_table(

@@ -161,9 +161,8 @@ def bulk_load() -> Iterator[None]:
     """Pause the cyclic garbage collector while large input files are parsed into records.
 
     Parsing creates millions of container objects and no reference cycles, so collections
-    during it only cost time (about half of the parse). On exit what was built is frozen
-    (``gc.freeze``): later collections skip it; it is still freed as usual when dropped.
-    Nested uses are fine: only the outermost one acts.
+    during it only cost time (about half of the parse). Nested uses are fine: only the
+    outermost one acts.
     """
     if not gc.isenabled():
         yield
@@ -172,7 +171,6 @@ def bulk_load() -> Iterator[None]:
     try:
         yield
     finally:
-        gc.freeze()
         gc.enable()
 
 
