@@ -166,3 +166,17 @@ def test_reference_examples_are_built_lazily_but_checked_up_front(tmp_path: Path
     assert next(examples).id == next(iter(ref["reference"]))
     with pytest.raises(InputError, match=rf"record '{last}': field 'reference': expected a string"):
         list(examples)
+
+
+def test_official_list_reads_unusual_ids_through_the_checked_path(tmp_path: Path) -> None:
+    content = [
+        {"question_id": "hy01", "pred": "a", "other": 1},
+        {"question_id": 7, "pred": "int id"},
+        {"question_id": " hy02", "pred": ""},
+    ]
+    predictions = BENCH.load_predictions(write_json(tmp_path / "p.json", content)).by_id
+    assert {k: v.answer for k, v in predictions.items()} == {
+        "hy01": "a", "7": "int id", " hy02": ""
+    }
+    with pytest.raises(InputError, match=r"record \[1\]: field 'question_id': duplicate"):
+        BENCH.load_predictions(write_json(tmp_path / "d.json", [content[1], content[1]]))

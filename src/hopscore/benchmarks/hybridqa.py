@@ -114,8 +114,21 @@ class HybridQA(Benchmark[HybridQAExample, Prediction]):
             )
         by_id: dict[str, Prediction] = {}
         first: dict[str, int] = {}
+        where = str(path)
         for index, item in enumerate(data):
-            record = Fields.at_index(item, str(path), index)
+            if type(item) is dict:  # the usual record: string id and answer, taken directly
+                qid, pred = item.get("question_id"), item.get("pred")
+                if (
+                    type(qid) is str
+                    and qid
+                    and not qid[0].isspace()
+                    and type(pred) is str
+                    and qid not in first
+                ):
+                    first[qid] = index
+                    by_id[qid] = Prediction(id=qid, answer=pred)
+                    continue
+            record = Fields.at_index(item, where, index)
             qid = record.id("question_id")
             if qid in first:
                 raise record.error(
