@@ -86,6 +86,15 @@ def test_bulk_load_pauses_collection_and_nests() -> None:
     with pytest.raises(KeyError), bulk_load():
         raise KeyError("x")
     assert gc.isenabled()
+    assert gc.get_freeze_count() == 0  # what was built is back in the collector's care
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with bulk_load():
+            pass
+        assert gc.get_freeze_count() == frozen  # someone else's freeze is left alone
+    finally:
+        gc.unfreeze()
 
 
 def test_fields_at_line_locates_errors_lazily() -> None:
