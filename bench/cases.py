@@ -1,16 +1,23 @@
 """One side-by-side comparison: an official scorer and ``hopscore score`` on the same inputs.
 
-Four figures per input, each the median of repeated runs:
+Figures per input, each the median of repeated runs:
 
 * **official, process**: the official script run as its README says (``python script.py
   PRED GOLD``) in its own interpreter, from interpreter start to exit;
 * **hopscore, process**: ``python -m hopscore score ...`` end to end through the CLI (start-up,
-  loading, scoring, writing ``metrics.json`` / ``scores.jsonl`` and printing the table);
+  loading, scoring, writing ``metrics.json`` / ``scores.jsonl`` and printing the table), in two
+  modes: ``--resamples 0`` (no confidence intervals: the same work as the official script) and
+  the default (a 2,000-resample bootstrap interval on every metric, overall and per group);
 * **official, in-process** and **hopscore, in-process**: the scoring work alone, timed inside
   one warm interpreter (imports done, a first run discarded, garbage collected between runs).
   The official script is executed with ``runpy`` from its checkout (nothing of it is copied
   here); hopscore's work is ``hopscore.scoring.score_files`` with an output folder, so it
   includes writing both files.
+
+The process runs take turns (official, hopscore in each mode, again), after one warm-up round,
+so that a change of load on the shared machine falls on all of them; besides the ratio of the
+medians, the median of the per-round ratios of CPU time is reported ("paired"). Wall time, CPU
+time (user + system) and peak RSS come from ``os.wait4`` for each child.
 
 Both sides must agree on the numbers: the official printout is parsed and compared with
 hopscore's ``metrics.json`` to 1e-9, so the timing is of equal work.
@@ -29,7 +36,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import Series, checked, hopscore_env, measure, run_child, speedup
+from harness import (
+    Series,
+    checked,
+    hopscore_env,
+    measure,
+    measure_interleaved,
+    run_child,
+    speedup,
+)
 
 #: Runs an official script ``repeats + 1`` times in one interpreter; prints the times as JSON.
 OFFICIAL_DRIVER = r"""
@@ -159,10 +174,22 @@ def run_case(
     """
     script_dir = case.official_script.parent
     official_cmd = [official_python, case.official_script.name, *case.official_args]
-    print(f"[{case.name}] official script x{repeats} ...", flush=True)
-    official = measure(
-        "official", official_cmd, repeats, cwd=script_dir, env=case.official_env, warm_up=warm_up
-    )
+    outs: dict[str, Path] = {}
+    commands: list[tuple[str, list[str], Path | None, dict[str, str] | None]] = [
+        ("official", official_cmd, script_dir, case.official_env)
+    ]
+    for mode, mode_args in (modes or MODES).items():
+        slug = re.sub(r"[^a-z0-9]+", "-", f"{case.name} {mode}".lower()).strip("-")
+        outs[mode] = out = work / f"out-{slug}"
+        commands.append((mode, [
+            python, "-m", "hopscore", "score", case.benchmark,
+            "--gold", str(case.gold), "--predictions", str(case.predictions),
+            "--output-dir", str(out), *mode_args, *extra_args,
+        ], None, hopscore_env()))  # fmt: skip
+    print(f"[{case.name}] official script and hopscore score, taking turns, x{repeats} ...",
+          flush=True)  # fmt: skip
+    timed = measure_interleaved(commands, repeats, warm_up=warm_up)
+    official = timed["official"]
     official_in_process = None
     if in_process_repeats > 0:
         print(f"[{case.name}] official in-process x{in_process_repeats} ...", flush=True)
@@ -173,15 +200,8 @@ def run_case(
         )  # fmt: skip
     results = []
     for mode, mode_args in (modes or MODES).items():
-        slug = re.sub(r"[^a-z0-9]+", "-", f"{case.name} {mode}".lower()).strip("-")
-        out = work / f"out-{slug}"
-        hopscore_cmd = [
-            python, "-m", "hopscore", "score", case.benchmark,
-            "--gold", str(case.gold), "--predictions", str(case.predictions),
-            "--output-dir", str(out), *mode_args, *extra_args,
-        ]  # fmt: skip
-        print(f"[{case.name}] hopscore score ({mode}) x{repeats} ...", flush=True)
-        ours = measure("hopscore", hopscore_cmd, repeats, env=hopscore_env(), warm_up=warm_up)
+        out = outs[mode]
+        ours = timed[mode]
         official_metrics = case.parse_official(official.runs[-1].stdout)
         result: dict[str, Any] = {
             "case": case.name,
@@ -199,6 +219,10 @@ def run_case(
         )
         result["speedup_process_cpu"] = speedup(
             official.summary()["cpu_s_median"], ours.summary()["cpu_s_median"]
+        )
+        # the runs took turns, so round i of both saw about the same machine load
+        result["speedup_process_cpu_paired_median"] = statistics.median(
+            speedup(a.cpu_s, b.cpu_s) for a, b in zip(official.runs, ours.runs, strict=True)
         )
         if official_in_process is not None:
             print(f"[{case.name}] hopscore in-process ({mode}) x{in_process_repeats} ...",
@@ -237,7 +261,7 @@ def table_rows(results: list[dict[str, Any]]) -> list[list[Any]]:
         row: list[Any] = [
             f"{r['case']}, {r['mode']}",
             off["wall_s_median"], ours["wall_s_median"], r["speedup_process_wall"],
-            off["cpu_s_median"], ours["cpu_s_median"], r["speedup_process_cpu"],
+            off["cpu_s_median"], ours["cpu_s_median"], r["speedup_process_cpu_paired_median"],
         ]  # fmt: skip
         if "official_in_process" in r:
             row += [
@@ -255,7 +279,7 @@ def table_rows(results: list[dict[str, Any]]) -> list[list[Any]]:
 TABLE_HEADERS = [
     "input",
     "official wall s", "hopscore wall s", "x",
-    "official cpu s", "hopscore cpu s", "x",
+    "official cpu s", "hopscore cpu s", "x (paired)",
     "official in-proc cpu s", "hopscore in-proc cpu s", "x",
     "official RSS MiB", "hopscore RSS MiB",
 ]  # fmt: skip

@@ -127,6 +127,23 @@ def measure(
     return series
 
 
+def measure_interleaved(
+    commands: Sequence[tuple[str, Sequence[str], Path | None, dict[str, str] | None]],
+    repeats: int,
+    *,
+    warm_up: bool = True,
+) -> dict[str, Series]:
+    """Like :func:`measure` for several ``(name, cmd, cwd, env)``, taking turns: each round runs
+    every command once, so a change of machine load falls on all of them alike."""
+    series = {name: Series(name, list(cmd)) for name, cmd, _, _ in commands}
+    for round_number in range(repeats + (1 if warm_up else 0)):
+        for name, cmd, cwd, env in commands:
+            run = checked(run_child(cmd, cwd=cwd, env=env), name)
+            if round_number > 0 or not warm_up:
+                series[name].runs.append(run)
+    return series
+
+
 def hopscore_env() -> dict[str, str]:
     """The environment for ``python -m hopscore`` from this checkout.
 
