@@ -21,7 +21,6 @@ from rich.table import Table
 from hopscore import benchmarks, samples
 from hopscore.cli import app, console, err_console
 from hopscore.display import percent
-from hopscore.engine import ChatBackend, ChatRequest, ChatResponse
 from hopscore.errors import HopscoreError
 from hopscore.scoring import ScoreReport, score_files
 
@@ -67,22 +66,9 @@ def demo(
     _scores_demo(output_dir)
 
 
-class _Shared:
-    """One loaded model for every benchmark of the demo (closed once, at the end)."""
-
-    def __init__(self, backend: ChatBackend) -> None:
-        self.backend = backend
-        self.endpoint = backend.endpoint
-
-    async def send(self, request: ChatRequest, timeout: float) -> ChatResponse:
-        return await self.backend.send(request, timeout)
-
-    async def aclose(self) -> None:
-        pass
-
-
 def _model_demo(output_dir: Path | None, count: int) -> None:
     from hopscore.run.local import LocalSmolLM2
+    from hopscore.run.providers import SharedBackend
     from hopscore.run.runner import RunResult, execute
     from hopscore.run.settings import RunSettings
 
@@ -96,8 +82,7 @@ def _model_demo(output_dir: Path | None, count: int) -> None:
         root = output_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="demo-")))
 
         async def run_all() -> None:
-            backend = LocalSmolLM2()
-            shared = _Shared(backend)
+            shared = SharedBackend(LocalSmolLM2())
             try:
                 for name in names:
                     gold, _, aliases = stack.enter_context(found[name].paths())
@@ -112,7 +97,7 @@ def _model_demo(output_dir: Path | None, count: int) -> None:
                     result = await execute(settings, backend=shared, warn=err_console)
                     results.append((name, result, time.perf_counter() - begun))
             finally:
-                await backend.aclose()
+                await shared.close()
 
         asyncio.run(run_all())
         table = _model_table(results, count)  # reads the samples before a temporary dir goes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -217,24 +218,36 @@ def suite_mcr(
         cache_dir=None if no_cache else (cache_dir or default_cache_dir()),
     )  # fmt: skip
     rows: list[SuiteRow] = []
-    for name in (b for b in BENCHMARKS if b in chosen):
-        located = locate(data_dir, name, root)
-        if located.gold is None:
-            rows.append(SuiteRow(name, "missing", detail=f"looked for {located.looked_for}"))
-            continue
-        err_console.print(f"{name}: {located.gold}", markup=False, highlight=False)
-        try:
-            result = run(suite_settings(base, located, root),
-                         console=err_console if progress else None, warn=err_console)
-        except HopscoreError as exc:
-            rows.append(SuiteRow(name, "error", detail=str(exc)))
-            continue
-        if result.outcome.aborted is not None:
-            raise HopscoreError(f"{name}: stopped early: {result.outcome.aborted}; fix the model, "
-                                "endpoint or key and re-run the same command to continue")
-        mcr = (result.metrics or {}).get("mcr")
-        status = "ok" if not result.summary.get("errors") else "incomplete"
-        rows.append(SuiteRow(name, status, mcr, result.summary))
+    shared = None
+    if local:  # one loaded model for every dataset
+        from hopscore.run.local import LocalSmolLM2
+        from hopscore.run.providers import SharedBackend
+
+        shared = SharedBackend(LocalSmolLM2())
+    try:
+        for name in (b for b in BENCHMARKS if b in chosen):
+            located = locate(data_dir, name, root)
+            if located.gold is None:
+                rows.append(SuiteRow(name, "missing", detail=f"looked for {located.looked_for}"))
+                continue
+            err_console.print(f"{name}: {located.gold}", markup=False, highlight=False)
+            try:
+                result = run(suite_settings(base, located, root), backend=shared,
+                             console=err_console if progress else None, warn=err_console)
+            except HopscoreError as exc:
+                rows.append(SuiteRow(name, "error", detail=str(exc)))
+                continue
+            if result.outcome.aborted is not None:
+                raise HopscoreError(
+                    f"{name}: stopped early: {result.outcome.aborted}; fix the model, endpoint "
+                    "or key and re-run the same command to continue"
+                )
+            mcr = (result.metrics or {}).get("mcr")
+            status = "ok" if not result.summary.get("errors") else "incomplete"
+            rows.append(SuiteRow(name, status, mcr, result.summary))
+    finally:
+        if shared is not None:
+            asyncio.run(shared.close())
     root.mkdir(parents=True, exist_ok=True)
     from hopscore.io import write_json_atomic
 

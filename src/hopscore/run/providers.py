@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from hopscore.engine import ChatBackend, OpenAIBackend, endpoint_of
+from hopscore.engine import ChatBackend, ChatRequest, ChatResponse, OpenAIBackend, endpoint_of
 from hopscore.errors import HopscoreError
 
 PROVIDERS = ("openai", "local")
@@ -71,3 +71,24 @@ def endpoint_for(spec: ModelSpec, base_url: str | None) -> str:
 
         return f"local:{MODEL_NAME}:{GGUF_FILE}"
     return endpoint_of(base_url)
+
+
+class SharedBackend:
+    """One backend for several runs (a loaded local model): closing a run leaves it open.
+
+    Only for backends that do not belong to an event loop (the local model's worker thread);
+    an HTTP client must not outlive the loop it was made in.
+    """
+
+    def __init__(self, backend: ChatBackend) -> None:
+        self.backend = backend
+        self.endpoint = backend.endpoint
+
+    async def send(self, request: ChatRequest, timeout: float) -> ChatResponse:
+        return await self.backend.send(request, timeout)
+
+    async def aclose(self) -> None:
+        """Kept open for the next run; :meth:`close` closes it."""
+
+    async def close(self) -> None:
+        await self.backend.aclose()
