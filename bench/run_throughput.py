@@ -57,12 +57,14 @@ def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
     return proc, proc.stdout.readline().strip()
 
 
-def run_once(base_url: str, gold: Path, work: Path, concurrency: int) -> dict[str, float]:
-    out = work / f"run-c{concurrency}"
+def run_once(
+    base_url: str, gold: Path, work: Path, concurrency: int, index: int
+) -> dict[str, float]:
+    out = work / f"run-{index}-c{concurrency}"
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "NO_PROXY": "127.0.0.1,localhost"}
     args = [sys.executable, "-m", "hopscore", "run", "hotpotqa", "--gold", str(gold),
             "--model", "openai/bench", "--base-url", base_url, "--concurrency", str(concurrency),
-            "-o", str(out), "--cache-dir", str(work / f"cache-c{concurrency}"), "--no-progress"]
+            "-o", str(out), "--cache-dir", str(work / f"cache-{index}"), "--no-progress"]
     started = time.perf_counter()
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -92,8 +94,9 @@ def main() -> None:
             work = Path(tmp)
             gold = work / "gold.json"
             source = write_gold(gold, args.examples)
-            for concurrency in (int(c) for c in args.concurrency.split(",")):
-                figures = run_once(base_url, gold, work, concurrency)
+            levels = [int(c) for c in args.concurrency.split(",")]
+            for index, concurrency in enumerate(levels):
+                figures = run_once(base_url, gold, work, concurrency, index)
                 ideal = args.examples / concurrency * args.latency
                 ratio = figures["batch_wall_s"] / ideal
                 results.append({"concurrency": concurrency, "ideal_s": ideal,

@@ -48,6 +48,8 @@ RUN_ON = (
         (TRAILING, "Lake Miren, because Tollin lies on its shore.", "Lake Miren"),
         (DEEPSEEK_ORPHAN, None, "Lake Miren"),
         (RUN_ON, "Ilse Varga", "Lake Miren"),
+        ("Tollin. So the answer is: Lake Miren.\nQuestion: Who?\nThe answer is: Ilse Varga",
+         None, "Lake Miren"),
         ('answer: "Lake Miren".', '"Lake Miren".', "Lake Miren"),
         ("So the answer is: Lake Miren (a lake in the north).", None, "Lake Miren"),
         ("Answer:\n\nLake Miren", None, "Lake Miren"),

@@ -71,6 +71,16 @@ def test_mcr_protocol_renders_mcr_questions(name: str) -> None:
         assert " A. " in user.splitlines()[-1] and " B. " in user.splitlines()[-1]
 
 
+def test_mcr_with_exemplars_stops_where_a_new_exemplar_would_begin() -> None:
+    assert prepare(settings("bamboogle", protocol="mcr", shots=2)).tasks[0].request.stop == [
+        "\nQuestion:"]
+    assert prepare(settings("bamboogle", protocol="mcr")).tasks[0].request.stop is None
+    both = prepare(settings("bamboogle", protocol="mcr", shots=1, stop=("###",)))
+    assert both.tasks[0].request.stop == ["\nQuestion:", "###"] and both.stop == both.tasks[
+        0].request.stop
+    assert prepare(settings("bamboogle", shots=2)).tasks[0].request.stop is None
+
+
 def test_mcr_refuses_hybridqa() -> None:
     with pytest.raises(HopscoreError, match="MCR did not evaluate HybridQA"):
         prepare(settings("hybridqa", protocol="mcr"))

@@ -269,7 +269,7 @@ def suite_table(rows: list[SuiteRow], model: str) -> Table:
     for column in ("dataset", "metric", "n", "answered", "abstained", "errors",
                    "score (answered)", "score (all)", "note"):
         table.add_column(column, justify="left" if column in ("dataset", "metric", "note")
-                         else "right", overflow="fold")
+                         else "right", overflow="fold", no_wrap=column == "dataset")
 
     def pct(value: object) -> str:
         return "-" if not isinstance(value, float) else f"{100 * value:.1f}"

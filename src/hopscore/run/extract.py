@@ -149,7 +149,9 @@ def _until_next_example(lines: list[str], marker: str) -> list[str]:
     for index, line in enumerate(lines):
         if answered and _NEXT_EXAMPLE.match(_undecorate(line)):
             return lines[:index]
-        answered = answered or _is_marker_line(line, marker) is not None
+        answered = answered or _is_marker_line(line, marker) is not None or bool(
+            _INLINE.search(line)
+        )
     return lines
 
 

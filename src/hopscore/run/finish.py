@@ -165,7 +165,7 @@ def write_config(
         "model": {"spec": str(prepared.spec), "provider": prepared.spec.provider,
                   "name": prepared.spec.name, "endpoint": prepared.endpoint},
         "request": {"temperature": settings.temperature, "max_tokens": settings.max_tokens,
-                    "seed": settings.seed, "stop": list(settings.stop)},
+                    "seed": settings.seed, "stop": prepared.stop},
         "protocol": settings.protocol,
         "extraction": {"scored": settings.extraction if settings.protocol != "mcr" else "mcr",
                        "marker": prepared.marker, "answer_kind": prepared.answer_kind},

@@ -35,9 +35,7 @@ from hopscore.engine import (
     ResultLog,
     RetryPolicy,
     RowResult,
-    canonical_json,
     run_batch,
-    sha256_text,
 )
 from hopscore.run.extract import extract_flexible, extract_mcr, extract_strict
 from hopscore.run.finish import finish_run, write_config
@@ -97,7 +95,7 @@ class _Worker:
             "id": task.example.id,
             "question": task.example.question,
             "prompt": messages,
-            "prompt_sha256": sha256_text(canonical_json(messages)),
+            "prompt_sha256": task.prompt_sha256,
             "retrieved": None if task.retrieved is None else [d.id for d in task.retrieved],
             "raw_output": None,
         }

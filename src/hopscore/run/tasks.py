@@ -21,6 +21,10 @@ from hopscore.run.providers import ModelSpec, endpoint_for, resolve_base_url
 from hopscore.run.retrieval import Corpus, Document, file_sha256
 from hopscore.run.settings import RunSettings
 
+#: Under --protocol mcr with exemplars, generation stops where a new exemplar would begin, as
+#: MCR's prompts stop at their exemplar separator ("#").
+MCR_STOP = "\nQuestion:"
+
 
 @dataclass(frozen=True, slots=True)
 class Task:
@@ -32,6 +36,8 @@ class Task:
     retrieved: tuple[Document, ...] | None
     #: resume key: the example, the exact request and the settings that read its reply
     key: str
+    #: sha256 of the messages
+    prompt_sha256: str
 
 
 @dataclass(slots=True)
@@ -46,6 +52,8 @@ class Prepared:
     shots: list[dict[str, Any]]
     answer_kind: str
     marker: str
+    #: the stop sequences sent (the user's, plus MCR_STOP under --protocol mcr with shots)
+    stop: list[str]
     gold_sha256: str
     gold_examples: int
     corpus: Corpus | None
@@ -97,15 +105,18 @@ def prepare(settings: RunSettings) -> Prepared:
     shots = load_shots(benchmark.name, settings.protocol, settings.shots)
     corpus = Corpus(settings.corpus) if settings.corpus is not None else None
     inputs = PromptInputs(tables_dir=settings.tables_dir, context_tokens=settings.context_tokens)
+    stop = list(settings.stop)
+    if settings.protocol == "mcr" and shots and MCR_STOP not in stop:
+        stop.insert(0, MCR_STOP)
     tasks = [
         _task(benchmark, example, settings, inputs, template, shots, corpus, kind, marker,
-              spec, endpoint)
+              spec, endpoint, stop)
         for example in examples
     ]
     return Prepared(
         benchmark=benchmark, spec=spec, base_url=base_url, endpoint=endpoint,
         examples=examples, tasks=tasks, template=template, shots=shots, answer_kind=kind,
-        marker=marker, gold_sha256=file_sha256(settings.gold), gold_examples=len(gold),
+        marker=marker, stop=stop, gold_sha256=file_sha256(settings.gold), gold_examples=len(gold),
         corpus=corpus,
     )  # fmt: skip
 
@@ -113,7 +124,7 @@ def prepare(settings: RunSettings) -> Prepared:
 def _task(
     benchmark: Benchmark[Any, Any], example: Example, settings: RunSettings, inputs: PromptInputs,
     template: PromptTemplate, shots: list[dict[str, Any]], corpus: Corpus | None, kind: str,
-    marker: str, spec: ModelSpec, endpoint: str,
+    marker: str, spec: ModelSpec, endpoint: str, stop: list[str],
 ) -> Task:
     variables = benchmark.prompt_variables(example, inputs)
     query = variables["mcr_question"] if settings.protocol == "mcr" else variables["question"]
@@ -127,7 +138,7 @@ def _task(
     request = ChatRequest(
         model=spec.name, messages=messages, temperature=settings.temperature,
         max_tokens=settings.max_tokens, seed=settings.seed,
-        stop=list(settings.stop) if settings.stop else None,
+        stop=stop or None,
     )  # fmt: skip
     choices = tuple((c["label"], c["text"]) for c in variables.get("choices", ()))
     hints = Hints(kind=kind, choices=choices, unit=variables.get("unit"))
@@ -135,7 +146,7 @@ def _task(
         "id": example.id, "request": request.cache_key(endpoint), "protocol": settings.protocol,
         "extraction": settings.extraction, "marker": marker,
     }))  # fmt: skip
-    return Task(example, request, hints, retrieved, key)
+    return Task(example, request, hints, retrieved, key, sha256_text(canonical_json(messages)))
 
 
 def corpus_info(corpus: Corpus | None, settings: RunSettings) -> dict[str, Any] | None:
