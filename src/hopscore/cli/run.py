@@ -264,22 +264,27 @@ def suite_mcr(
 
 
 def suite_table(rows: list[SuiteRow], model: str) -> Table:
-    table = Table(title=f"MCR protocol: {model} (scores in %; abstentions score 0 in 'all')",
-                  title_justify="left")
-    for column in ("dataset", "metric", "n", "answered", "abstained", "errors",
-                   "score (answered)", "score (all)", "note"):
+    table = Table(
+        title=f"MCR protocol: {model} (in %; score: over answered questions, as MCR reports; "
+              "all: abstentions and errors score 0)", title_justify="left",
+    )
+    notes = any(row.status != "ok" for row in rows)
+    columns = ["dataset", "metric", "n", "answered", "abstained", "errors", "score", "all"]
+    for column in [*columns, "note"] if notes else columns:
         table.add_column(column, justify="left" if column in ("dataset", "metric", "note")
-                         else "right", overflow="fold", no_wrap=column == "dataset")
+                         else "right", overflow="fold", no_wrap=column != "note")
 
     def pct(value: object) -> str:
         return "-" if not isinstance(value, float) else f"{100 * value:.1f}"
 
     for row in rows:
+        note = [] if not notes else [row.status if row.status != "missing" or not row.detail
+                                     else f"missing: {row.detail}"]
         if row.mcr is None:
-            table.add_row(row.benchmark, "", "", "", "", "", "", "", f"{row.status}: {row.detail}")
+            table.add_row(row.benchmark, "", "", "", "", "", "", "", *note)
             continue
         m = row.mcr
         table.add_row(row.benchmark, str(m["metric"]), str(m["n"]), str(m["answered"]),
                       str(m["abstained"]), str(m["errors"]), pct(m["score_answered"]),
-                      pct(m["score_all"]), "" if row.status == "ok" else row.status)
+                      pct(m["score_all"]), *([""] if notes and row.status == "ok" else note))
     return table
