@@ -28,9 +28,9 @@ GOLDS = {
 
 def settings(name: str, **kwargs: object) -> RunSettings:
     gold, extra = GOLDS[name]
-    options = {**extra, **kwargs}
+    options = {"limit": 2, **extra, **kwargs}
     return RunSettings(benchmark=name, gold=gold, model="openai/m", output_dir=Path("unused"),
-                       limit=2, **options)  # type: ignore[arg-type]
+                       **options)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("name", list(GOLDS))
@@ -129,3 +129,17 @@ def test_split_messages() -> None:
         split_messages("[[user]]\nU\n[[assistant]]\nA", "t")
     with pytest.raises(HopscoreError, match=r"\[\[system\]\] message rendered empty"):
         split_messages("[[system]]\n\n[[user]]\nU", "t")
+
+
+def test_sample_is_mcrs_seeded_draw_and_limit_the_first_k() -> None:
+    import random
+
+    from hopscore.run.tasks import select
+
+    examples = list(range(40))
+    chosen = select(examples, settings("bamboogle", limit=None, sample=7))  # type: ignore[arg-type]
+    random.seed(11)
+    assert chosen == random.sample(examples, 7)
+    assert select(examples, settings("bamboogle", limit=3)) == [0, 1, 2]  # type: ignore[arg-type]
+    with pytest.raises(HopscoreError, match="exclude each other"):
+        settings("bamboogle", limit=2, sample=3).check()

