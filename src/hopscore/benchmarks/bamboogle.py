@@ -32,21 +32,25 @@ denominator (listed in ``missing_ids``), like every other benchmark here.
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hopscore.benchmarks.base import (
     Benchmark,
     Example,
+    ModelAnswer,
     Prediction,
     Predictions,
+    PromptInputs,
     check_unique_ids,
     load_universal,
     quick_answer,
 )
 from hopscore.benchmarks.formats import UNIVERSAL, universal_or_json
 from hopscore.errors import InputError, Location
-from hopscore.io import Fields, json_type, load_json, read_text
+from hopscore.io import Fields, json_type, load_json, read_text, write_json_atomic
 from hopscore.records import fast_init
 from hopscore.text import normalize_answer, set_f1
 
@@ -117,6 +121,17 @@ class Bamboogle(Benchmark[BamboogleExample, Prediction]):
             return {"em": 0.0, "f1": 0.0}
         em, f1 = mcr_scores(prediction.answer, example.answer_normalized)
         return {"em": em, "f1": f1}
+
+    mcr_evaluator = "bamboogle"
+
+    def prompt_variables(self, example: BamboogleExample, inputs: PromptInputs) -> dict[str, Any]:
+        return {"question": example.question, "mcr_question": example.question}
+
+    def make_prediction(self, example: BamboogleExample, answer: ModelAnswer) -> Prediction:
+        return Prediction(id=example.id, answer=answer.text or "")
+
+    def write_predictions(self, predictions: Sequence[Prediction], path: Path) -> None:
+        write_json_atomic(path, {p.id: p.answer or "" for p in predictions})
 
 
 def _example(example_id: str, question: str, answer: str, corrected: str = "") -> BamboogleExample:

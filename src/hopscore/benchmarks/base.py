@@ -4,17 +4,24 @@ A benchmark is one small module with one :class:`Benchmark` subclass. It says ho
 official gold and prediction files into typed records, which metrics and groups it reports, and
 how to score one example (:meth:`Benchmark.score`, a pure function). Joining, the missing-id
 policy, aggregation and output live in :mod:`hopscore.scoring`, shared by all benchmarks.
+
+For model runs (``hopscore run``) it also says how to prompt and read answers: the template
+variables of an example (:meth:`Benchmark.prompt_variables`; the templates themselves are
+package data in ``hopscore/run/templates``), the kind of answer expected (:attr:`answer_kind`,
+for flexible extraction), how an extracted answer becomes a prediction
+(:meth:`Benchmark.make_prediction`), how predictions are written in the official format
+(:meth:`Benchmark.write_predictions`), and MCR's evaluator and gold for ``--protocol mcr``.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
-from hopscore.errors import InputError
+from hopscore.errors import HopscoreError, InputError
 from hopscore.io import Fields, iter_jsonl_numbered
 from hopscore.records import fast_init
 
@@ -47,6 +54,28 @@ class Prediction:
     def answer_text(self) -> str | None:
         """The predicted answer as text, for display and judging."""
         return self.answer
+
+
+@dataclass(frozen=True, slots=True)
+class ModelAnswer:
+    """What a model run read from one reply."""
+
+    #: the extracted answer text; None when nothing was extracted
+    text: str | None
+    #: the whole reply (supporting-fact citations are read from it)
+    output: str = ""
+    #: ids of the documents retrieved for the prompt, best first (None: no retrieval)
+    retrieved: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptInputs:
+    """Run settings a benchmark may need to lay out an example's context."""
+
+    #: WikiTables-WithLinks folder (``tables_tok/``, ``request_tok/``) for HybridQA
+    tables_dir: Path | None = None
+    #: rough budget, in tokens, for long contexts (HybridQA tables and passages)
+    context_tokens: int = 3000
 
 
 E = TypeVar("E", bound=Example)
@@ -113,6 +142,39 @@ class Benchmark(ABC, Generic[E, P]):
     def is_missing(self, example: E, prediction: P | None) -> bool:
         """Whether this example counts as unpredicted (listed in ``missing_ids``)."""
         return prediction is None
+
+    # --- model runs -------------------------------------------------------------------------
+
+    #: Kind of answer for flexible extraction: span, yesno, choice, number or label.
+    answer_kind: ClassVar[str] = "span"
+    #: MCR's evaluator for this dataset (see :mod:`hopscore.run.mcr`); "" when MCR has none.
+    mcr_evaluator: ClassVar[str] = ""
+    #: The answer kind of MCR's question form (FEVEROUS asks yes/no there).
+    mcr_answer_kind: ClassVar[str | None] = None
+    #: Name of the official-format predictions file in a run directory.
+    predictions_file: ClassVar[str] = "predictions.json"
+
+    def prompt_variables(self, example: E, inputs: PromptInputs) -> dict[str, Any]:
+        """Template variables of one example: ``question``, the context the task needs, and
+        ``mcr_question`` (the question as MCR's dataset readers phrase it)."""
+        raise HopscoreError(f"{self.title} has no prompt layout; it cannot be run by a model")
+
+    def mcr_gold(self, example: E) -> str:
+        """The gold answer MCR's evaluator compares with."""
+        answers = example.gold_answers()
+        return answers[0] if answers else ""
+
+    def make_prediction(self, example: E, answer: ModelAnswer) -> P:
+        """The prediction a model run made (``answer.text`` None: nothing was extracted)."""
+        raise HopscoreError(f"{self.title} cannot turn model answers into predictions")
+
+    def prediction_details(self, prediction: P) -> dict[str, Any]:
+        """Predicted parts beyond the answer text, as JSON (for a run's samples.jsonl)."""
+        return {}
+
+    def write_predictions(self, predictions: Sequence[P], path: Path) -> None:
+        """Write predictions in the benchmark's official format (read back by load_predictions)."""
+        raise HopscoreError(f"{self.title} has no prediction writer")
 
 
 def load_universal(

@@ -14,13 +14,23 @@ a unit after conversion ("$7224" and "15 people" do not).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hopscore.benchmarks.base import Benchmark, Example, Prediction, Predictions, load_universal
-from hopscore.errors import InputError
-from hopscore.io import Fields, json_type, load_json, sniff_json_kind
+from hopscore.benchmarks.base import (
+    Benchmark,
+    Example,
+    ModelAnswer,
+    Prediction,
+    Predictions,
+    PromptInputs,
+    load_universal,
+)
+from hopscore.errors import InputError, Location
+from hopscore.io import Fields, json_type, load_json, sniff_json_kind, write_json_atomic
 from hopscore.quantities import Quantity, answer_quantity, fp_score
 from hopscore.records import fast_init
 
@@ -32,6 +42,8 @@ class FermiExample(Example):
     #: The gold magnitude in base units.
     value: Any
     has_unit: bool
+    #: the ``context`` string: ``"CONTEXT:=F1: ...=F2: ..."``
+    context: str = ""
 
     def groups(self) -> dict[str, str]:
         return {"unit": "with_unit" if self.has_unit else "no_unit"}
@@ -101,6 +113,7 @@ class Fermi(Benchmark[FermiExample, FermiPrediction]):
                     answer=answer,
                     value=quantity.magnitude,
                     has_unit=quantity.has_unit,
+                    context=record.str("context", ""),
                 )
             )
         return examples
@@ -137,3 +150,44 @@ class Fermi(Benchmark[FermiExample, FermiPrediction]):
         if prediction is None or prediction.value is None:
             return {"fp_score": 0.0}
         return {"fp_score": fp_score(example.value, prediction.value)}
+
+    answer_kind = "number"
+    mcr_evaluator = "fermi"
+
+    def prompt_variables(self, example: FermiExample, inputs: PromptInputs) -> dict[str, Any]:
+        """The question, its context facts, and the unit the answer is asked in.
+
+        The unit is read from the gold answer as MCR's reader does ("$" when the answer has
+        one, else the last word of a multi-word answer, else none): the realFP questions do not
+        always say which unit they want, and the official score compares base-unit magnitudes.
+        """
+        unit = answer_unit(example.answer)
+        mcr = f"{example.question} Unit: {unit}." if unit else example.question
+        return {"question": example.question, "mcr_question": mcr, "unit": unit,
+                "facts": context_facts(example.context)}
+
+    def make_prediction(self, example: FermiExample, answer: ModelAnswer) -> FermiPrediction:
+        return _prediction(Fields({"answer": answer.text or ""}, Location("run")), example.id)
+
+    def write_predictions(self, predictions: Sequence[FermiPrediction], path: Path) -> None:
+        write_json_atomic(path, {p.id: p.answer or "" for p in predictions})
+
+
+def answer_unit(answer: str) -> str | None:
+    """MCR's unit of a gold answer: "$" if it has one, else the last of several words."""
+    if "$" in answer:
+        return "$"
+    words = answer.split(" ")
+    return words[-1] if len(words) > 1 else None
+
+
+_FACT = re.compile(r"(?:^|=)\s*F\d+\s*:\s*")
+
+
+def context_facts(context: str) -> list[str]:
+    """``"CONTEXT:=F1: a=F2: b"`` -> ``["a", "b"]`` (a context without F-labels: one fact)."""
+    body = context.strip()
+    if body.upper().startswith("CONTEXT:"):
+        body = body[len("CONTEXT:"):]
+    parts = [part.strip() for part in _FACT.split(body)]
+    return [part for part in parts if part]

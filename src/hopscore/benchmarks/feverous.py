@@ -27,14 +27,21 @@ A missing prediction scores 0 on every metric.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hopscore.benchmarks.base import Benchmark, Example, Prediction, Predictions
+from hopscore.benchmarks.base import (
+    Benchmark,
+    Example,
+    ModelAnswer,
+    Prediction,
+    Predictions,
+    PromptInputs,
+)
 from hopscore.errors import InputError, Location
-from hopscore.io import Fields, iter_jsonl, json_type
+from hopscore.io import Fields, iter_jsonl, json_type, write_jsonl_atomic
 from hopscore.records import fast_init
 
 Element = tuple[str, str, str]
@@ -277,3 +284,30 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
         if "evidence_precision" in out and "evidence_recall" in out:
             out["evidence_f1"] = harmonic(out["evidence_precision"], out["evidence_recall"])
         return out
+
+    answer_kind = "label"
+    mcr_answer_kind = "yesno"
+    mcr_evaluator = "hover"
+    predictions_file = "predictions.jsonl"
+
+    def prompt_variables(self, example: FeverousExample, inputs: PromptInputs) -> dict[str, Any]:
+        """The claim; MCR asks "Is it true that <claim>?" with gold Yes iff SUPPORTS."""
+        mcr = f"Is it true that {example.question}?".replace(".?", "?")
+        return {"question": example.question, "claim": example.question, "mcr_question": mcr}
+
+    def mcr_gold(self, example: FeverousExample) -> str:
+        return "Yes" if example.label == "SUPPORTS" else "No"
+
+    def make_prediction(self, example: FeverousExample, answer: ModelAnswer) -> FeverousPrediction:
+        """The label named by the answer (yes/true: SUPPORTS, no/false: REFUTES); no evidence."""
+        from hopscore.run.extract import feverous_label
+
+        text = answer.text or ""
+        return FeverousPrediction(id=example.id, answer=feverous_label(text) or text)
+
+    def write_predictions(self, predictions: Sequence[FeverousPrediction], path: Path) -> None:
+        write_jsonl_atomic(path, (
+            {"id": p.id, "predicted_label": p.answer or "",
+             "predicted_evidence": ["_".join(e) for e in p.evidence]}
+            for p in predictions
+        ))  # fmt: skip

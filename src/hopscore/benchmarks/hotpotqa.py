@@ -15,6 +15,8 @@ is not an integer is an error naming the record.
 from __future__ import annotations
 
 import mmap
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,8 +26,10 @@ import msgspec
 from hopscore.benchmarks.base import (
     Benchmark,
     Example,
+    ModelAnswer,
     Prediction,
     Predictions,
+    PromptInputs,
     check_unique_ids,
     load_universal,
 )
@@ -36,11 +40,12 @@ from hopscore.benchmarks.formats import (
     universal_or_json,
 )
 from hopscore.errors import InputError
-from hopscore.io import Fields, bulk_load, json_type, load_json
+from hopscore.io import Fields, bulk_load, json_type, load_json, write_json_atomic
 from hopscore.records import fast_init
 from hopscore.text import hotpot_prf, normalize_answer
 
 Fact = tuple[str, int]
+Context = tuple[tuple[str, tuple[str, ...]], ...]
 
 _STR_ONLY = frozenset({str})
 
@@ -167,19 +172,6 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
 
     @staticmethod
     def _gold_record(record: Fields) -> HotpotExample:
-        context = []
-        for entry in record.list("context", []):
-            if (
-                not isinstance(entry, list)
-                or len(entry) != 2
-                or not isinstance(entry[0], str)
-                or not isinstance(entry[1], list)
-            ):
-                raise record.error("context", "expected [title, [sentence, ...]] entries")
-            sentences = tuple(entry[1])
-            if not _STR_ONLY.issuperset(map(type, sentences)):
-                sentences = tuple(map(str, sentences))
-            context.append((entry[0], sentences))
         return HotpotExample(
             id=record.id("_id"),
             question=record.str("question", ""),
@@ -187,7 +179,7 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
             supporting_facts=parse_facts(
                 record.raw("supporting_facts", []), record, "supporting_facts"
             ),
-            context=tuple(context),
+            context=parse_context(record),
             type=record.str("type", None, nullable=True),
             level=record.str("level", None, nullable=True),
         )
@@ -220,6 +212,91 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
 
     def is_missing(self, example: HotpotExample, prediction: HotpotPrediction | None) -> bool:
         return prediction is None or prediction.answer is None
+
+    mcr_evaluator = "wikihop"
+
+    def prompt_variables(self, example: HotpotExample, inputs: PromptInputs) -> dict[str, Any]:
+        return paragraph_variables(example.question, example.context)
+
+    def make_prediction(self, example: HotpotExample, answer: ModelAnswer) -> HotpotPrediction:
+        titles = [title for title, _ in example.context]
+        return HotpotPrediction(
+            id=example.id, answer=answer.text or "", sp=cited_facts(answer.output, titles)
+        )
+
+    def prediction_details(self, prediction: HotpotPrediction) -> dict[str, Any]:
+        return {"sp": [list(fact) for fact in prediction.sp or ()]}
+
+    def write_predictions(self, predictions: Sequence[HotpotPrediction], path: Path) -> None:
+        write_json_atomic(path, {
+            "answer": {p.id: p.answer or "" for p in predictions},
+            "sp": {p.id: [list(fact) for fact in p.sp or ()] for p in predictions},
+        })  # fmt: skip
+
+
+def parse_context(record: Fields) -> Context:
+    """The ``context`` field: ``[[title, [sentence, ...]], ...]`` (absent: empty)."""
+    context = []
+    for entry in record.list("context", []):
+        if (
+            not isinstance(entry, list)
+            or len(entry) != 2
+            or not isinstance(entry[0], str)
+            or not isinstance(entry[1], list)
+        ):
+            raise record.error("context", "expected [title, [sentence, ...]] entries")
+        sentences = tuple(entry[1])
+        if not _STR_ONLY.issuperset(map(type, sentences)):
+            sentences = tuple(map(str, sentences))
+        context.append((entry[0], sentences))
+    return tuple(context)
+
+
+def paragraph_variables(question: str, context: Context) -> dict[str, Any]:
+    """Template variables of a question over titled paragraphs of numbered sentences."""
+    return {
+        "question": question,
+        "mcr_question": question,
+        "paragraphs": [
+            {"title": title, "sentences": [s.strip() for s in sentences]}
+            for title, sentences in context
+        ],
+    }
+
+
+_CITATION = re.compile(r"\[\s*([^\[\]\n]{1,300}?)\s*,\s*(?:sentence\s*|s)?(\d{1,4})\s*\]", re.I)
+_FACTS_LABEL = re.compile(r"supporting\s+(?:facts|sentences|evidence)", re.I)
+_PARAGRAPH_NUMBER = re.compile(r"^(?:paragraph|para|p)?\s*#?(\d{1,3})$", re.I)
+
+
+def cited_facts(output: str, titles: Sequence[str]) -> tuple[Fact, ...]:
+    """``[title, sentence]`` citations in a reply, read after its last "Supporting facts" label
+    when it has one, else anywhere outside ``<think>`` blocks.
+
+    A cited title is matched to the context's titles exactly, then ignoring case and
+    punctuation, then as a paragraph number ("[Paragraph 2, 0]", "[2, 0]"); an unknown title is
+    kept as written (it can only be a false positive). Duplicates are dropped, order kept.
+    """
+    from hopscore.run.extract import strip_think  # a pure helper; run imports benchmarks
+
+    text = strip_think(output)
+    labels = list(_FACTS_LABEL.finditer(text))
+    if labels:
+        text = text[labels[-1].end():]
+    exact = set(titles)
+    normalized = {normalize_answer(title): title for title in titles}
+    facts: dict[Fact, None] = {}
+    for match in _CITATION.finditer(text):
+        raw = match.group(1).strip().strip("\"'*_`").strip()
+        title = raw
+        if raw not in exact:
+            number = _PARAGRAPH_NUMBER.match(raw)
+            if normalize_answer(raw) in normalized:
+                title = normalized[normalize_answer(raw)]
+            elif number and 1 <= int(number.group(1)) <= len(titles):
+                title = titles[int(number.group(1)) - 1]
+        facts[(title, int(match.group(2)))] = None
+    return tuple(facts)
 
 
 class _QuickRecord(msgspec.Struct, rename={"id": "_id"}):

@@ -25,7 +25,7 @@ script silently keeps the last). ``"pred": null`` is an error (the official scri
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,15 +33,18 @@ from typing import Any
 from hopscore.benchmarks.base import (
     Benchmark,
     Example,
+    ModelAnswer,
     Prediction,
     Predictions,
+    PromptInputs,
     check_unique_ids,
     load_universal,
     quick_answer,
 )
 from hopscore.benchmarks.formats import UNIVERSAL, universal_or_json
-from hopscore.errors import InputError, Location
-from hopscore.io import Fields, json_type, load_json
+from hopscore.benchmarks.wikitables import load_table, table_context
+from hopscore.errors import HopscoreError, InputError, Location
+from hopscore.io import Fields, json_type, load_json, write_json_atomic
 from hopscore.records import fast_init
 from hopscore.text import normalize_answer, squad2_f1
 
@@ -145,6 +148,30 @@ class HybridQA(Benchmark[HybridQAExample, Prediction]):
             return {"em": 0.0, "f1": 0.0}
         em, f1 = exact_and_f1(prediction.answer, example.answer_normalized)
         return {"em": em, "f1": f1}
+
+    def prompt_variables(self, example: HybridQAExample, inputs: PromptInputs) -> dict[str, Any]:
+        """The question, its table as Markdown and the passages of linked cells (a budget)."""
+        if inputs.tables_dir is None:
+            raise HopscoreError(
+                "HybridQA runs need the tables: --tables-dir DIR, a WikiTables-WithLinks folder "
+                "holding tables_tok/ and request_tok/"
+            )
+        if not example.table_id or not example.question:
+            raise HopscoreError(
+                f"question {example.id!r} has no question text or table_id: run HybridQA from "
+                "dev.json or dev.traced.json (dev_reference.json holds only answers)"
+            )
+        table = load_table(inputs.tables_dir, example.table_id)
+        context = table_context(table, example.question, inputs.context_tokens)
+        return {"question": example.question, "mcr_question": example.question,
+                **context.variables()}
+
+    def make_prediction(self, example: HybridQAExample, answer: ModelAnswer) -> Prediction:
+        return Prediction(id=example.id, answer=answer.text or "")
+
+    def write_predictions(self, predictions: Sequence[Prediction], path: Path) -> None:
+        rows = [{"question_id": p.id, "pred": p.answer or ""} for p in predictions]
+        write_json_atomic(path, rows)
 
 
 def _example(qid: str, answer: str, **kwargs: Any) -> HybridQAExample:

@@ -32,20 +32,25 @@ There is no official QuaRTz scorer beyond leaderboard accuracy on labels; we fol
 from __future__ import annotations
 
 import csv
+import io
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hopscore.benchmarks.base import (
     Benchmark,
     Example,
+    ModelAnswer,
     Prediction,
     Predictions,
+    PromptInputs,
     check_unique_ids,
     load_universal,
 )
 from hopscore.errors import InputError, Location
-from hopscore.io import Fields, iter_jsonl, read_text
+from hopscore.io import Fields, iter_jsonl, read_text, write_text_atomic
 from hopscore.records import fast_init
 from hopscore.text import normalize_answer
 
@@ -130,6 +135,35 @@ class QuaRTz(Benchmark[QuartzExample, QuartzPrediction]):
 
     def is_missing(self, example: QuartzExample, prediction: QuartzPrediction | None) -> bool:
         return prediction is None or (prediction.answer is None and prediction.label is None)
+
+    answer_kind = "choice"
+    mcr_evaluator = "quartz"
+    predictions_file = "predictions.csv"
+
+    def prompt_variables(self, example: QuartzExample, inputs: PromptInputs) -> dict[str, Any]:
+        """Paragraph, question and choices; MCR's question appends "A. text B. text"."""
+        listed = " ".join(f"{label}. {text}" for label, text in example.choices)
+        return {
+            "question": example.question, "mcr_question": f"{example.question} {listed}",
+            "para": example.para,
+            "choices": [{"label": label, "text": text} for label, text in example.choices],
+        }  # fmt: skip
+
+    def mcr_gold(self, example: QuartzExample) -> str:
+        return example.answer_key
+
+    def make_prediction(self, example: QuartzExample, answer: ModelAnswer) -> QuartzPrediction:
+        """The label the answer names ("" when it names none, which scores 0)."""
+        label = resolve_choice(answer.text, example.choices) if answer.text else None
+        return QuartzPrediction(id=example.id, label=label or "")
+
+    def write_predictions(self, predictions: Sequence[QuartzPrediction], path: Path) -> None:
+        """The AllenAI leaderboard CSV: ``question_id,answer_label`` lines, no header."""
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        for p in predictions:
+            writer.writerow([p.id, p.label or ""])
+        write_text_atomic(path, buffer.getvalue())
 
 
 def _gold_record(record: Fields) -> QuartzExample:

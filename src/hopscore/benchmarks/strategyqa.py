@@ -29,6 +29,7 @@ Parity notes (``official-metrics.md`` §7):
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,13 +37,22 @@ from typing import Any
 from hopscore.benchmarks.base import (
     Benchmark,
     Example,
+    ModelAnswer,
     Prediction,
     Predictions,
+    PromptInputs,
     check_unique_ids,
     load_universal,
 )
 from hopscore.errors import HopscoreError, InputError
-from hopscore.io import Fields, iter_jsonl, json_type, load_json, sniff_json_kind
+from hopscore.io import (
+    Fields,
+    iter_jsonl,
+    json_type,
+    load_json,
+    sniff_json_kind,
+    write_json_atomic,
+)
 from hopscore.records import fast_init
 from hopscore.sari import sari, strategyqa_tokens
 
@@ -283,6 +293,50 @@ class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
                     )
                 recall = recall_at(example.evidence, prediction.paragraphs)
         return {"accuracy": accuracy, "sari": sari_score, f"recall@{RETRIEVAL_LIMIT}": recall}
+
+    answer_kind = "yesno"
+    mcr_evaluator = "em"
+
+    def prompt_variables(self, example: StrategyQAExample, inputs: PromptInputs) -> dict[str, Any]:
+        return {"question": example.question, "mcr_question": example.question}
+
+    def mcr_gold(self, example: StrategyQAExample) -> str:
+        return "Yes" if example.answer else "No"
+
+    def make_prediction(
+        self, example: StrategyQAExample, answer: ModelAnswer
+    ) -> StrategyQAPrediction:
+        """yes/no (first word, any case) becomes a boolean; anything else is no answer.
+
+        Retrieved document ids, when the run retrieved any, are the predicted paragraphs.
+        """
+        from hopscore.run.extract import yes_no
+
+        word = yes_no(answer.text) if answer.text else None
+        return StrategyQAPrediction(
+            id=example.id,
+            value=_NO_ANSWER if word is None else word == "yes",
+            paragraphs=answer.retrieved,
+        )
+
+    def prediction_details(self, prediction: StrategyQAPrediction) -> dict[str, Any]:
+        details: dict[str, Any] = {"answer": prediction.value if prediction.has_answer else None}
+        if prediction.paragraphs is not None:
+            details["paragraphs"] = list(prediction.paragraphs)
+        return details
+
+    def write_predictions(self, predictions: Sequence[StrategyQAPrediction], path: Path) -> None:
+        """The official ``{qid: {"answer": bool, "paragraphs": [...]}}``; an example without an
+        extracted yes/no has no "answer" key (it scores 0)."""
+        out: dict[str, dict[str, Any]] = {}
+        for p in predictions:
+            entry: dict[str, Any] = {}
+            if p.has_answer:
+                entry["answer"] = p.value
+            if p.paragraphs is not None:
+                entry["paragraphs"] = list(p.paragraphs)
+            out[p.id] = entry
+        write_json_atomic(path, out)
 
 
 def _id_field(path: Path, first: Any) -> str:

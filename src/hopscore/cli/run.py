@@ -1,0 +1,296 @@
+"""``hopscore run``: run a model on a benchmark and score it; ``hopscore suite mcr``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich.table import Table
+
+from hopscore import benchmarks
+from hopscore.cli import app, console, err_console
+from hopscore.defaults import DEFAULT_RESAMPLES
+from hopscore.display import print_report
+from hopscore.errors import HopscoreError
+
+if TYPE_CHECKING:
+    from hopscore.run.runner import RunResult
+    from hopscore.run.suite import SuiteRow
+
+MODEL_HELP = "PROVIDER/NAME: openai/<model> (any OpenAI-compatible endpoint) or local/smollm2."
+
+
+def summary_table(result: RunResult) -> Table:
+    s = result.summary
+    stats = result.stats
+    prepared = result.prepared
+    table = Table(title=f"run: {prepared.benchmark.name} with {prepared.spec}",
+                  title_justify="left", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", justify="right")
+    table.add_row("examples", str(s.get("samples", len(prepared.examples))))
+    table.add_row("answered / no answer / abstained",
+                  f"{s.get('answered', 0)} / {s.get('no_answer', 0)} / {s.get('abstained', 0)}")
+    rate = s.get("strict_failure_rate")
+    table.add_row("strict extraction failed",
+                  f"{s.get('strict_failures', 0)}" + (f"  ({100 * rate:.1f}%)" if rate else ""))
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted((s.get("errors_by_kind") or {}).items()))
+    table.add_row("request errors (not scored)", f"{s.get('errors', 0)}"
+                  + (f"  ({kinds})" if kinds else ""))
+    table.add_row("samples this run / already done",
+                  f"{result.outcome.processed} / {result.outcome.already_done}")
+    table.add_row("requests sent / retries / cache hits",
+                  f"{stats.requests_sent} / {stats.retries} / {stats.cache_hits}")
+    table.add_row("tokens this run (prompt + completion)",
+                  f"{stats.prompt_tokens} + {stats.completion_tokens}")
+    table.add_row("wall time", f"{result.outcome.wall_s:.1f} s")
+    return table
+
+
+@app.command(name="run")
+def run_command(
+    benchmark: str = typer.Argument(..., help=f"One of: {', '.join(benchmarks.names())}.",
+                                    show_default=False),
+    gold: Path = typer.Option(..., "--gold", "-g", help="The benchmark's gold file."),
+    model: str = typer.Option(..., "--model", "-m", help=MODEL_HELP, show_default=False),
+    output_dir: Path | None = typer.Option(
+        None, "--output-dir", "-o",
+        help="Run directory (default runs/<benchmark>__<model>); an existing run is resumed."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", show_default=False,
+        help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (else OPENAI_BASE_URL)."),
+    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env",
+                                    help="Environment variable holding the API key."),
+    protocol: str = typer.Option("default", "--protocol",
+                                 help="default, or mcr (MCR's extraction, abstention, metric)."),
+    shots: int = typer.Option(0, "--shots", min=0, help="Built-in chain-of-thought exemplars."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first K examples."),
+    sample: int | None = typer.Option(None, "--sample", min=1,
+                                      help="A seeded random sample of N examples (as MCR)."),
+    sample_seed: int = typer.Option(11, "--sample-seed", help="Seed of --sample (MCR: 11)."),
+    temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="Sampling temperature."),
+    max_tokens: int = typer.Option(1024, "--max-tokens", min=0,
+                                   help="Completion budget per request; 0 sends none."),
+    seed: int | None = typer.Option(None, "--seed", help="Sampling seed sent with requests."),
+    stop: list[str] = typer.Option([], "--stop", help="Stop sequence (repeatable)."),
+    prompt_template: Path | None = typer.Option(
+        None, "--prompt-template", help="Jinja template replacing the built-in prompt."),
+    answer_marker: str = typer.Option("Answer:", "--answer-marker",
+                                      help="Marker before the answer (strict extraction)."),
+    extraction: str = typer.Option("flexible", "--extraction",
+                                   help="Which extracted answer is scored: flexible or strict."),
+    aliases: Path | None = typer.Option(None, "--aliases", help="2WikiMultihopQA id_aliases.json."),
+    tables_dir: Path | None = typer.Option(
+        None, "--tables-dir", help="HybridQA: WikiTables-WithLinks folder (tables_tok/, "
+        "request_tok/)."),
+    context_tokens: int = typer.Option(3000, "--context-tokens", min=100,
+                                       help="Budget for table + passages (HybridQA)."),
+    corpus: Path | None = typer.Option(
+        None, "--corpus", help="JSONL documents {id, title, text} for BM25 retrieval."),
+    retrieve_k: int = typer.Option(5, "--retrieve-k", min=1, help="Documents per question."),
+    concurrency: int = typer.Option(8, "--concurrency", "-c", min=1, help="Requests in flight."),
+    timeout: float | None = typer.Option(
+        None, "--timeout", min=0.001, show_default=False,
+        help="Seconds per attempt (default 120; 900 for local/smollm2)."),
+    max_retries: int = typer.Option(5, "--max-retries", min=0, help="Retries per request."),
+    cache_dir: Path | None = typer.Option(
+        None, "--cache-dir", envvar="HOPSCORE_CACHE_DIR", show_default=False,
+        help="Response cache folder (default ~/.cache/hopscore)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
+    resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=0,
+                                  help="Bootstrap resamples for the intervals (0: none)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
+) -> None:
+    """Ask a model every example of a benchmark, extract and score its answers.
+
+    Writes config.json, samples.jsonl, the predictions in the official format, metrics.json
+    and scores.jsonl (as hopscore score) into the run directory. Re-running the same command
+    resumes: finished samples are kept, failed requests are retried, and cached responses
+    make an identical re-run free. Exit status 1 when some requests still failed.
+    """
+    from hopscore.run.runner import run
+    from hopscore.run.settings import RunSettings, default_output_dir
+
+    local = model.startswith("local/")
+    settings = RunSettings(
+        benchmark=benchmark.lower(), gold=gold, model=model,
+        output_dir=output_dir or default_output_dir(benchmark.lower(), model, protocol),
+        base_url=base_url, api_key_env=api_key_env, protocol=protocol, shots=shots,
+        temperature=temperature, max_tokens=max_tokens or None, seed=seed, stop=tuple(stop),
+        prompt_template=prompt_template, answer_marker=answer_marker, extraction=extraction,
+        limit=limit, sample=sample, sample_seed=sample_seed, aliases=aliases,
+        tables_dir=tables_dir, context_tokens=context_tokens, corpus=corpus,
+        retrieve_k=retrieve_k, concurrency=concurrency,
+        timeout=timeout if timeout is not None else (900.0 if local else 120.0),
+        max_retries=max_retries, cache_dir=None if no_cache else (cache_dir or _cache_dir()),
+        resamples=resamples,
+    )  # fmt: skip
+    result = run(settings, console=err_console if progress else None, warn=err_console)
+    console.print(summary_table(result))
+    if result.outcome.aborted is not None:
+        raise HopscoreError(
+            f"stopped early: {result.outcome.aborted}. Samples finished so far are in "
+            f"{settings.output_dir}; fix the model name, endpoint or key and re-run the same "
+            "command to continue."
+        )
+    assert result.report is not None
+    print_report(result.report, console, err_console)
+    if result.metrics and "mcr" in result.metrics:
+        console.print(mcr_line(result.metrics["mcr"]), markup=False, highlight=False)
+    err_console.print(f"wrote {settings.output_dir}", markup=False, highlight=False)
+    if result.summary.get("errors"):
+        raise typer.Exit(1)
+
+
+def mcr_line(block: dict[str, object]) -> str:
+    def pct(value: object) -> str:
+        return "-" if not isinstance(value, float) else f"{100 * value:.2f}"
+
+    return (f"MCR {block['metric']}: {pct(block['score_answered'])} over {block['answered']} "
+            f"answered, {pct(block['score_all'])} over all {block['n']} "
+            f"({block['abstained']} abstained, {block['errors']} errors)")
+
+
+suite_app = typer.Typer(help="Run a benchmark suite.", no_args_is_help=True)
+app.add_typer(suite_app, name="suite")
+
+
+@suite_app.command(name="mcr")
+def suite_mcr(
+    data_dir: Path = typer.Option(..., "--data-dir", "-d",
+                                  help="Folder with one sub-folder per dataset (see --help)."),
+    model: str = typer.Option(..., "--model", "-m", help=MODEL_HELP, show_default=False),
+    output_dir: Path | None = typer.Option(
+        None, "--output-dir", "-o", help="Suite directory (default runs/mcr__<model>)."),
+    datasets: str = typer.Option(
+        ",".join(("strategyqa", "fermi", "quartz", "hotpotqa", "2wikimultihopqa", "bamboogle",
+                  "feverous")), "--datasets", help="Comma-separated subset, in table order."),
+    base_url: str | None = typer.Option(None, "--base-url", show_default=False,
+                                        help="OpenAI-compatible endpoint."),
+    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env",
+                                    help="Environment variable holding the API key."),
+    shots: int = typer.Option(0, "--shots", min=0, help="Built-in exemplars per prompt."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="First K questions each."),
+    sample: int | None = typer.Option(None, "--sample", min=1,
+                                      help="Seeded random sample of N questions each (MCR)."),
+    sample_seed: int = typer.Option(11, "--sample-seed", help="Seed of --sample (MCR: 11)."),
+    temperature: float = typer.Option(0.0, "--temperature", min=0.0),
+    max_tokens: int = typer.Option(1024, "--max-tokens", min=0, help="0 sends none."),
+    seed: int | None = typer.Option(None, "--seed"),
+    corpus: Path | None = typer.Option(None, "--corpus", help="JSONL documents for BM25."),
+    retrieve_k: int = typer.Option(5, "--retrieve-k", min=1),
+    concurrency: int = typer.Option(8, "--concurrency", "-c", min=1),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", envvar="HOPSCORE_CACHE_DIR",
+                                          show_default=False),
+    no_cache: bool = typer.Option(False, "--no-cache"),
+    progress: bool = typer.Option(True, "--progress/--no-progress"),
+) -> None:
+    """The MCR protocol on its seven datasets (StrategyQA, Fermi, QuaRTz, HotpotQA, 2WikiMQA,
+    Bamboogle, FEVEROUS), each run like hopscore run --protocol mcr, then one table.
+
+    DATA-DIR layout (first file found wins): strategyqa/dev.json; fermi/train_realfp.json +
+    val_realfp.json (joined, deduplicated by question); quartz/dev.jsonl;
+    hotpotqa/hotpot_dev_fullwiki_v1.json or hotpot_dev_distractor_v1.json; 2wikimultihopqa/dev.json;
+    bamboogle/bamboogle_prerelease_random.csv (or Bamboogle_Prerelease.tsv, bamboogle.json);
+    feverous/feverous_dev_challenges.jsonl. Missing datasets are reported and skipped.
+    """
+    from hopscore.run.runner import run
+    from hopscore.run.settings import RunSettings, default_output_dir
+    from hopscore.run.suite import BENCHMARKS, SuiteRow, locate, suite_settings
+
+    chosen = [name.strip().lower() for name in datasets.split(",") if name.strip()]
+    unknown = [name for name in chosen if name not in BENCHMARKS]
+    if unknown:
+        raise HopscoreError(f"--datasets: {', '.join(unknown)} not in {', '.join(BENCHMARKS)}")
+    if not data_dir.is_dir():
+        raise HopscoreError(f"--data-dir {data_dir}: not a folder")
+    root = output_dir or default_output_dir("mcr", model, "default")
+    local = model.startswith("local/")
+    base = RunSettings(
+        benchmark="", gold=Path(), model=model, output_dir=root, base_url=base_url,
+        api_key_env=api_key_env, protocol="mcr", shots=shots, temperature=temperature,
+        max_tokens=max_tokens or None, seed=seed, limit=limit, sample=sample,
+        sample_seed=sample_seed, corpus=corpus, retrieve_k=retrieve_k, concurrency=concurrency,
+        timeout=900.0 if local else 120.0,
+        cache_dir=None if no_cache else (cache_dir or _cache_dir()),
+    )  # fmt: skip
+    rows: list[SuiteRow] = []
+    shared = None
+    if local:  # one loaded model for every dataset
+        from hopscore.run.local import LocalSmolLM2
+        from hopscore.run.providers import SharedBackend
+
+        shared = SharedBackend(LocalSmolLM2())
+    try:
+        for name in (b for b in BENCHMARKS if b in chosen):
+            located = locate(data_dir, name, root)
+            if located.gold is None:
+                rows.append(SuiteRow(name, "missing", detail=f"looked for {located.looked_for}"))
+                continue
+            err_console.print(f"{name}: {located.gold}", markup=False, highlight=False)
+            try:
+                result = run(suite_settings(base, located, root), backend=shared,
+                             console=err_console if progress else None, warn=err_console)
+            except HopscoreError as exc:
+                rows.append(SuiteRow(name, "error", detail=str(exc)))
+                continue
+            if result.outcome.aborted is not None:
+                raise HopscoreError(
+                    f"{name}: stopped early: {result.outcome.aborted}; fix the model, endpoint "
+                    "or key and re-run the same command to continue"
+                )
+            mcr = (result.metrics or {}).get("mcr")
+            status = "ok" if not result.summary.get("errors") else "incomplete"
+            rows.append(SuiteRow(name, status, mcr, result.summary))
+    finally:
+        if shared is not None:
+            import asyncio
+
+            asyncio.run(shared.close())
+    root.mkdir(parents=True, exist_ok=True)
+    from hopscore.io import write_json_atomic
+
+    write_json_atomic(root / "suite.json", {"suite": "mcr", "model": model,
+                                            "data_dir": str(data_dir),
+                                            "datasets": [r.to_json() for r in rows]})
+    console.print(suite_table(rows, model))
+    err_console.print(f"wrote {root / 'suite.json'} and one run directory per dataset",
+                      markup=False, highlight=False)
+    if not any(r.status in ("ok", "incomplete") for r in rows):
+        raise HopscoreError(f"no MCR dataset could be run from {data_dir}")
+    if any(r.status != "ok" for r in rows):
+        raise typer.Exit(1)
+
+
+def suite_table(rows: list[SuiteRow], model: str) -> Table:
+    table = Table(
+        title=f"MCR protocol: {model} (in %; score: over answered questions, as MCR reports; "
+              "all: abstentions and errors score 0)", title_justify="left",
+    )
+    notes = any(row.status != "ok" for row in rows)
+    columns = ["dataset", "metric", "n", "answered", "abstained", "errors", "score", "all"]
+    for column in [*columns, "note"] if notes else columns:
+        table.add_column(column, justify="left" if column in ("dataset", "metric", "note")
+                         else "right", overflow="fold", no_wrap=column != "note")
+
+    def pct(value: object) -> str:
+        return "-" if not isinstance(value, float) else f"{100 * value:.1f}"
+
+    for row in rows:
+        note = [] if not notes else [row.status if row.status != "missing" or not row.detail
+                                     else f"missing: {row.detail}"]
+        if row.mcr is None:
+            table.add_row(row.benchmark, "", "", "", "", "", "", "", *note)
+            continue
+        m = row.mcr
+        table.add_row(row.benchmark, str(m["metric"]), str(m["n"]), str(m["answered"]),
+                      str(m["abstained"]), str(m["errors"]), pct(m["score_answered"]),
+                      pct(m["score_all"]), *([""] if notes and row.status == "ok" else note))
+    return table
+
+
+def _cache_dir() -> Path:
+    from hopscore.engine import default_cache_dir  # the client stack loads when a run starts
+
+    return default_cache_dir()

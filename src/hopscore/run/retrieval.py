@@ -1,0 +1,91 @@
+"""BM25 retrieval over a local JSON Lines corpus, for closed-book benchmarks (``--corpus``).
+
+One document per line: ``{"id": ..., "title": ..., "text": ...}``. ``text`` (or ``contents`` /
+``content``) is required; ``title`` is optional and is indexed with the text; the id is ``id``,
+``_id``, ``doc_id``, ``docid`` or ``url``, else ``line N``. Ids must be unique: StrategyQA
+scores them as predicted paragraphs (Recall@10) when they are its paragraph ids
+(``"Title-3"``). The index is ``bm25s`` (Lucene's BM25 variant, k1 = 1.5, b = 0.75) over
+lower-cased words without English stop words, built once per run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hopscore.errors import HopscoreError, InputError
+from hopscore.io import Fields, iter_jsonl
+
+ID_FIELDS = ("id", "_id", "doc_id", "docid", "url")
+TEXT_FIELDS = ("text", "contents", "content")
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    id: str
+    title: str
+    text: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"id": self.id, "title": self.title, "text": self.text}
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_corpus(path: Path) -> list[Document]:
+    documents: list[Document] = []
+    seen: dict[str, str] = {}
+    for where, value in iter_jsonl(path):
+        record = Fields(value, where)
+        doc_id = next((record.id(f) for f in ID_FIELDS if record.has(f)), f"line {where.line}")
+        text_field = next((f for f in TEXT_FIELDS if record.has(f)), "text")
+        text = record.str(text_field)
+        if doc_id in seen:
+            raise InputError(where, f"duplicate document id {doc_id!r} (first at {seen[doc_id]})",
+                             field="id")
+        seen[doc_id] = str(where)
+        documents.append(Document(doc_id, record.str("title", "") or "", text))
+    if not documents:
+        raise InputError(path, "the corpus holds no documents")
+    return documents
+
+
+class Corpus:
+    """A BM25 index over documents; :meth:`search` returns the best ``k``, best first."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            import bm25s
+        except ImportError:  # pragma: no cover - a core dependency
+            raise HopscoreError("retrieval needs the bm25s package: pip install bm25s") from None
+        self.path = path
+        self.documents = read_corpus(path)
+        self.sha256 = file_sha256(path)
+        self._bm25s: Any = bm25s
+        tokens = bm25s.tokenize(
+            [f"{d.title} {d.text}" for d in self.documents], stopwords="en", show_progress=False
+        )
+        self._index: Any = bm25s.BM25()
+        self._index.index(tokens, show_progress=False)
+
+    def search(self, query: str, k: int) -> list[Document]:
+        k = min(k, len(self.documents))
+        if k <= 0 or not query.strip():
+            return []
+        tokens = self._bm25s.tokenize([query], stopwords="en", show_progress=False)
+        if not any(len(ids) for ids in tokens.ids):
+            return []  # only stop words or unknown characters
+        results, scores = self._index.retrieve(tokens, k=k, show_progress=False)
+        return [
+            self.documents[int(i)]
+            for i, score in zip(results[0], scores[0], strict=True)
+            if float(score) > 0
+        ]

@@ -1,0 +1,213 @@
+"""``hopscore run``: ask a model every selected example, read and score its answers, resumably.
+
+The run directory holds ``config.json`` (settings, prompt hashes, versions, status),
+``samples.jsonl`` (one row per example: prompt, raw output, extracted answers, scores, usage,
+latency, attempts, errors; appended as requests finish, rewritten in gold order at the end),
+the predictions in the benchmark's official format, and ``metrics.json`` + ``scores.jsonl``
+exactly as ``hopscore score`` writes them for those predictions (plus a ``run`` block, and an
+``mcr`` block under ``--protocol mcr``).
+
+Requests go through the shared engine (:mod:`hopscore.engine`): bounded concurrency, retries
+with back-off, a persistent response cache (an identical re-run makes no model call) and
+:func:`~hopscore.engine.run_batch` with a :class:`~hopscore.engine.ResultLog`, so a killed run
+continues where it stopped and no example is asked twice. A failed request is recorded with its
+error and never scored as an answer: it has no prediction (scores 0, listed as missing), the
+metrics say how many failed, and re-running the same command retries only those.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+
+from hopscore.benchmarks.base import ModelAnswer
+from hopscore.engine import (
+    BatchOutcome,
+    CallResult,
+    ChatBackend,
+    ChatEngine,
+    EngineStats,
+    ResponseCache,
+    ResultLog,
+    RetryPolicy,
+    RowResult,
+    run_batch,
+)
+from hopscore.run.extract import extract_flexible, extract_mcr, extract_strict
+from hopscore.run.finish import finish_run, write_config
+from hopscore.run.providers import make_backend
+from hopscore.run.settings import RunSettings
+from hopscore.run.tasks import Prepared, Task, prepare
+from hopscore.scoring import ScoreReport
+
+SAMPLES_FILE = "samples.jsonl"
+
+
+@dataclass(slots=True)
+class RunResult:
+    settings: RunSettings
+    prepared: Prepared
+    outcome: BatchOutcome
+    stats: EngineStats
+    report: ScoreReport | None
+    metrics: dict[str, Any] | None
+    #: the ``run`` block of metrics.json (counts over the finished samples)
+    summary: dict[str, Any]
+
+
+def key_of(row: dict[str, Any]) -> str | None:
+    key = row.get("run_key")
+    return key if isinstance(key, str) else None
+
+
+def is_done(row: dict[str, Any]) -> bool:
+    return row.get("error") is None and isinstance(row.get("raw_output"), str)
+
+
+class _Worker:
+    def __init__(self, engine: ChatEngine, prepared: Prepared, settings: RunSettings) -> None:
+        self.engine = engine
+        self.prepared = prepared
+        self.settings = settings
+        if settings.protocol == "mcr":
+            from hopscore.run.mcr import evaluator_of
+
+            self.evaluator = evaluator_of(prepared.benchmark)
+
+    async def __call__(self, task: Task, key: str) -> RowResult:
+        call = await self.engine.complete(task.request)
+        row = self.base_row(task, key, call)
+        if call.response is None:
+            assert call.failure is not None
+            return RowResult(row, done=False, failure=call.failure)
+        output = call.response.content or ""
+        row.update(self.read(task, output))
+        return RowResult(row)
+
+    def base_row(self, task: Task, key: str, call: CallResult) -> dict[str, Any]:
+        messages = task.request.messages
+        row: dict[str, Any] = {
+            "run_key": key,
+            "id": task.example.id,
+            "question": task.example.question,
+            "prompt": messages,
+            "prompt_sha256": task.prompt_sha256,
+            "retrieved": None if task.retrieved is None else [d.id for d in task.retrieved],
+            "raw_output": None,
+        }
+        row.update(call.to_json())
+        return row
+
+    def read(self, task: Task, output: str) -> dict[str, Any]:
+        """Extraction, the scored answer, the benchmark's prediction and its scores."""
+        bench = self.prepared.benchmark
+        marker = self.prepared.marker
+        strict = extract_strict(output, marker)
+        flexible = extract_flexible(output, task.hints, marker)
+        extracted: dict[str, Any] = {"strict": strict, "flexible": flexible}
+        abstained = False
+        mcr_score: float | None = None
+        if self.settings.protocol == "mcr":
+            mcr = extract_mcr(output)
+            extracted["mcr"] = mcr.answer
+            answer = mcr.answer
+            abstained = mcr.abstained
+            if not abstained and mcr.answer is not None:
+                mcr_score = self.evaluator(mcr.answer, bench.mcr_gold(task.example))
+                abstained = mcr_score is None
+        else:
+            answer = flexible if self.settings.extraction == "flexible" else strict
+        prediction = None
+        if not abstained:
+            prediction = bench.make_prediction(task.example, model_answer(answer, output, task))
+        scores = bench.score(task.example, prediction)
+        return {
+            "raw_output": output,
+            "extracted": extracted,
+            "answer": answer,
+            "abstained": abstained,
+            "mcr_score": mcr_score,
+            "prediction": None if prediction is None else {
+                "answer": prediction.answer_text(), **bench.prediction_details(prediction)},
+            "scores": scores,
+        }
+
+
+def model_answer(answer: str | None, output: str, task: Task) -> ModelAnswer:
+    retrieved = None if task.retrieved is None else tuple(d.id for d in task.retrieved)
+    return ModelAnswer(answer, output, retrieved)
+
+
+async def execute(
+    settings: RunSettings,
+    *,
+    backend: ChatBackend | None = None,
+    console: Console | None = None,
+    warn: Console | None = None,
+    prepared: Prepared | None = None,
+) -> RunResult:
+    """Run (or resume) one benchmark run into ``settings.output_dir``."""
+    prepared = prepared or prepare(settings)
+    out = settings.output_dir
+    out.mkdir(parents=True, exist_ok=True)
+    log = ResultLog(out / SAMPLES_FILE, key_of)
+    log.load(is_done)
+    keys = [task.key for task in prepared.tasks]
+    stale = len(log.keys() - set(keys))
+    if warn is not None and stale:
+        warn.print(f"warning: {out / SAMPLES_FILE} holds {stale} samples made with other settings "
+                   "or examples; this run replaces them", style="yellow", markup=False,
+                   highlight=False)
+    if warn is not None and log.torn_bytes:
+        warn.print(f"note: cut a torn last line ({log.torn_bytes} bytes) left by a crash",
+                   markup=False, highlight=False)
+    local = prepared.spec.is_local
+    backend = backend or make_backend(prepared.spec, prepared.base_url, settings.api_key_env,
+                                      settings.concurrency)
+    write_config(settings, prepared, status="running")
+    cache = ResponseCache.in_dir(settings.cache_dir) if settings.cache_dir is not None else None
+    engine = ChatEngine(
+        backend, concurrency=1 if local else settings.concurrency, timeout=settings.timeout,
+        retry=RetryPolicy(max_retries=settings.max_retries, base_delay=settings.backoff),
+        cache=cache,
+    )  # fmt: skip
+    try:
+        outcome = await run_batch(
+            prepared.tasks, keys, _Worker(engine, prepared, settings), log,
+            workers=1 if local else settings.concurrency, console=console,
+            description=f"{prepared.benchmark.name} {prepared.spec}",
+        )  # fmt: skip
+    finally:
+        await engine.aclose()
+    rows = _latest_rows(log, set(keys))
+    if outcome.aborted is not None:
+        summary = write_config(settings, prepared, status="aborted", rows=rows, outcome=outcome,
+                               stats=engine.stats)
+        return RunResult(settings, prepared, outcome, engine.stats, None, None, summary)
+    report, metrics, summary = finish_run(settings, prepared, rows)
+    status = "complete" if not summary["errors"] else "incomplete"
+    write_config(settings, prepared, status=status, rows=rows, outcome=outcome, stats=engine.stats)
+    return RunResult(settings, prepared, outcome, engine.stats, report, metrics, summary)
+
+
+def _latest_rows(log: ResultLog, keys: set[str]) -> dict[str, dict[str, Any]]:
+    """The latest row of each current key, by example id (the file may hold superseded rows)."""
+    latest: dict[str, dict[str, Any]] = {}
+    if not log.path.exists():
+        return latest
+    with log.path.open("rb") as handle:
+        for line in handle:
+            if line.strip():
+                row = json.loads(line)
+                if key_of(row) in keys:
+                    latest[str(row["id"])] = row
+    return latest
+
+
+def run(settings: RunSettings, **kwargs: Any) -> RunResult:
+    """Synchronous wrapper of :func:`execute`."""
+    return asyncio.run(execute(settings, **kwargs))

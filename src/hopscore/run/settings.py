@@ -1,0 +1,89 @@
+"""Everything that defines a model run, as one typed record (written to config.json)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from hopscore.errors import HopscoreError
+from hopscore.run.extract import DEFAULT_MARKER
+from hopscore.stats import DEFAULT_RESAMPLES
+
+PROTOCOLS = ("default", "mcr")
+EXTRACTIONS = ("flexible", "strict")
+#: The seed of MCR's subsampling (``random.seed(11); random.sample(...)`` in its configs).
+MCR_SAMPLE_SEED = 11
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSettings:
+    benchmark: str
+    gold: Path
+    model: str
+    output_dir: Path
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    protocol: str = "default"
+    shots: int = 0
+    temperature: float | None = 0.0
+    #: None: send no max_tokens
+    max_tokens: int | None = 1024
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    prompt_template: Path | None = None
+    answer_marker: str = DEFAULT_MARKER
+    #: which extraction gives the scored answer under the default protocol
+    extraction: str = "flexible"
+    limit: int | None = None
+    sample: int | None = None
+    sample_seed: int = MCR_SAMPLE_SEED
+    aliases: Path | None = None
+    tables_dir: Path | None = None
+    context_tokens: int = 3000
+    corpus: Path | None = None
+    retrieve_k: int = 5
+    concurrency: int = 8
+    timeout: float = 120.0
+    max_retries: int = 5
+    backoff: float = 1.0
+    #: None: no response cache
+    cache_dir: Path | None = None
+    resamples: int = DEFAULT_RESAMPLES
+
+    def check(self) -> None:
+        if self.protocol not in PROTOCOLS:
+            raise HopscoreError(f"--protocol must be one of {', '.join(PROTOCOLS)}")
+        if self.extraction not in EXTRACTIONS:
+            raise HopscoreError(f"--extraction must be one of {', '.join(EXTRACTIONS)}")
+        if self.limit is not None and self.sample is not None:
+            raise HopscoreError("--limit and --sample exclude each other")
+        for name in ("limit", "sample"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise HopscoreError(f"--{name} must be at least 1")
+        if not self.answer_marker.strip():
+            raise HopscoreError("--answer-marker must not be blank")
+        if self.retrieve_k < 1:
+            raise HopscoreError("--retrieve-k must be at least 1")
+        if self.context_tokens < 100:
+            raise HopscoreError("--context-tokens must be at least 100")
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, Path):
+                value = str(value)
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[f.name] = value
+        return out
+
+
+def default_output_dir(benchmark: str, model: str, protocol: str) -> Path:
+    """``runs/<benchmark>__<model>[__mcr]`` with the model spec made file-name safe."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-")
+    suffix = "" if protocol == "default" else f"__{protocol}"
+    return Path("runs") / f"{benchmark}__{safe}{suffix}"

@@ -1,0 +1,164 @@
+"""Turning gold examples into model requests: selection, context, prompt, request, resume key.
+
+Everything is prepared before the first request, so a bad template, a missing table or an
+unreadable corpus stops the run before any model call.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hopscore import benchmarks
+from hopscore.benchmarks.base import Benchmark, Example, PromptInputs
+from hopscore.engine import ChatRequest, canonical_json, sha256_text
+from hopscore.errors import HopscoreError
+from hopscore.run.extract import DEFAULT_MARKER, KINDS, MCR_MARKER, Hints
+from hopscore.run.prompts import PromptTemplate, builtin_template_name, load_shots
+from hopscore.run.providers import ModelSpec, endpoint_for, resolve_base_url
+from hopscore.run.retrieval import Corpus, Document, file_sha256
+from hopscore.run.settings import RunSettings
+
+#: Under --protocol mcr with exemplars, generation stops where a new exemplar would begin, as
+#: MCR's prompts stop at their exemplar separator ("#").
+MCR_STOP = "\nQuestion:"
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One example's request and what is needed to read its reply."""
+
+    example: Example
+    request: ChatRequest
+    hints: Hints
+    retrieved: tuple[Document, ...] | None
+    #: resume key: the example, the exact request and the settings that read its reply
+    key: str
+    #: sha256 of the messages
+    prompt_sha256: str
+
+
+@dataclass(slots=True)
+class Prepared:
+    benchmark: Benchmark[Any, Any]
+    spec: ModelSpec
+    base_url: str | None
+    endpoint: str
+    examples: list[Example]
+    tasks: list[Task]
+    template: PromptTemplate
+    shots: list[dict[str, Any]]
+    answer_kind: str
+    marker: str
+    #: the stop sequences sent (the user's, plus MCR_STOP under --protocol mcr with shots)
+    stop: list[str]
+    gold_sha256: str
+    gold_examples: int
+    corpus: Corpus | None
+
+
+def select(examples: list[Example], settings: RunSettings) -> list[Example]:
+    """``--limit K``: the first K in gold order; ``--sample N``: MCR's seeded random sample
+    (``random.seed(seed); random.sample(examples, N)``), in sample order."""
+    if settings.limit is not None:
+        return examples[: settings.limit]
+    if settings.sample is not None:
+        if settings.sample >= len(examples):
+            return examples
+        # the same draw as MCR's random.seed(seed); random.sample(...), without global state
+        return random.Random(settings.sample_seed).sample(examples, settings.sample)
+    return examples
+
+
+def _answer_kind(benchmark: Benchmark[Any, Any], protocol: str) -> str:
+    kind = benchmark.answer_kind
+    if protocol == "mcr" and benchmark.mcr_answer_kind:
+        kind = benchmark.mcr_answer_kind
+    if kind not in KINDS:
+        raise HopscoreError(f"{benchmark.name}: unknown answer kind {kind!r}")
+    return kind
+
+
+def load_template(settings: RunSettings) -> PromptTemplate:
+    if settings.prompt_template is not None:
+        return PromptTemplate.from_file(settings.prompt_template)
+    return PromptTemplate.builtin(builtin_template_name(settings.benchmark, settings.protocol))
+
+
+def prepare(settings: RunSettings) -> Prepared:
+    settings.check()
+    benchmark = benchmarks.get(settings.benchmark)
+    spec = ModelSpec.parse(settings.model)
+    base_url = resolve_base_url(spec, settings.base_url)
+    endpoint = endpoint_for(spec, base_url)
+    if settings.protocol == "mcr":
+        from hopscore.run.mcr import evaluator_of
+
+        evaluator_of(benchmark)  # fails early for a benchmark MCR did not evaluate
+    gold = benchmark.load_gold(settings.gold, aliases=settings.aliases)
+    examples = select(gold, settings)
+    kind = _answer_kind(benchmark, settings.protocol)
+    marker = MCR_MARKER if settings.protocol == "mcr" else settings.answer_marker
+    template = load_template(settings)
+    shots = load_shots(benchmark.name, settings.protocol, settings.shots)
+    corpus = Corpus(settings.corpus) if settings.corpus is not None else None
+    inputs = PromptInputs(tables_dir=settings.tables_dir, context_tokens=settings.context_tokens)
+    stop = list(settings.stop)
+    if settings.protocol == "mcr" and shots and MCR_STOP not in stop:
+        stop.insert(0, MCR_STOP)
+    tasks = [
+        _task(benchmark, example, settings, inputs, template, shots, corpus, kind, marker,
+              spec, endpoint, stop)
+        for example in examples
+    ]
+    return Prepared(
+        benchmark=benchmark, spec=spec, base_url=base_url, endpoint=endpoint,
+        examples=examples, tasks=tasks, template=template, shots=shots, answer_kind=kind,
+        marker=marker, stop=stop, gold_sha256=file_sha256(settings.gold), gold_examples=len(gold),
+        corpus=corpus,
+    )  # fmt: skip
+
+
+def _task(
+    benchmark: Benchmark[Any, Any], example: Example, settings: RunSettings, inputs: PromptInputs,
+    template: PromptTemplate, shots: list[dict[str, Any]], corpus: Corpus | None, kind: str,
+    marker: str, spec: ModelSpec, endpoint: str, stop: list[str],
+) -> Task:
+    variables = benchmark.prompt_variables(example, inputs)
+    query = variables["mcr_question"] if settings.protocol == "mcr" else variables["question"]
+    retrieved = tuple(corpus.search(query, settings.retrieve_k)) if corpus is not None else None
+    messages = template.render({
+        **variables, "shots": shots, "protocol": settings.protocol, "benchmark": benchmark.name,
+        "answer_marker": settings.answer_marker if settings.protocol != "mcr" else DEFAULT_MARKER,
+        "answer_kind": kind,
+        "documents": [d.to_json() for d in retrieved] if retrieved is not None else [],
+    })  # fmt: skip
+    request = ChatRequest(
+        model=spec.name, messages=messages, temperature=settings.temperature,
+        max_tokens=settings.max_tokens, seed=settings.seed,
+        stop=stop or None,
+    )  # fmt: skip
+    choices = tuple((c["label"], c["text"]) for c in variables.get("choices", ()))
+    hints = Hints(kind=kind, choices=choices, unit=variables.get("unit"))
+    key = sha256_text(canonical_json({
+        "id": example.id, "request": request.cache_key(endpoint), "protocol": settings.protocol,
+        "extraction": settings.extraction, "marker": marker,
+    }))  # fmt: skip
+    return Task(example, request, hints, retrieved, key, sha256_text(canonical_json(messages)))
+
+
+def corpus_info(corpus: Corpus | None, settings: RunSettings) -> dict[str, Any] | None:
+    if corpus is None:
+        return None
+    return {"path": str(corpus.path), "sha256": corpus.sha256, "documents": len(corpus.documents),
+            "retrieve_k": settings.retrieve_k}
+
+
+def shots_sha256(shots: list[dict[str, Any]]) -> str | None:
+    return sha256_text(canonical_json(shots)) if shots else None
+
+
+def tables_info(path: Path | None) -> str | None:
+    return str(path) if path is not None else None

@@ -1,0 +1,83 @@
+"""``hopscore suite mcr``: the data folder layout, the Fermi join, one MCR-style table."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from hopscore import benchmarks
+from hopscore.benchmarks.base import PromptInputs
+from hopscore.run.suite import join_fermi, locate
+from tests.conftest import FIXTURES, run_cli
+from tests.openai_server import FakeOpenAI, Reply
+from tests.run.helpers import MODEL, asked, load
+
+
+def data_dir(root: Path) -> Path:
+    """The MCR layout from the test fixtures; FEVEROUS is left out on purpose."""
+    files = {
+        "strategyqa/dev.json": FIXTURES / "strategyqa" / "gold.json",
+        "quartz/dev.jsonl": FIXTURES / "quartz" / "dev_small.jsonl",
+        "hotpotqa/hotpot_dev_distractor_v1.json": FIXTURES / "hotpotqa" / "dev_small.json",
+        "2wikihop/dev.json": FIXTURES / "2wikimultihopqa" / "dev_small.json",
+        "bamboogle/bamboogle_prerelease_random.csv": FIXTURES / "bamboogle" / "gold_small.csv",
+    }
+    for target, source in files.items():
+        (root / target).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(source, root / target)
+    fermi = json.loads((FIXTURES / "fermi" / "gold.json").read_text())
+    (root / "fermi").mkdir()
+    (root / "fermi" / "train_realfp.json").write_text(json.dumps(fermi[:8]))
+    (root / "fermi" / "val_realfp.json").write_text(json.dumps(fermi[6:]))  # 2 repeated
+    return root
+
+
+def mcr_answers(data: Path, work: Path) -> dict[str, str]:
+    """MCR question -> "So the answer is: <gold>." for every dataset of the folder."""
+    out = {}
+    for name in ("strategyqa", "fermi", "quartz", "hotpotqa", "2wikimultihopqa", "bamboogle"):
+        gold = locate(data, name, work).gold
+        assert gold is not None
+        bench = benchmarks.get(name)
+        for example in bench.load_gold(gold):
+            question = bench.prompt_variables(example, PromptInputs())["mcr_question"]
+            out[question.strip()] = f"Thinking. So the answer is: {bench.mcr_gold(example)}."
+    return out
+
+
+def test_locate_and_join(tmp_path: Path) -> None:
+    data = data_dir(tmp_path / "data")
+    assert locate(data, "2wikimultihopqa", tmp_path).gold == data / "2wikihop" / "dev.json"
+    missing = locate(data, "feverous", tmp_path)
+    assert missing.gold is None and "feverous_dev_challenges.jsonl" in missing.looked_for
+    joined = join_fermi(data / "fermi" / "train_realfp.json", data / "fermi" / "val_realfp.json",
+                        tmp_path / "joined.json")
+    assert len(json.loads(joined.read_text())) == 14  # 8 + 8 with 2 repeated questions
+
+
+def test_suite_runs_every_dataset_and_prints_one_table(tmp_path: Path) -> None:
+    data = data_dir(tmp_path / "data")
+    answers = mcr_answers(data, tmp_path / "scratch")
+    with FakeOpenAI(lambda p, a: Reply(answers[asked(p)])) as server:
+        result = run_cli("suite", "mcr", "--data-dir", data, "--model", MODEL, "--base-url",
+                         server.base_url, "-o", tmp_path / "suite", "--cache-dir",
+                         tmp_path / "cache", "--no-progress", "--limit", "6",
+                         env={"COLUMNS": "200"})
+    assert result.returncode == 1, result.stderr  # FEVEROUS is missing
+    assert result.stdout.count("MCR protocol") == 1
+    assert "feverous" in result.stdout and "missing: looked for" in result.stdout
+    suite = load(tmp_path / "suite" / "suite.json")
+    rows = {row["benchmark"]: row for row in suite["datasets"]}
+    assert list(rows) == ["strategyqa", "fermi", "quartz", "hotpotqa", "2wikimultihopqa",
+                          "bamboogle", "feverous"]
+    for name, row in rows.items():
+        if name == "feverous":
+            assert row["status"] == "missing"
+            continue
+        assert row["status"] == "ok", row
+        assert row["mcr"]["n"] == 6 and row["mcr"]["answered"] + row["mcr"]["abstained"] == 6
+        assert row["mcr"]["score_answered"] == 1.0, row
+        metrics = load(tmp_path / "suite" / name / "metrics.json")
+        assert metrics["mcr"] == row["mcr"]
+    assert len(json.loads((tmp_path / "suite" / "fermi_realfp.json").read_text())) == 14
