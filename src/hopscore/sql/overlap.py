@@ -1,0 +1,196 @@
+"""The reference's column-overlap pass (``col_precision``/``col_recall``), without pandas.
+
+The reference builds pandas DataFrames and, for each agent column in order, tries each
+still-unmatched gold column in order; the first that matches is consumed. Both columns are
+first sorted independently. A pair matches on the first of:
+
+(a) pandas ``assert_series_equal`` (dtype ignored; exact for integer columns, relative
+    tolerance 1e-5 for two float columns, case-sensitive strings);
+(b) the unordered cell-equality rule (:func:`hopscore.sql.cells.multiset_equal`) on the sorted
+    values as pandas holds them (integers with a NULL become floats, NULL becomes NaN in number
+    and text columns);
+(c) numeric coercion: both columns read as numbers (text that is not a number becomes NaN),
+    position by position ``isclose`` with NaN equal to NaN, unless either side is all NaN;
+(d) the percentage rule: every number within [-100, 100] on both sides, and one side within
+    0.1 of 100 times the other.
+
+Here each column's pandas view (dtype, sorted values, numbers) is computed once, and the pair
+tests are counting and vectorized numpy instead of pandas calls per pair. A column mixing
+types that cannot be ordered (text and numbers, say) makes the reference's sort raise and its
+whole run abort; here it is ordered by type, then value, and marked ``unsortable``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hopscore.sql.cells import NAN, Column, multiset_equal
+
+PERCENT_ATOL = 0.1
+_NUMBER = re.compile(
+    r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)", re.IGNORECASE | re.ASCII
+)
+_SPACE = " \t\n\r\f\v"
+_NUMBER_START = frozenset("+-.0123456789iInN")
+
+
+def to_number(value: Any) -> float:
+    """One cell through ``pandas.to_numeric(errors="coerce")`` (non-numbers become NaN)."""
+    if value is None:
+        return math.nan
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, bytes):
+        value = value.decode("latin-1")
+    if isinstance(value, str):
+        text = value.strip(_SPACE)
+        if text[:1] in _NUMBER_START and _NUMBER.fullmatch(text):
+            return float(text)
+    return math.nan
+
+
+def _kind(values: Sequence[Any]) -> str:
+    types = {type(value) for value in values if value is not None}
+    if not types:
+        return "null"
+    if types <= {int}:
+        return "float" if any(value is None for value in values) else "int"
+    if types <= {int, float}:
+        return "float"
+    if types == {str}:
+        return "str"
+    return "object"
+
+
+@dataclass(slots=True)
+class OverlapColumn:
+    """One column as the reference's overlap pass sees it: pandas dtype, sorted values."""
+
+    kind: str  # "int", "float", "str", "null" (all NULL) or "object"
+    values: list[Any]
+    column: Column
+    numbers: np.ndarray[Any, np.dtype[np.float64]] | None  # None when every value is NaN
+    unsortable: bool = False
+
+    @classmethod
+    def build(cls, values: Sequence[Any], cells: Column | None = None) -> OverlapColumn:
+        """``values`` rounded as the reference rounds a table; ``cells`` their
+        :class:`Column`, whose keys are reused where pandas keeps the values as they are."""
+        kind = _kind(values)
+        unsortable = False
+        present = [value for value in values if value is not None]
+        missing = len(values) - len(present)
+        keys: list[Any] | None = None
+        if kind == "int":
+            ordered: list[Any] = sorted(present)
+            keys = ordered
+        elif kind == "float":
+            ordered = sorted(float(v) for v in present) + [math.nan] * missing
+        elif kind == "str":
+            order = sorted((i for i, v in enumerate(values) if v is not None),
+                           key=values.__getitem__)
+            ordered = [values[i] for i in order] + [math.nan] * missing
+            if cells is not None:
+                keys = [cells.keys[i] for i in order] + [NAN] * missing
+        elif kind == "null":
+            ordered = [None] * missing
+        else:
+            try:
+                ordered = sorted(present)
+            except TypeError:
+                unsortable = True
+                ordered = sorted(present, key=lambda v: (type(v).__name__, v))
+            ordered += [None] * missing
+        if kind in ("int", "float"):
+            numbers = np.array(ordered, dtype=np.float64)
+        else:
+            parsed = {v: to_number(v) for v in set(present)}
+            numbers = np.array([parsed.get(v, math.nan) if v is not None and v == v else math.nan
+                                for v in ordered], dtype=np.float64)
+        empty = numbers.size == 0 or bool(np.isnan(numbers).all())
+        column = Column(ordered, rounded=True, keys=keys)
+        return cls(kind, ordered, column, None if empty else numbers, unsortable)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True  # both NaN
+    return bool(a == b)
+
+
+def _pandas_equal(p: OverlapColumn, g: OverlapColumn) -> bool:
+    """Rule (a), ``assert_series_equal(check_dtype=False)`` on the sorted columns."""
+    numeric = ("int", "float")
+    if p.kind in numeric and g.kind in numeric:
+        if p.kind == "float" and g.kind == "float":
+            for a, b in zip(p.values, g.values, strict=True):
+                if a != a or b != b:
+                    if not (a != a and b != b):
+                        return False
+                elif a != b and not math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-8):
+                    return False
+            return True
+        return all(a == b for a, b in zip(p.values, g.values, strict=True))
+    if p.kind == g.kind and p.kind in ("str", "null", "object"):
+        return all(_same(a, b) for a, b in zip(p.values, g.values, strict=True))
+    return False
+
+
+def _percent(p: np.ndarray[Any, Any], g: np.ndarray[Any, Any]) -> bool:
+    if not (np.abs(p[~np.isnan(p)]) <= 100).all() or not (np.abs(g[~np.isnan(g)]) <= 100).all():
+        return False
+    return bool(
+        np.isclose(p, g * 100, atol=PERCENT_ATOL, equal_nan=True).all()
+        or np.isclose(p * 100, g, atol=PERCENT_ATOL, equal_nan=True).all()
+    )
+
+
+def pair_rule(p: OverlapColumn, g: OverlapColumn) -> str | None:
+    """Which rule makes agent column ``p`` match gold column ``g``: ``equal`` (a or b),
+    ``numeric`` (c), ``percent`` (d), or None."""
+    if len(p.values) != len(g.values):
+        return None
+    if _pandas_equal(p, g) or multiset_equal(p.column, g.column):
+        return "equal"
+    if p.numbers is None or g.numbers is None:
+        return None
+    if bool(np.isclose(p.numbers, g.numbers, rtol=1e-5, atol=1e-8, equal_nan=True).all()):
+        return "numeric"
+    if _percent(p.numbers, g.numbers):
+        return "percent"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Overlap:
+    precision: float
+    recall: float
+    #: (agent column, gold column, rule) for each match, in the order they were found.
+    pairs: tuple[tuple[int, int, str], ...]
+    unsortable: bool
+
+
+def column_overlap(agent: Sequence[OverlapColumn], gold: Sequence[OverlapColumn], *,
+                   ignore_extra_for_recall: bool = True) -> Overlap:
+    """The reference's greedy column overlap; precision = matches / gold columns."""
+    remaining = list(range(len(gold)))
+    pairs: list[tuple[int, int, str]] = []
+    for p_index, p in enumerate(agent):
+        for g_index in remaining:
+            rule = pair_rule(p, gold[g_index])
+            if rule is not None:
+                pairs.append((p_index, g_index, rule))
+                remaining.remove(g_index)
+                break
+    total = len(pairs)
+    precision = total / len(gold) if gold else 0.0
+    denominator = len(gold) if ignore_extra_for_recall else len(agent)
+    recall = total / denominator if denominator else 0.0
+    unsortable = any(c.unsortable for c in agent) or any(c.unsortable for c in gold)
+    return Overlap(precision, recall, tuple(pairs), unsortable)
