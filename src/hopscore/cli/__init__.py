@@ -59,6 +59,7 @@ def _root(
 
 # Command modules register themselves on import.
 from hopscore.cli import score as _score  # noqa: E402,F401
+from hopscore.cli import sql_match as _sql_match  # noqa: E402,F401
 
 
 def main(argv: list[str] | None = None) -> None:
