@@ -180,10 +180,18 @@ class _Split:
     __slots__ = ("has_float", "numbers", "others", "sorted")
 
     def __init__(self, keys: list[Any]) -> None:
-        numeric = [k for k in keys if type(k) in (int, float)]
+        types = set(map(type, keys))
+        if not types & {int, float}:
+            numeric: list[Any] = []
+            self.others: Counter[Any] = Counter(keys)
+        elif types <= {int, float}:
+            numeric = keys
+            self.others = Counter()
+        else:
+            numeric = [k for k in keys if type(k) in (int, float)]
+            self.others = Counter(k for k in keys if type(k) not in (int, float))
         self.numbers = Counter(numeric)
-        self.others = Counter(k for k in keys if type(k) not in (int, float))
-        self.has_float = any(type(k) is float for k in numeric)
+        self.has_float = float in types
         self.sorted = np.sort(np.array(numeric, dtype=np.float64)) if self.has_float else None
 
 
@@ -198,17 +206,18 @@ class Column:
     __slots__ = ("_split", "digits", "keys", "parsed", "values")
 
     def __init__(self, values: Sequence[Any], digits: int = DIGITS, *, rounded: bool = False,
-                 keys: list[Any] | None = None) -> None:
+                 keys: list[Any] | None = None, json_free: bool = False) -> None:
         """``rounded``: floats are already rounded to ``digits``; ``keys``: the cells' keys when
-        already known (a permutation of another column's, say)."""
+        already known (a permutation of another column's, say); ``json_free``: no cell is
+        JSON (known from that other column)."""
         self.values = list(values)
         self.digits = digits
         if keys is None:
             self.keys, candidates = _keys(self.values, digits, rounded)
         else:
             self.keys = keys
-            candidates = [i for i, key in enumerate(keys)
-                          if type(key) is str and key[:1] in ("[", "{")]
+            candidates = [] if json_free else [
+                i for i, key in enumerate(keys) if type(key) is str and key[:1] in ("[", "{")]
         parsed = None
         # A text key is the stripped, case-folded text: it starts as the JSON text would.
         for index in candidates:
@@ -345,14 +354,17 @@ def multiset_equal(a: Column, b: Column) -> bool:
         left_sorted, right_sorted = left.sorted, right.sorted
     if not bool(_maybe_close_arrays(left_sorted, right_sorted).all()):
         return False
-    distinct = sorted(set(left.numbers) | set(right.numbers))
+    same_counts = left.numbers == right.numbers
+    distinct = sorted(left.numbers.keys() | right.numbers.keys())
     groups = _tolerance_groups(distinct) if len(distinct) > 1 else []
-    group_of = {key: index for index, group in enumerate(groups) for key in group}
-    for key in set(left.numbers) | set(right.numbers):
-        if key not in group_of and left.numbers[key] != right.numbers[key]:
-            return False
     if not groups:
-        return True
+        return same_counts  # no two distinct numbers within tolerance: exact counts decide
+    group_of = {key: index for index, group in enumerate(groups) for key in group}
+    if not same_counts:
+        for key in left.numbers.keys() ^ right.numbers.keys() | {
+                k for k, n in left.numbers.items() if right.numbers.get(k) != n}:
+            if key not in group_of:
+                return False
     a_parts: list[list[Any]] = [[] for _ in groups]
     b_parts: list[list[Any]] = [[] for _ in groups]
     for keys, parts in ((a.keys, a_parts), (b.keys, b_parts)):

@@ -39,11 +39,11 @@ import numpy as np
 
 from hopscore.sql.cells import (
     DIGITS,
+    NOT_JSON,
     Column,
     multiset_equal,
     normalize,
     ordered_equal,
-    round_cell,
 )
 from hopscore.sql.overlap import OverlapColumn, column_overlap
 
@@ -172,7 +172,7 @@ def _reference(agent: _Table, gold: _Table, order_matters: bool, strict: bool) -
         if not order_matters:
             flags.append("unordered_columns")
             if _rows_match(agent, gold, _canonical, False, gold.width + MAX_EXTRA_COLUMNS) is None:
-                flags.append("row_pairing_differs")
+                flags.append("rows_mode_mismatch")
     elif match:
         decided = "overlap_boost"
         pairs = [(p, g) for p, g, _ in overlap.pairs]
@@ -197,31 +197,32 @@ def _canonical_json(value: Any) -> Any:
     if isinstance(value, list):
         return [_canonical_json(v) for v in value]
     key = normalize(value)
-    return None if key is None else key if isinstance(key, (bool, int, float, str)) else str(key)
+    return key if key is None or isinstance(key, (bool, int, float, str)) else str(key)
 
 
-def _canonical(value: Any) -> Any:
-    """The ``rows`` mode key of a cell: normalized, JSON text in canonical form, exact."""
-    value = normalize(round_cell(value))
-    if isinstance(value, str) and value[:1] in ("[", "{"):
-        try:
-            return "json:" + json.dumps(_canonical_json(json.loads(value)), sort_keys=True)
-        except (ValueError, RecursionError):
-            return value
-    return value
+def _canonical(table: _Table, index: int) -> list[Any]:
+    """The ``rows`` mode keys of a column: normalized cells, JSON in canonical form, exact."""
+    cells = table.cells(index)
+    if cells.parsed is None:
+        return cells.keys
+    return [
+        key if parsed is NOT_JSON else "json:" + json.dumps(_canonical_json(parsed),
+                                                            sort_keys=True)
+        for key, parsed in zip(cells.keys, cells.parsed, strict=True)
+    ]
 
 
-def _raw(value: Any) -> Any:
-    return value
+def _raw(table: _Table, index: int) -> list[Any]:
+    return [row[index] for row in table.rows]
 
 
-def _rows_match(agent: _Table, gold: _Table, key: Callable[[Any], Any], ordered: bool,
-                max_width: int) -> tuple[tuple[int, int], ...] | None:
+def _rows_match(agent: _Table, gold: _Table, keys: Callable[[_Table, int], list[Any]],
+                ordered: bool, max_width: int) -> tuple[tuple[int, int], ...] | None:
     """An alignment under which the rows are equal (multiset, or sequence), or None."""
     if not gold.width <= agent.width <= max_width or agent.n_rows != gold.n_rows:
         return None
-    a_keys = [[key(v) for v in column] for column in agent.raw]
-    g_keys = [[key(v) for v in column] for column in gold.raw]
+    a_keys = [keys(agent, i) for i in range(agent.width)]
+    g_keys = [keys(gold, j) for j in range(gold.width)]
     a_counts = [Counter(column) for column in a_keys]
     g_counts = [Counter(column) for column in g_keys]
     candidates = [
