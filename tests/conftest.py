@@ -13,7 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-#: Real benchmark files, next to the checkout (``../shared/data``) or where HOPSCORE_SHARED_DATA says.
+#: Real benchmark files: next to the checkout (``../shared/data``), or HOPSCORE_SHARED_DATA.
 SHARED_DATA = Path(os.environ.get("HOPSCORE_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
@@ -32,8 +32,12 @@ class CliResult:
     stderr: str
 
 
-def run_cli(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None,
-            timeout: float = 300) -> CliResult:
+def run_cli(
+    *args: str | Path,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 300,
+) -> CliResult:
     """Run ``python -m hopscore ARGS`` in a subprocess, as a user would."""
     full_env = dict(os.environ)
     full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), full_env.get("PYTHONPATH")]))
@@ -43,7 +47,11 @@ def run_cli(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | No
         full_env.update(env)
     proc = subprocess.run(
         [sys.executable, "-m", "hopscore", *map(str, args)],
-        capture_output=True, text=True, cwd=cwd, env=full_env, timeout=timeout,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=full_env,
+        timeout=timeout,
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 

@@ -40,7 +40,7 @@ def test_exact_match_and_empty():
 
 
 def test_multiset_f1():
-    f1, p, r = token_prf("a b b".split(), "a a b".split())
+    f1, p, r = token_prf(["a", "b", "b"], ["a", "a", "b"])
     assert abs(f1 - 2 / 3) < 1e-12 and abs(p - 2 / 3) < 1e-12 and abs(r - 2 / 3) < 1e-12
     assert abs(token_prf(["paris", "paris"], ["paris"])[0] - 2 / 3) < 1e-12
 

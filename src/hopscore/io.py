@@ -7,6 +7,7 @@ the wrong shape becomes an :class:`~hopscore.errors.InputError` naming the file 
 
 from __future__ import annotations
 
+import builtins
 import csv
 import json
 import os
@@ -139,7 +140,9 @@ def sniff_json_kind(path: Path | str) -> str:
     return "jsonl"
 
 
-def iter_delimited(path: Path | str, delimiter: str | None = None) -> Iterator[tuple[Location, dict[str, str]]]:
+def iter_delimited(
+    path: Path | str, delimiter: str | None = None
+) -> Iterator[tuple[Location, dict[str, str]]]:
     """Yield ``(location, row)`` for a CSV or TSV file with a header line.
 
     The delimiter is taken from the extension (``.tsv`` means tab) unless given.
@@ -162,11 +165,14 @@ def iter_delimited(path: Path | str, delimiter: str | None = None) -> Iterator[t
             raise InputError(
                 Location(str(p), line=line), f"{len(row)} cells but the header has {len(header)}"
             )
-        yield Location(str(p), line=line), dict(zip(header, row + [""] * (len(header) - len(row))))
+        yield (
+            Location(str(p), line=line),
+            dict(zip(header, row + [""] * (len(header) - len(row)), strict=True)),
+        )
 
 
 def write_json_atomic(path: Path | str, value: Any, *, indent: int | None = 2) -> None:
-    """Write JSON to ``path`` via a temporary file and a rename, so readers never see half a file."""
+    """Write JSON to ``path`` via a temporary file and a rename (readers never see half a file)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
@@ -192,23 +198,30 @@ class Fields:
     def __init__(self, data: Any, where: Location) -> None:
         if not isinstance(data, dict):
             raise InputError(where, f"expected a JSON object, got {json_type(data)}")
-        self.data: dict[str, Any] = data
+        self.data: builtins.dict[builtins.str, Any] = data
         self.where = where
 
-    def error(self, field: str, message: str) -> InputError:
+    def error(self, field: builtins.str, message: builtins.str) -> InputError:
         return InputError(self.where, message, field=field)
 
-    def has(self, name: str) -> bool:
+    def has(self, name: builtins.str) -> builtins.bool:
         return name in self.data
 
-    def raw(self, name: str, default: Any = _MISSING) -> Any:
+    def raw(self, name: builtins.str, default: Any = _MISSING) -> Any:
         if name in self.data:
             return self.data[name]
         if default is _MISSING:
             raise self.error(name, "missing")
         return default
 
-    def _typed(self, name: str, types: tuple[type, ...], label: str, default: Any, nullable: bool) -> Any:
+    def _typed(
+        self,
+        name: builtins.str,
+        types: tuple[type, ...],
+        label: builtins.str,
+        default: Any,
+        nullable: builtins.bool,
+    ) -> Any:
         value = self.raw(name, default)
         if value is default and name not in self.data:
             return value
@@ -220,22 +233,32 @@ class Fields:
             raise self.error(name, f"expected {label}, got {json_type(value)}")
         return value
 
-    def str(self, name: str, default: Any = _MISSING, *, nullable: bool = False) -> Any:
+    def str(
+        self, name: builtins.str, default: Any = _MISSING, *, nullable: builtins.bool = False
+    ) -> Any:
         return self._typed(name, (str,), "a string", default, nullable)
 
-    def int(self, name: str, default: Any = _MISSING, *, nullable: bool = False) -> Any:
+    def int(
+        self, name: builtins.str, default: Any = _MISSING, *, nullable: builtins.bool = False
+    ) -> Any:
         return self._typed(name, (int,), "an integer", default, nullable)
 
-    def bool(self, name: str, default: Any = _MISSING, *, nullable: bool = False) -> Any:
+    def bool(
+        self, name: builtins.str, default: Any = _MISSING, *, nullable: builtins.bool = False
+    ) -> Any:
         return self._typed(name, (bool,), "a boolean", default, nullable)
 
-    def list(self, name: str, default: Any = _MISSING, *, nullable: bool = False) -> Any:
+    def list(
+        self, name: builtins.str, default: Any = _MISSING, *, nullable: builtins.bool = False
+    ) -> Any:
         return self._typed(name, (list,), "a list", default, nullable)
 
-    def dict(self, name: str, default: Any = _MISSING, *, nullable: bool = False) -> Any:
+    def dict(
+        self, name: builtins.str, default: Any = _MISSING, *, nullable: builtins.bool = False
+    ) -> Any:
         return self._typed(name, (dict,), "an object", default, nullable)
 
-    def id(self, name: str = "id") -> str:
+    def id(self, name: builtins.str = "id") -> builtins.str:
         """An example id: a non-empty string, or an integer (turned into its decimal string)."""
         value = self.raw(name)
         if isinstance(value, bool) or not isinstance(value, (str, int)):

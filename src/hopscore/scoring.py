@@ -6,7 +6,9 @@ The id policy is the same for every benchmark, whatever its official script did:
 * a predicted id that is not in the gold is listed in ``extra_ids`` and ignored.
 
 Scores are streamed: each example's scores go to ``on_score`` as soon as they exist, and only the
-running sums are kept, so a million-example file needs little memory.
+running sums are kept, so a million-example file needs little memory. For the confidence
+intervals (:mod:`hopscore.intervals`) the per-example metric values are also kept, as flat
+numpy-backed arrays (8 bytes per value), not as Python objects.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from typing import Any
 
 from hopscore.benchmarks.base import Benchmark, E, P, Predictions
 from hopscore.errors import HopscoreError
+from hopscore.intervals import ExampleValues, attach_intervals, intervals_to_json
 from hopscore.io import write_json_atomic
+from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +54,9 @@ class ExampleScore:
 class GroupSummary:
     n: int
     metrics: dict[str, float]
+    #: the group label (``"bridge"``); the group's name is ``"key=value"`` where labels collide
+    value: str | None = None
+    ci: dict[str, Interval | None] | None = None
 
 
 @dataclass(slots=True)
@@ -65,21 +72,28 @@ class ScoreReport:
     groups: dict[str, GroupSummary]
     group_keys: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    #: bootstrap interval per metric (None: a derived metric without one); None: not computed
+    ci: dict[str, Interval | None] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "benchmark": self.benchmark,
             "n_gold": self.n_gold,
             "n_predictions": self.n_predictions,
             "missing_ids": self.missing_ids,
             "extra_ids": self.extra_ids,
             "metrics": self.metrics,
-            "groups": {
-                name: {"n": g.n, "key": self.group_keys.get(name), "metrics": g.metrics}
-                for name, g in self.groups.items()
-            },
-            "warnings": self.warnings,
         }
+        if self.ci is not None:
+            out["ci"] = intervals_to_json(self.ci)
+        groups: dict[str, Any] = {}
+        for name, g in self.groups.items():
+            groups[name] = {"n": g.n, "key": self.group_keys.get(name), "metrics": g.metrics}
+            if g.ci is not None:
+                groups[name]["ci"] = intervals_to_json(g.ci)
+        out["groups"] = groups
+        out["warnings"] = self.warnings
+        return out
 
 
 class _Sums:
@@ -104,10 +118,17 @@ def score_examples(
     examples: Iterable[E],
     predictions: Predictions[P],
     on_score: Callable[[ExampleScore], None] | None = None,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
 ) -> ScoreReport:
-    """Score every gold example (in gold order) and aggregate overall and per group."""
+    """Score every gold example (in gold order) and aggregate overall and per group.
+
+    With ``resamples`` > 0 every metric also gets a seeded percentile bootstrap interval.
+    """
     names = benchmark.active_metrics(predictions)
     overall = _Sums(names)
+    kept = ExampleValues(names) if resamples > 0 else None
     groups: dict[tuple[str, str], _Sums] = {}
     missing: list[str] = []
     gold_ids: set[str] = set()
@@ -121,6 +142,8 @@ def score_examples(
             missing.append(example.id)
         overall.add(values)
         labels = example.groups()
+        if kept is not None:
+            kept.add(values, labels)
         for key, value in labels.items():
             sums = groups.get((key, value))
             if sums is None:
@@ -151,6 +174,8 @@ def score_examples(
         warnings=list(predictions.warnings),
     )
     _fill_groups(benchmark, report, groups)
+    if kept is not None:
+        attach_intervals(benchmark, report, kept, resamples=resamples, seed=seed)
     if missing:
         report.warnings.append(
             f"{len(missing)} of {overall.n} gold examples have no prediction; they score 0 and "
@@ -175,12 +200,14 @@ def _fill_groups(
     for key, value in sorted(groups, key=lambda kv: (order.get(kv[0], len(order)), kv[0], kv[1])):
         name = value if values_seen[value] == 1 else f"{key}={value}"
         sums = groups[(key, value)]
-        report.groups[name] = GroupSummary(n=sums.n, metrics=benchmark.finalize(sums.means()))
+        report.groups[name] = GroupSummary(
+            n=sums.n, metrics=benchmark.finalize(sums.means()), value=value
+        )
         report.group_keys[name] = key
 
 
 class ScoresWriter:
-    """Streams :class:`ExampleScore` lines to ``scores.jsonl`` and renames it into place on close."""
+    """Streams :class:`ExampleScore` lines to ``scores.jsonl``; renamed into place on close."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -207,15 +234,19 @@ def score_files(
     output_dir: Path | None,
     *,
     aliases: Path | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
 ) -> ScoreReport:
-    """Load, score and (when ``output_dir`` is given) write ``metrics.json`` and ``scores.jsonl``."""
+    """Load and score; with ``output_dir``, write ``metrics.json`` and ``scores.jsonl``."""
     examples = benchmark.load_gold(gold_path, aliases=aliases)
     predictions = benchmark.load_predictions(predictions_path)
     if output_dir is None:
-        return score_examples(benchmark, examples, predictions)
+        return score_examples(benchmark, examples, predictions, resamples=resamples, seed=seed)
     writer = ScoresWriter(output_dir / "scores.jsonl")
     try:
-        report = score_examples(benchmark, examples, predictions, writer)
+        report = score_examples(
+            benchmark, examples, predictions, writer, resamples=resamples, seed=seed
+        )
     except BaseException:
         writer.close(keep=False)
         raise

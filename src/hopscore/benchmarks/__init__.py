@@ -11,6 +11,13 @@ from hopscore.errors import HopscoreError
 #: name -> "module:ClassName"; adding a benchmark is one module plus one line here.
 REGISTRY: dict[str, str] = {
     "hotpotqa": "hopscore.benchmarks.hotpotqa:HotpotQA",
+    "hybridqa": "hopscore.benchmarks.hybridqa:HybridQA",
+    "2wikimultihopqa": "hopscore.benchmarks.twowiki:TwoWikiMultihopQA",
+    "strategyqa": "hopscore.benchmarks.strategyqa:StrategyQA",
+    "fermi": "hopscore.benchmarks.fermi:Fermi",
+    "feverous": "hopscore.benchmarks.feverous:FEVEROUS",
+    "quartz": "hopscore.benchmarks.quartz:QuaRTz",
+    "bamboogle": "hopscore.benchmarks.bamboogle:Bamboogle",
 }
 
 

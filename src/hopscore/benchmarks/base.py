@@ -67,6 +67,8 @@ class Benchmark(ABC, Generic[E, P]):
     title: ClassVar[str]
     #: Metrics reported in ``metrics.json``, in display order.
     metrics: ClassVar[tuple[str, ...]]
+    #: The few metrics a one-line summary shows (``hopscore demo``); empty means the first three.
+    headline: ClassVar[tuple[str, ...]] = ()
     #: Group keys that :meth:`Example.groups` may return, in display order.
     group_keys: ClassVar[tuple[str, ...]] = ()
     #: Human descriptions of accepted files, for ``--help`` and the README.
@@ -115,7 +117,9 @@ def load_universal(
         example_id = record.id(id_field)
         if example_id in seen:
             raise InputError(
-                where, f"duplicate id {example_id!r} (first seen at {seen[example_id]})", field=id_field
+                where,
+                f"duplicate id {example_id!r} (first seen at {seen[example_id]})",
+                field=id_field,
             )
         seen[example_id] = where
         out[example_id] = parse(record, example_id)

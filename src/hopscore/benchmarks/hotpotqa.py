@@ -26,8 +26,14 @@ from hopscore.benchmarks.base import (
     check_unique_ids,
     load_universal,
 )
+from hopscore.benchmarks.formats import (
+    UNIVERSAL,
+    official_ids,
+    read_official_parts,
+    universal_or_json,
+)
 from hopscore.errors import InputError, Location
-from hopscore.io import Fields, json_type, load_json, sniff_json_kind
+from hopscore.io import Fields, json_type, load_json
 from hopscore.text import hotpot_prf, normalize_answer
 
 Fact = tuple[str, int]
@@ -58,10 +64,12 @@ class HotpotPrediction(Prediction):
     sp: tuple[Fact, ...] | None = None
 
 
-def parse_fact(value: Any, record: Fields, field: str, *, title_case: bool = True) -> Fact:
+def parse_fact(value: Any, record: Fields, field: str) -> Fact:
     """One ``[title, sent_id]`` pair; the sent_id must be an integer (``"1"`` is an error)."""
     if not isinstance(value, (list, tuple)) or len(value) != 2:
-        raise record.error(field, f"expected [title, sent_id] pairs, got {json_type(value)} {value!r}")
+        raise record.error(
+            field, f"expected [title, sent_id] pairs, got {json_type(value)} {value!r}"
+        )
     title, sent_id = value
     if not isinstance(title, str):
         raise record.error(field, f"title must be a string, got {json_type(title)} {title!r}")
@@ -115,15 +123,21 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
         "sp_em", "sp_f1", "sp_prec", "sp_recall",
         "joint_em", "joint_f1", "joint_prec", "joint_recall",
     )  # fmt: skip
+    headline = ("em", "f1", "sp_f1", "joint_f1")
     group_keys = ("type", "level")
     gold_formats = "official JSON list (hotpot_dev_distractor_v1.json, fullwiki)"
-    prediction_formats = 'official {"answer": {id: str}, "sp": {id: [[title, sent_id]]}}; universal JSONL'
+    prediction_formats = (
+        'official {"answer": {id: str}, "sp": {id: [[title, sent_id]]}}; universal JSONL'
+    )
 
     def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[HotpotExample]:
         data = load_json(path)
         if not isinstance(data, list):
             raise InputError(path, f"expected a JSON list of examples, got {json_type(data)}")
-        examples = [self._gold_record(Fields(item, Location(str(path), index=i))) for i, item in enumerate(data)]
+        examples = [
+            self._gold_record(Fields(item, Location(str(path), index=i)))
+            for i, item in enumerate(data)
+        ]
         return check_unique_ids(examples, path)
 
     @staticmethod
@@ -142,21 +156,23 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
             id=record.id("_id"),
             question=record.str("question", ""),
             answer=record.str("answer"),
-            supporting_facts=parse_facts(record.raw("supporting_facts", []), record, "supporting_facts"),
+            supporting_facts=parse_facts(
+                record.raw("supporting_facts", []), record, "supporting_facts"
+            ),
             context=tuple(context),
             type=record.str("type", None, nullable=True),
             level=record.str("level", None, nullable=True),
         )
 
     def load_predictions(self, path: Path) -> Predictions[HotpotPrediction]:
-        if sniff_json_kind(path) == "jsonl":
-            return Predictions(load_universal(path, _parse_universal), str(path), "universal")
-        data = load_json(path)
-        if isinstance(data, dict) and "id" in data:
+        data = universal_or_json(path)
+        if data is UNIVERSAL:
             return Predictions(load_universal(path, _parse_universal), str(path), "universal")
         return read_official_predictions(path, data, ("answer", "sp"))
 
-    def score(self, example: HotpotExample, prediction: HotpotPrediction | None) -> dict[str, float]:
+    def score(
+        self, example: HotpotExample, prediction: HotpotPrediction | None
+    ) -> dict[str, float]:
         answer = ZERO4
         sp = ZERO4
         joint = ZERO4
@@ -170,7 +186,8 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
         return {
             "em": answer[0], "f1": answer[1], "prec": answer[2], "recall": answer[3],
             "sp_em": sp[0], "sp_f1": sp[1], "sp_prec": sp[2], "sp_recall": sp[3],
-            "joint_em": joint[0], "joint_f1": joint[1], "joint_prec": joint[2], "joint_recall": joint[3],
+            "joint_em": joint[0], "joint_f1": joint[1],
+            "joint_prec": joint[2], "joint_recall": joint[3],
         }  # fmt: skip
 
     def is_missing(self, example: HotpotExample, prediction: HotpotPrediction | None) -> bool:
@@ -186,44 +203,23 @@ def answer_scores(prediction: str, gold: str) -> tuple[float, float, float, floa
 
 
 def _parse_universal(record: Fields, example_id: str) -> HotpotPrediction:
-    sp = record.raw("sp", None)
     return HotpotPrediction(
         id=example_id,
         answer=record.str("answer", None),
-        sp=None if sp is None else parse_facts(sp, record, "sp"),
+        sp=parse_facts(record.raw("sp"), record, "sp") if record.has("sp") else None,
     )
 
 
 def read_official_predictions(
     path: Path, data: Any, parts: tuple[str, ...]
 ) -> Predictions[HotpotPrediction]:
-    """Read ``{"answer": {id: str}, "sp": {id: [...]}}``; a missing part is answer-only mode."""
-    if not isinstance(data, dict) or "answer" not in data:
-        raise InputError(
-            path,
-            'expected the official {"answer": {...}, "sp": {...}} object or universal JSON Lines',
-        )
-    warnings = []
-    answers = data["answer"]
-    if not isinstance(answers, dict):
-        raise InputError(path, f'"answer" must map ids to strings, got {json_type(answers)}')
-    for part in parts[1:]:
-        if part not in data:
-            warnings.append(f'{path}: no "{part}" key; {part} metrics score 0 for every example')
-        elif not isinstance(data[part], dict):
-            raise InputError(path, f'"{part}" must map ids to lists, got {json_type(data[part])}')
-    sp_map: dict[str, Any] = data.get("sp") or {}
+    """Read ``{"answer": {id: str}, "sp": {id: [...]}}``; a missing ``sp`` is answer-only mode."""
+    maps, warnings = read_official_parts(path, data, parts)
     by_id: dict[str, HotpotPrediction] = {}
-    for example_id in list(answers) + [k for k in sp_map if k not in answers]:
-        record = Fields({"answer": answers.get(example_id), "sp": sp_map.get(example_id)},
-                        Location(str(path), key=example_id))
-        answer = answers.get(example_id)
-        if example_id in answers and not isinstance(answer, str):
-            raise record.error("answer", f"expected a string, got {json_type(answer)}")
-        sp = sp_map.get(example_id)
-        by_id[example_id] = HotpotPrediction(
-            id=example_id,
-            answer=answer if example_id in answers else None,
-            sp=None if example_id not in sp_map else parse_facts(sp, record, "sp"),
+    for example_id in official_ids(maps):
+        record = Fields(
+            {part: maps[part][example_id] for part in parts if example_id in maps[part]},
+            Location(str(path), key=example_id),
         )
+        by_id[example_id] = _parse_universal(record, example_id)
     return Predictions(by_id, str(path), "official", warnings)

@@ -58,6 +58,10 @@ def _root(
 
 
 # Command modules register themselves on import.
+from hopscore.cli import compare as _compare  # noqa: E402,F401
+from hopscore.cli import demo as _demo  # noqa: E402,F401
+from hopscore.cli import judge as _judge  # noqa: E402,F401
+from hopscore.cli import report as _report  # noqa: E402,F401
 from hopscore.cli import score as _score  # noqa: E402,F401
 from hopscore.cli import sql_match as _sql_match  # noqa: E402,F401
 
@@ -77,7 +81,8 @@ def main(argv: list[str] | None = None) -> None:
             raise
         err_console.print(
             f"internal error: {type(exc).__name__}: {exc}\n"
-            "This is a bug in hopscore; rerun with HOPSCORE_DEBUG=1 for the traceback and report it.",
+            "This is a bug in hopscore; rerun with HOPSCORE_DEBUG=1 for the traceback "
+            "and report it.",
             style="red",
             markup=False,
             highlight=False,

@@ -10,6 +10,7 @@ from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.display import print_report
 from hopscore.scoring import score_files
+from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 
 @app.command()
@@ -30,6 +31,31 @@ def score(
     strict: bool = typer.Option(
         False, "--strict", help="Exit with status 1 when ids are missing or extra."
     ),
+    judge: bool = typer.Option(
+        False, "--judge", help="Also grade every answer with an LLM judge (judge_accuracy)."
+    ),
+    judge_model: str | None = typer.Option(
+        None, "--judge-model", envvar="JUDGE_MODEL", show_default=False,
+        help="Judge model for --judge.",
+    ),
+    judge_base_url: str | None = typer.Option(
+        None, "--judge-base-url", envvar="JUDGE_BASE_URL", show_default=False,
+        help="OpenAI-compatible endpoint for --judge (key from JUDGE_API_KEY).",
+    ),
+    judge_concurrency: int = typer.Option(
+        8, "--judge-concurrency", min=1, help="Judge requests in flight."
+    ),
+    judge_max_retries: int = typer.Option(
+        5, "--judge-max-retries", min=0, help="Retries per judge request."
+    ),
+    judge_prompt_file: Path | None = typer.Option(
+        None, "--judge-prompt-file", help="Judge prompt template (see hopscore judge --help)."
+    ),
+    resamples: int = typer.Option(
+        DEFAULT_RESAMPLES, "--resamples", min=0,
+        help="Bootstrap resamples for the 95% confidence intervals (0: no intervals).",
+    ),
+    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap."),
 ) -> None:
     """Score predictions against a benchmark's gold file, as its official scorer would.
 
@@ -37,10 +63,37 @@ def score(
     fractions, overall and per group, with missing and extra ids) and scores.jsonl (one line
     per gold example). A gold example without a prediction scores 0 and stays in the
     denominator; a predicted id not in the gold is ignored. Both are listed and warned about.
+
+    With --judge, an LLM judge (settings as for hopscore judge: JUDGE_MODEL, JUDGE_BASE_URL,
+    JUDGE_API_KEY) also grades each example, adding judge_accuracy (overall and per group) and
+    listing the examples where the judge and exact match disagree; with --output-dir it writes
+    judge.jsonl (resumable) and judge_disagreements.jsonl. Exit status 1 when the judge failed
+    on some examples after its retries.
+
+    Every metric gets a seeded percentile bootstrap 95% interval (metrics.json "ci"), shown as
+    value ± half-width.
     """
     bench = benchmarks.get(benchmark)
-    report = score_files(bench, gold, predictions, output_dir, aliases=aliases)
-    print_report(report, console, err_console)
+    judge_failed = False
+    if judge:
+        from hopscore.cli.judge import judge_config  # the judge stack loads only when asked for
+        from hopscore.engine import RetryPolicy
+        from hopscore.judge.scoring import print_disagreements, score_files_with_judge
+
+        config = judge_config(judge_model, judge_base_url, judge_concurrency, judge_prompt_file,
+                              retry=RetryPolicy(max_retries=judge_max_retries))
+        judged = score_files_with_judge(bench, gold, predictions, output_dir, config,
+                                        aliases=aliases, console=err_console, warn=err_console,
+                                        resamples=resamples, seed=seed)
+        report = judged.report
+        print_report(report, console, err_console)
+        print_disagreements(judged, console)
+        judge_failed = judged.summary.errors > 0
+    else:
+        report = score_files(
+            bench, gold, predictions, output_dir, aliases=aliases, resamples=resamples, seed=seed
+        )
+        print_report(report, console, err_console)
     if output_dir is not None:
         err_console.print(f"wrote {output_dir / 'metrics.json'} and {output_dir / 'scores.jsonl'}",
                           markup=False, highlight=False)
@@ -49,4 +102,6 @@ def score(
             f"--strict: {len(report.missing_ids)} missing and {len(report.extra_ids)} extra ids",
             style="red",
         )
+        raise typer.Exit(1)
+    if judge_failed:
         raise typer.Exit(1)

@@ -1,0 +1,136 @@
+"""Fermi problems (realFP, synthFP): the log-ratio ``fp_score`` of allenai/fermi.
+
+Gold: the official JSON list of ``{question, program, answer, context, ...}``; an example's id is
+its 0-based position in the list, as a string. Predictions: a JSON object keyed by those ids,
+``{"0": "22.3 km", "1": 3.2e13, ...}``, or universal JSON Lines ``{"id", "answer"}``.
+
+Both answers are evaluated the way the official pipeline does (``convert_units`` then
+``accuracy_metric``; see :mod:`hopscore.quantities`): pint with the Fermi units, conversion to
+base units, and a comparison of magnitudes only. A JSON number is taken as it is. A prediction
+pint cannot evaluate scores 0 (the official code raises), and so does an empty string (pint
+would evaluate "" to 1). Groups: ``with_unit`` / ``no_unit`` by whether the gold answer carries
+a unit after conversion ("$7224" and "15 people" do not).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hopscore.benchmarks.base import Benchmark, Example, Prediction, Predictions, load_universal
+from hopscore.errors import InputError, Location
+from hopscore.io import Fields, json_type, load_json, sniff_json_kind
+from hopscore.quantities import Quantity, answer_quantity, fp_score
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FermiExample(Example):
+    answer: str
+    #: The gold magnitude in base units.
+    value: Any
+    has_unit: bool
+
+    def groups(self) -> dict[str, str]:
+        return {"unit": "with_unit" if self.has_unit else "no_unit"}
+
+    def gold_answers(self) -> tuple[str, ...]:
+        return (self.answer,)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FermiPrediction(Prediction):
+    #: The predicted magnitude in base units; None when the answer could not be evaluated.
+    value: Any = None
+    error: str | None = None
+
+
+def predicted_quantity(answer: str | int | float) -> Quantity:
+    """A prediction's value; a blank string has none (pint alone would read "" as 1)."""
+    if isinstance(answer, str) and not answer.strip():
+        return Quantity(None, False, "empty answer")
+    return answer_quantity(answer)
+
+
+def _answer(record: Fields, field: str) -> str | int | float:
+    value = record.raw(field)
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise record.error(
+            field, f'expected a string such as "22.3 km" or a number, got {json_type(value)}'
+        )
+    return value
+
+
+def _prediction(record: Fields, example_id: str, field: str = "answer") -> FermiPrediction:
+    answer = _answer(record, field)
+    quantity = predicted_quantity(answer)
+    return FermiPrediction(
+        id=example_id, answer=str(answer), value=quantity.magnitude, error=quantity.error
+    )
+
+
+class Fermi(Benchmark[FermiExample, FermiPrediction]):
+    name = "fermi"
+    title = "Fermi (realFP / synthFP)"
+    metrics = ("fp_score",)
+    headline = ("fp_score",)
+    group_keys = ("unit",)
+    gold_formats = "official JSON list (realFP/synthFP); ids are 0-based positions"
+    prediction_formats = 'JSON object {"0": "22.3 km", ...}; universal JSONL {"id", "answer"}'
+
+    def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[FermiExample]:
+        data = load_json(path)
+        if not isinstance(data, list):
+            raise InputError(path, f"expected a JSON list of Fermi problems, got {json_type(data)}")
+        examples = []
+        for index, item in enumerate(data):
+            record = Fields(item, Location(str(path), index=index))
+            answer = record.str("answer")
+            quantity = answer_quantity(answer) if answer.strip() else Quantity(None, False, "empty")
+            if quantity.magnitude is None:
+                raise record.error(
+                    "answer", f"cannot evaluate gold answer {answer!r}: {quantity.error}"
+                )
+            examples.append(
+                FermiExample(
+                    id=str(index),
+                    question=record.str("question", ""),
+                    answer=answer,
+                    value=quantity.magnitude,
+                    has_unit=quantity.has_unit,
+                )
+            )
+        return examples
+
+    def load_predictions(self, path: Path) -> Predictions[FermiPrediction]:
+        if sniff_json_kind(path) == "jsonl":
+            predictions = Predictions(load_universal(path, _prediction), str(path), "universal")
+        else:
+            data = load_json(path)
+            if not isinstance(data, dict):
+                raise InputError(
+                    path,
+                    'expected a JSON object {"0": "22.3 km", ...} or JSON Lines, '
+                    f"got {json_type(data)}",
+                )
+            if "id" in data and "answer" in data:  # a one-line universal file
+                predictions = Predictions(load_universal(path, _prediction), str(path), "universal")
+            else:
+                by_id = {}
+                for key, value in data.items():
+                    record = Fields({"answer": value}, Location(str(path), key=key))
+                    by_id[key] = _prediction(record, key)
+                predictions = Predictions(by_id, str(path), "official")
+        failed = [p for p in predictions.by_id.values() if p.value is None]
+        if failed:
+            first = failed[0]
+            predictions.warnings.append(
+                f"{path}: {len(failed)} predicted answers could not be evaluated as quantities and "
+                f"score 0 (first: id {first.id!r}, {first.answer!r}: {first.error})"
+            )
+        return predictions
+
+    def score(self, example: FermiExample, prediction: FermiPrediction | None) -> dict[str, float]:
+        if prediction is None or prediction.value is None:
+            return {"fp_score": 0.0}
+        return {"fp_score": fp_score(example.value, prediction.value)}

@@ -1,0 +1,276 @@
+"""FEVEROUS: label accuracy, FEVEROUS score and evidence P/R/F1 (``feverous_scorer.py``).
+
+Gold: the official JSON Lines (``feverous_dev_challenges.jsonl``): a blank header record first,
+then ``{"id", "claim", "label", "evidence": [{"content": [element ids], "context": ...}]}``.
+Predictions, joined to the gold by ``id``:
+
+* JSON Lines ``{"id", "predicted_label", "predicted_evidence": [element ids]}``;
+* the input of the official ``evaluate.py``: gold and prediction fields on the same line (pass
+  the same file as ``--gold`` and ``--predictions``);
+* the leaderboard submission of ``prepare_submission.py`` (``predicted_evidence`` as
+  ``[page, type, position]`` lists, no ids: records are matched by position);
+* universal JSON Lines ``{"id", "label" (or "answer"), "evidence": [element ids]}``.
+
+A record without an ``id`` gets its position (0-based, after the header) as its id. The first
+record is skipped as the header when it has neither an id nor a label (the official script skips
+line 1 whatever it holds, so a file without a header loses its first claim there).
+
+Parity notes (``official-metrics.md`` §6): element ids are split on "_" as the official parser
+does; the predicted evidence is truncated to its first 5 non-table and 25
+table elements (cell, item, table_caption, header_cell); labels compare upper-cased; precision
+is 1.0 for an instance without predicted evidence; recall is 1.0 when the gold has no evidence
+sets (the official "no gold" check iterates the record's keys and never fires, which changes
+nothing: an empty evidence set is trivially covered anyway); ``evidence_f1`` is the harmonic
+mean of macro precision and recall, 0 when both are 0 (the official raises ZeroDivisionError).
+A missing prediction scores 0 on every metric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hopscore.benchmarks.base import Benchmark, Example, Prediction, Predictions
+from hopscore.errors import InputError, Location
+from hopscore.io import Fields, iter_jsonl, json_type
+
+Element = tuple[str, str, str]
+TABLE_TYPES = frozenset({"cell", "item", "table_caption", "header_cell"})
+MAX_OTHER_ELEMENTS = 5
+MAX_TABLE_ELEMENTS = 25
+LABELS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
+_TWO_PART_TYPES = ("table_caption", "header_cell")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FeverousExample(Example):
+    label: str
+    #: The gold evidence sets, each a tuple of parsed elements.
+    evidence: tuple[tuple[Element, ...], ...]
+    elements: frozenset[Element]
+
+    def groups(self) -> dict[str, str]:
+        return {"label": self.label}
+
+    def gold_answers(self) -> tuple[str, ...]:
+        return (self.label,)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FeverousPrediction(Prediction):
+    #: The predicted evidence after truncation, in order (duplicates kept, as officially).
+    evidence: tuple[Element, ...] = ()
+
+
+def parse_element(element_id: str) -> Element | None:
+    """``"Page_cell_0_1_2"`` -> ``("Page", "cell", "0_1_2")``, split as the official parser does.
+
+    The page is the text before the first "_"; the type is the next part, or the next two when
+    the id contains "table_caption" or "header_cell" anywhere. None when there is no "_".
+    """
+    parts = element_id.split("_")
+    if len(parts) < 2:
+        return None
+    if any(kind in element_id for kind in _TWO_PART_TYPES):
+        return parts[0], "_".join(parts[1:3]), "_".join(parts[3:])
+    return parts[0], parts[1], "_".join(parts[2:])
+
+
+def truncate(elements: list[Element]) -> tuple[Element, ...]:
+    """Keep the first 5 non-table and the first 25 table elements, in their order."""
+    kept: list[Element] = []
+    tables = others = 0
+    for element in elements:
+        if element[1] in TABLE_TYPES:
+            tables += 1
+            if tables <= MAX_TABLE_ELEMENTS:
+                kept.append(element)
+        else:
+            others += 1
+            if others <= MAX_OTHER_ELEMENTS:
+                kept.append(element)
+    return tuple(kept)
+
+
+def instance_scores(
+    example: FeverousExample, label: str, evidence: tuple[Element, ...]
+) -> tuple[float, float, float, float]:
+    """``(label correct, strictly correct, evidence precision, evidence recall)``."""
+    predicted = set(evidence)
+    covered = any(all(e in predicted for e in group) for group in example.evidence)
+    correct = example.label.upper() == label.upper()
+    if evidence:
+        precision = sum(1 for e in evidence if e in example.elements) / len(evidence)
+    else:
+        precision = 1.0
+    recall = 1.0 if covered or not example.evidence else 0.0
+    return float(correct), float(correct and covered), precision, recall
+
+
+def harmonic(precision: float, recall: float) -> float:
+    return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+
+
+def _elements(value: Any, record: Fields, field: str) -> list[Element]:
+    """Element ids (strings) or already split ``[page, type, position]`` lists."""
+    if not isinstance(value, list):
+        raise record.error(field, f"expected a list of element ids, got {json_type(value)}")
+    out: list[Element] = []
+    for item in value:
+        if isinstance(item, str):
+            element = parse_element(item)
+            if element is None:
+                raise record.error(
+                    field, f"element id {item!r} has no '_' (expected Page_type_position)"
+                )
+            out.append(element)
+        elif isinstance(item, list) and len(item) == 3 and all(isinstance(x, str) for x in item):
+            out.append((item[0], item[1], item[2]))
+        else:
+            raise record.error(
+                field,
+                f"expected element ids such as 'Page_sentence_0', got {json_type(item)} {item!r}",
+            )
+    return out
+
+
+def _is_header(value: Any) -> bool:
+    """A blank header record: no label of any kind and no id (``{"header": ""}`` or blanks)."""
+    return (
+        isinstance(value, dict)
+        and value.get("id") in (None, "")
+        and not any(value.get(key) for key in ("label", "predicted_label", "answer"))
+    )
+
+
+def _records(path: Path) -> Iterator[tuple[Fields, str]]:
+    """Located records after the header, with their ids (the ``id`` field or the position)."""
+    seen: dict[str, Location] = {}
+    position = 0
+    for number, (where, value) in enumerate(iter_jsonl(path)):
+        if number == 0 and _is_header(value):
+            continue
+        record = Fields(value, where)
+        example_id = record.id("id") if record.has("id") else str(position)
+        position += 1
+        if example_id in seen:
+            raise InputError(
+                where, f"duplicate id {example_id!r} (first seen at {seen[example_id]})", field="id"
+            )
+        seen[example_id] = where
+        yield record, example_id
+
+
+class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
+    name = "feverous"
+    title = "FEVEROUS"
+    metrics = (
+        "label_accuracy",
+        "feverous_score",
+        "evidence_precision",
+        "evidence_recall",
+        "evidence_f1",
+    )
+    headline = ("feverous_score", "label_accuracy", "evidence_f1")
+    group_keys = ("label",)
+    gold_formats = "official JSONL with header record (feverous_dev_challenges.jsonl)"
+    prediction_formats = (
+        'JSONL {"id", "predicted_label", "predicted_evidence"}; evaluate.py input (same file as '
+        "gold); prepare_submission.py output; universal JSONL"
+    )
+
+    def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[FeverousExample]:
+        examples = []
+        for record, example_id in _records(path):
+            label = record.str("label")
+            if not label.strip():
+                raise record.error("label", "empty label")
+            sets = []
+            for entry in record.list("evidence"):
+                if not isinstance(entry, dict) or "content" not in entry:
+                    raise record.error(
+                        "evidence",
+                        f'expected {{"content": [element ids]}} objects, got {json_type(entry)}',
+                    )
+                sets.append(tuple(_elements(entry["content"], record, "evidence.content")))
+            examples.append(
+                FeverousExample(
+                    id=example_id,
+                    question=record.str("claim", ""),
+                    label=label,
+                    evidence=tuple(sets),
+                    elements=frozenset(e for group in sets for e in group),
+                )
+            )
+        if not examples:
+            raise InputError(path, "no gold records after the header")
+        return examples
+
+    def load_predictions(self, path: Path) -> Predictions[FeverousPrediction]:
+        by_id: dict[str, FeverousPrediction] = {}
+        official: bool | None = None
+        no_evidence: list[str] = []
+        odd_labels: list[str] = []
+        for record, example_id in _records(path):
+            if official is None:
+                official = record.has("predicted_label") or record.has("predicted_evidence")
+            if official:
+                label = record.str("predicted_label")
+                evidence = record.raw("predicted_evidence", None)
+                field = "predicted_evidence"
+            else:
+                label = record.str("label") if record.has("label") else record.str("answer")
+                evidence = record.raw("evidence", None)
+                field = "evidence"
+                if isinstance(evidence, list) and any(isinstance(e, dict) for e in evidence):
+                    raise record.error(
+                        "evidence",
+                        "holds gold evidence objects; predictions need 'predicted_label' and "
+                        "'predicted_evidence' (or a list of element ids)",
+                    )
+            if evidence is None:
+                no_evidence.append(example_id)
+            if label.upper() not in LABELS:
+                odd_labels.append(example_id)
+            by_id[example_id] = FeverousPrediction(
+                id=example_id,
+                answer=label,
+                evidence=truncate(_elements(evidence or [], record, field)),
+            )
+        predictions = Predictions(by_id, str(path), "official" if official else "universal")
+        if no_evidence:
+            predictions.warnings.append(
+                f"{path}: {len(no_evidence)} predictions have no evidence (first: "
+                f"{', '.join(no_evidence[:5])}); they are scored with empty evidence"
+            )
+        if odd_labels:
+            predictions.warnings.append(
+                f"{path}: {len(odd_labels)} predicted labels are not one of {', '.join(LABELS)} "
+                f"(first: id {odd_labels[0]!r}, {by_id[odd_labels[0]].answer!r}); "
+                "they score as wrong"
+            )
+        return predictions
+
+    def score(
+        self, example: FeverousExample, prediction: FeverousPrediction | None
+    ) -> dict[str, float]:
+        if prediction is None:
+            return dict.fromkeys(self.metrics, 0.0)
+        correct, strict, precision, recall = instance_scores(
+            example, prediction.answer or "", prediction.evidence
+        )
+        return {
+            "label_accuracy": correct,
+            "feverous_score": strict,
+            "evidence_precision": precision,
+            "evidence_recall": recall,
+            "evidence_f1": harmonic(precision, recall),
+        }
+
+    def finalize(self, means: Mapping[str, float]) -> dict[str, float]:
+        out = dict(means)
+        if "evidence_precision" in out and "evidence_recall" in out:
+            out["evidence_f1"] = harmonic(out["evidence_precision"], out["evidence_recall"])
+        return out

@@ -1,0 +1,57 @@
+"""Helpers shared by the prediction loaders: telling the universal JSON Lines format from an
+official JSON document, and reading the HotpotQA-style ``{"answer": {...}, "sp": {...}}`` object
+that 2WikiMultihopQA extends with ``"evidence"``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hopscore.errors import InputError
+from hopscore.io import json_type, load_json, sniff_json_kind
+
+#: Returned by :func:`universal_or_json` when the file is in the universal JSON Lines format.
+UNIVERSAL: Any = object()
+
+
+def universal_or_json(path: Path) -> Any:
+    """The parsed JSON document, or :data:`UNIVERSAL` for universal JSON Lines.
+
+    A one-line file holding a single ``{"id": ..., ...}`` record is universal JSON Lines too.
+    """
+    if sniff_json_kind(path) == "jsonl":
+        return UNIVERSAL
+    data = load_json(path)
+    if isinstance(data, dict) and "id" in data and not isinstance(data["id"], (dict, list)):
+        return UNIVERSAL
+    return data
+
+
+def read_official_parts(
+    path: Path, data: Any, parts: tuple[str, ...]
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Check an official ``{"answer": {id: str}, "sp": {id: [...]}, ...}`` object.
+
+    Returns one ``{id: value}`` map per part. The first part is required; a missing later part
+    (the official scripts raise ``KeyError``) is read as not predicted, with a warning.
+    """
+    if not isinstance(data, dict) or parts[0] not in data:
+        keys = ", ".join(f'"{part}": {{...}}' for part in parts)
+        raise InputError(path, f"expected the official {{{keys}}} object or universal JSON Lines")
+    maps: dict[str, dict[str, Any]] = {}
+    warnings = []
+    for part in parts:
+        if part not in data:
+            warnings.append(f'{path}: no "{part}" key; {part} metrics score 0 for every example')
+            maps[part] = {}
+        elif not isinstance(data[part], dict):
+            raise InputError(path, f'"{part}" must map ids to values, got {json_type(data[part])}')
+        else:
+            maps[part] = data[part]
+    return maps, warnings
+
+
+def official_ids(maps: dict[str, dict[str, Any]]) -> list[str]:
+    """Every id named by any part, each once, in file order (answers first)."""
+    return list(dict.fromkeys(key for part in maps.values() for key in part))

@@ -1,0 +1,198 @@
+"""HybridQA: exact match and F1 of ``evaluate_script.py`` (``official-metrics.md`` §2).
+
+Gold, any of:
+
+* ``dev_reference.json``, the scorer's own reference ``{"reference": {qid: answer},
+  "table": [qid, ...], "passage": [qid, ...]}``;
+* ``dev.traced.json``, a JSON list with ``answer-node``: a question is in group ``table`` when any
+  answer node lies in a table cell, in ``passage`` when all lie in passages, and in neither when
+  it has no answer node (the 92 computed dev answers). This reproduces ``dev_reference.json``;
+* ``dev.json``, the same list without answer nodes, so without groups.
+
+Predictions: the official JSON list ``[{"question_id": str, "pred": str, ...}]`` (other keys are
+ignored), or universal JSON Lines ``{"id", "answer"}``.
+
+Metrics over every reference question: ``em`` (SQuAD normalization, then equality) and ``f1``
+(multiset token overlap, SQuAD 2.0 style: if either side has no tokens the score is 1 when both
+have none). Groups ``table`` and ``passage`` are the answer's location, as in the official
+output; unlocated questions count only in the total.
+
+Where we differ from the official script: it raises ``KeyError`` on a missing or an extra
+question id; we score a missing one 0 (kept in the denominator, listed and warned about) and
+ignore an extra one. A question id predicted twice is an error naming both records (the official
+script silently keeps the last). ``"pred": null`` is an error (the official script crashes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hopscore.benchmarks.base import (
+    Benchmark,
+    Example,
+    Prediction,
+    Predictions,
+    check_unique_ids,
+    load_universal,
+)
+from hopscore.benchmarks.formats import UNIVERSAL, universal_or_json
+from hopscore.errors import InputError, Location
+from hopscore.io import Fields, json_type, load_json
+from hopscore.text import normalize_answer, squad2_f1
+
+LOCATIONS = ("table", "passage")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HybridQAExample(Example):
+    answer: str
+    answer_normalized: str
+    #: "table", "passage", or None when the answer was not located (computed answers).
+    location: str | None = None
+    table_id: str | None = None
+
+    def groups(self) -> dict[str, str]:
+        return {"location": self.location} if self.location else {}
+
+    def gold_answers(self) -> tuple[str, ...]:
+        return (self.answer,)
+
+
+def exact_and_f1(prediction: str, gold_normalized: str) -> tuple[float, float]:
+    """The official ``compute_exact`` and ``compute_f1`` for one gold answer."""
+    pred = normalize_answer(prediction)
+    return float(pred == gold_normalized), squad2_f1(pred, gold_normalized)
+
+
+class HybridQA(Benchmark[HybridQAExample, Prediction]):
+    name = "hybridqa"
+    title = "HybridQA"
+    metrics = ("em", "f1")
+    headline = ("em", "f1")
+    group_keys = ("location",)
+    gold_formats = "dev_reference.json; dev.traced.json (groups table/passage); dev.json"
+    prediction_formats = 'official JSON list [{"question_id", "pred"}]; universal JSONL'
+
+    def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[HybridQAExample]:
+        data = load_json(path)
+        if isinstance(data, dict):
+            return _reference_examples(path, data)
+        if not isinstance(data, list):
+            raise InputError(
+                path,
+                f"expected dev_reference.json (an object) or a JSON list, got {json_type(data)}",
+            )
+        examples = [
+            _question_record(Fields(item, Location(str(path), index=i)))
+            for i, item in enumerate(data)
+        ]
+        return check_unique_ids(examples, path)
+
+    def load_predictions(self, path: Path) -> Predictions[Prediction]:
+        data = universal_or_json(path)
+        if data is UNIVERSAL:
+            return Predictions(load_universal(path, _universal_record), str(path), "universal")
+        if not isinstance(data, list):
+            raise InputError(
+                path,
+                'expected the official JSON list [{"question_id": ..., "pred": ...}] '
+                f"or universal JSON Lines, got a JSON {json_type(data)}",
+            )
+        by_id: dict[str, Prediction] = {}
+        first: dict[str, int] = {}
+        for index, item in enumerate(data):
+            record = Fields(item, Location(str(path), index=index))
+            qid = record.id("question_id")
+            if qid in first:
+                raise record.error(
+                    "question_id",
+                    f"duplicate question id {qid!r} (first in record [{first[qid]}]); the "
+                    "official script would silently keep the last one",
+                )
+            first[qid] = index
+            by_id[qid] = Prediction(id=qid, answer=record.str("pred"))
+        return Predictions(by_id, str(path), "official")
+
+    def score(self, example: HybridQAExample, prediction: Prediction | None) -> dict[str, float]:
+        if prediction is None or prediction.answer is None:
+            return {"em": 0.0, "f1": 0.0}
+        em, f1 = exact_and_f1(prediction.answer, example.answer_normalized)
+        return {"em": em, "f1": f1}
+
+
+def _example(qid: str, answer: str, **kwargs: Any) -> HybridQAExample:
+    return HybridQAExample(
+        id=qid, answer=answer, answer_normalized=normalize_answer(answer), **kwargs
+    )
+
+
+def _reference_examples(path: Path, data: dict[str, Any]) -> list[HybridQAExample]:
+    if "reference" not in data:
+        raise InputError(
+            path,
+            'expected dev_reference.json {"reference": {...}, "table": [...], '
+            '"passage": [...]} or a JSON list of questions',
+        )
+    reference = data["reference"]
+    if not isinstance(reference, dict):
+        raise InputError(
+            path, f'"reference" must map question ids to answers, got {json_type(reference)}'
+        )
+    location: dict[str, str] = {}
+    for group in LOCATIONS:
+        qids = data.get(group, [])
+        if not isinstance(qids, list):
+            raise InputError(
+                path, f'"{group}" must be a list of question ids, got {json_type(qids)}'
+            )
+        for index, qid in enumerate(qids):
+            where = Location(str(path), key=f"{group}[{index}]")
+            if not isinstance(qid, str) or qid not in reference:
+                raise InputError(where, f'{qid!r} is not a question id of "reference"')
+            if qid in location:
+                raise InputError(
+                    where, f"{qid!r} is listed in both {location[qid]!r} and {group!r}"
+                )
+            location[qid] = group
+    examples = []
+    for qid, answer in reference.items():
+        if not isinstance(answer, str):
+            raise InputError(
+                Location(str(path), key=qid),
+                f"expected a string, got {json_type(answer)}",
+                field="reference",
+            )
+        examples.append(_example(qid, answer, location=location.get(qid)))
+    return examples
+
+
+def answer_location(record: Fields) -> str | None:
+    """``table`` if any answer node is a table cell, ``passage`` if all are passages, else None."""
+    nodes = record.list("answer-node", [])
+    kinds = set()
+    for node in nodes:
+        if not isinstance(node, list) or len(node) < 4 or node[3] not in LOCATIONS:
+            raise record.error(
+                "answer-node",
+                f"expected [text, [row, col], link, 'table'|'passage'], got {node!r}",
+            )
+        kinds.add(node[3])
+    if "table" in kinds:
+        return "table"
+    return "passage" if kinds else None
+
+
+def _question_record(record: Fields) -> HybridQAExample:
+    return _example(
+        record.id("question_id"),
+        record.str("answer-text"),
+        question=record.str("question", ""),
+        table_id=record.str("table_id", None, nullable=True),
+        location=answer_location(record),
+    )
+
+
+def _universal_record(record: Fields, example_id: str) -> Prediction:
+    return Prediction(id=example_id, answer=record.str("answer"))

@@ -1,0 +1,158 @@
+"""``hopscore judge``: grade free-text answers with an LLM judge, resumably."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from hopscore.cli import app, console, err_console
+from hopscore.engine import RetryPolicy, default_cache_dir
+from hopscore.errors import HopscoreError
+from hopscore.io import write_json_atomic
+from hopscore.judge import JudgeConfig, JudgePrompt, JudgeSummary, run_judge
+from hopscore.judge.runner import DEFAULT_MAX_TOKENS
+
+
+@app.command()
+def judge(
+    input_path: Annotated[Path, typer.Option(
+        "--input", "-i", help="JSON Lines rows with 'question', 'response', 'correct_answer'.",
+    )],
+    output_path: Annotated[Path, typer.Option(
+        "--output", "-o", help="Output JSON Lines; an existing file is resumed.",
+    )],
+    model: Annotated[str | None, typer.Option(
+        "--model", "-m", envvar="JUDGE_MODEL", help="Judge model name.", show_default=False,
+    )] = None,
+    base_url: Annotated[str | None, typer.Option(
+        "--base-url", envvar="JUDGE_BASE_URL", show_default=False,
+        help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default: OpenAI).",
+    )] = None,
+    api_key_env: Annotated[str, typer.Option(
+        "--api-key-env", help="Environment variable holding the API key (unset: 'EMPTY').",
+    )] = "JUDGE_API_KEY",
+    concurrency: Annotated[int, typer.Option(
+        "--concurrency", "-c", min=1, help="Requests in flight.",
+    )] = 8,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", min=0.001, help="Seconds allowed for one attempt.",
+    )] = 120.0,
+    max_retries: Annotated[int, typer.Option(
+        "--max-retries", min=0, help="Retries per row after the first attempt.",
+    )] = 5,
+    backoff: Annotated[float, typer.Option(
+        "--backoff", min=0.0, help="First retry wait in seconds; doubles per retry (max 60).",
+    )] = 1.0,
+    prompt_file: Annotated[Path | None, typer.Option(
+        "--prompt-file",
+        help="Template with {question}, {answer}, {expected_answer} (e.g. HDR's answer_judge.txt).",
+    )] = None,
+    max_tokens: Annotated[int, typer.Option(
+        "--max-tokens", min=0, help="Completion budget per call; 0 sends none.",
+    )] = DEFAULT_MAX_TOKENS,
+    cache_dir: Annotated[Path | None, typer.Option(
+        "--cache-dir", envvar="HOPSCORE_CACHE_DIR", show_default=False,
+        help="Response cache folder (default ~/.cache/hopscore).",
+    )] = None,
+    no_cache: Annotated[bool, typer.Option(
+        "--no-cache", help="Neither read nor write the response cache.",
+    )] = False,
+    progress: Annotated[bool, typer.Option(
+        "--progress/--no-progress", help="Show a progress bar on stderr.",
+    )] = True,
+    summary_json: Annotated[Path | None, typer.Option(
+        "--summary-json", help="Also write the summary (counts, tokens, wall time) as JSON here.",
+    )] = None,
+) -> None:
+    """Grade each row's response against its correct_answer with an LLM judge.
+
+    Writes one output row per input row, in input order: the input row, then correct,
+    parse_ok, extracted_final_answer, reasoning, confidence, raw_judge_output, error, and a
+    'judge' object (status, model, prompt_sha256, attempts, latency, tokens, ...). Rows are
+    appended as they finish; re-running the same command resumes, retrying only rows that
+    are missing or failed. Exit status 1 when some rows still failed after their retries.
+    """
+    config = judge_config(
+        model, base_url, concurrency, prompt_file, api_key_env=api_key_env,
+        max_tokens=max_tokens, timeout=timeout,
+        retry=RetryPolicy(max_retries=max_retries, base_delay=backoff),
+        cache_dir=cache_dir, use_cache=not no_cache,
+    )
+    summary = run_judge(
+        input_path, output_path, config,
+        console=err_console if progress else None, warn=err_console,
+    )
+    console.print(summary_table(summary))
+    if summary_json is not None:
+        write_json_atomic(summary_json, summary.to_json())
+    if summary.aborted:
+        raise HopscoreError(
+            f"stopped early: {summary.aborted}. Rows finished so far are in {output_path}; "
+            "fix the model name, endpoint or key and re-run the same command to continue."
+        )
+    err_console.print(f"wrote {output_path}", markup=False, highlight=False)
+    if summary.errors:
+        err_console.print(
+            f"{summary.errors} rows failed after their retries (correct is null there); "
+            "re-run the same command to retry only them.", style="yellow",
+        )
+        raise typer.Exit(1)
+
+
+def judge_config(
+    model: str | None,
+    base_url: str | None,
+    concurrency: int,
+    prompt_file: Path | None,
+    *,
+    api_key_env: str = "JUDGE_API_KEY",
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    timeout: float = 120.0,
+    retry: RetryPolicy | None = None,
+    cache_dir: Path | None = None,
+    use_cache: bool = True,
+) -> JudgeConfig:
+    """Judge settings from command-line values (``hopscore judge`` and ``score --judge``)."""
+    if not model:
+        raise HopscoreError("set JUDGE_MODEL or pass --model (--judge-model for score --judge)")
+    prompt = JudgePrompt.from_file(prompt_file) if prompt_file else JudgePrompt.builtin()
+    return JudgeConfig(
+        model=model,
+        base_url=base_url or None,
+        api_key=os.environ.get(api_key_env) or "EMPTY",
+        prompt=prompt,
+        max_tokens=max_tokens or None,
+        concurrency=concurrency,
+        timeout=timeout,
+        retry=retry or RetryPolicy(),
+        cache_dir=(cache_dir or default_cache_dir()) if use_cache else None,
+    )
+
+
+def summary_table(s: JudgeSummary) -> Table:
+    table = Table(title=f"judge {s.model} (prompt sha256 {s.prompt_sha256[:12]})",
+                  title_justify="left", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", justify="right")
+    table.add_row("rows", str(s.rows))
+    table.add_row("accuracy (all rows)", f"{100 * s.accuracy:.2f}%  ({s.correct}/{s.rows})")
+    judged = s.accuracy_judged
+    judged_text = "-" if judged is None else f"{100 * judged:.2f}%"
+    table.add_row("accuracy (rows with a verdict)", judged_text)
+    table.add_row("parse failures (no verdict)", str(s.parse_failures))
+    table.add_row("empty responses (graded incorrect)", str(s.empty_responses))
+    table.add_row("invalid inputs (empty question/gold)", str(s.invalid_inputs))
+    errors = ", ".join(f"{k} {v}" for k, v in sorted(s.errors_by_kind.items()))
+    table.add_row("errors (no verdict)", f"{s.errors}" + (f"  ({errors})" if errors else ""))
+    table.add_row("verdict differs from reference parser", str(s.differs_from_reference))
+    table.add_row("rows judged this run / already done", f"{s.processed} / {s.already_done}")
+    table.add_row("requests sent / retries / cache hits",
+                  f"{s.requests_sent} / {s.retries} / {s.cache_hits}")
+    table.add_row("tokens this run (prompt + completion)",
+                  f"{s.prompt_tokens} + {s.completion_tokens}")
+    table.add_row("wall time", f"{s.wall_s:.1f} s")
+    return table

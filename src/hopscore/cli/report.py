@@ -1,0 +1,143 @@
+"""``hopscore report`` (self-contained HTML) and ``hopscore analyze`` (error categories)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from hopscore.analysis.categories import Inputs, dimensions_for, samples_of
+from hopscore.analysis.categories import analyze as categorize
+from hopscore.analysis.compare import compare_pair
+from hopscore.analysis.samples import read_records
+from hopscore.analysis.scored import ID_FIELDS, ScoredSet, load_many, require_same_benchmark
+from hopscore.analysis.summary import ensure_summary
+from hopscore.cli import app, console, err_console
+from hopscore.errors import HopscoreError, InputError
+from hopscore.io import Fields, iter_jsonl, write_json_atomic
+from hopscore.report.build import COMPRESS_CHOICES, DEFAULT_MAX_TEXT, build
+from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
+
+GOLD_HELP = "The benchmark's gold file: questions and context for the report and error analysis."
+TABLES_HELP = "HybridQA WikiTables-WithLinks folder (tables_tok/, request_tok/)."
+JUDGE_HELP = "hopscore judge output JSONL, joined by id: judge vs exact-match categories."
+
+
+def read_judge_rows(path: Path) -> dict[str, dict[str, Any]]:
+    rows: dict[str, dict[str, Any]] = {}
+    for where, value in iter_jsonl(path):
+        record = Fields(value, where)
+        name = next((n for n in ID_FIELDS if record.data.get(n) not in (None, "")), None)
+        if name is None:
+            raise InputError(where, f"judge row has no id ({', '.join(ID_FIELDS)})")
+        rows[record.id(name)] = record.data
+    return rows
+
+
+def pick_baseline(sets: list[ScoredSet], baseline: str | None) -> int:
+    if baseline is None:
+        return 0
+    for i, s in enumerate(sets):
+        if baseline in (s.label, str(s.source)) or Path(baseline).resolve() == s.source.resolve():
+            return i
+    raise HopscoreError(f"--baseline {baseline!r} is none of the inputs "
+                        f"({', '.join(s.label for s in sets)})")
+
+
+@app.command()
+def report(
+    inputs: list[Path] = typer.Argument(
+        ..., help="Score or run directories, scores.jsonl, judge or sql-match output JSONL.",
+        show_default=False,
+    ),
+    output: Path = typer.Option(Path("report.html"), "--output", "-o", help="The HTML file."),
+    gold: Path | None = typer.Option(None, "--gold", "-g", help=GOLD_HELP),
+    tables: Path | None = typer.Option(None, "--tables", help=TABLES_HELP),
+    judge: Path | None = typer.Option(None, "--judge", help=JUDGE_HELP),
+    baseline: str | None = typer.Option(None, "--baseline", "-b",
+                                        help="Input the others are compared to (default: first)."),
+    flip_metric: str | None = typer.Option(None, "--flip-metric",
+                                           help="Binary metric of the flip tables."),
+    resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=1,
+                                  help="Bootstrap resamples."),
+    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap."),
+    max_text: int = typer.Option(DEFAULT_MAX_TEXT, "--max-text", min=100,
+                                 help="Longest text kept per field (prompt, output, context)."),
+    title: str | None = typer.Option(None, "--title", help="Title of the report."),
+    compress: str = typer.Option(
+        "auto", "--compress", help="Embed the sample data gzip-compressed: auto (above 4 MB of "
+        "JSON), always, never. Compressed data needs a browser with DecompressionStream "
+        "(Chrome 80+, Firefox 113+, Safari 16.4+)."),
+) -> None:
+    """Write one self-contained HTML report (works offline from disk): summary with 95%
+    intervals, per-group charts with error bars, paired comparison and flip tables against the
+    baseline, error-analysis categories, and a per-sample browser with filters and search."""
+    started = time.perf_counter()
+    if compress not in COMPRESS_CHOICES:
+        raise HopscoreError(f"--compress must be one of {', '.join(COMPRESS_CHOICES)}")
+    sets = load_many(inputs)
+    require_same_benchmark(sets)
+    index = pick_baseline(sets, baseline)
+    for scored in sets:
+        ensure_summary(scored, resamples=resamples, seed=seed)
+    pairs = []
+    for i, other in enumerate(sets):
+        if i == index:
+            continue
+        try:
+            pairs.append(compare_pair(sets[index], other, resamples=resamples, seed=seed,
+                                      flip_metric=flip_metric))
+        except HopscoreError as exc:  # e.g. a judge file beside a score directory
+            err_console.print(f"warning: no comparison of {other.label} with "
+                              f"{sets[index].label}: {exc}", style="yellow", markup=False)
+    judge_rows = read_judge_rows(judge) if judge is not None else None
+    html = build(sets, pairs, index, gold=gold, tables=tables, judge=judge_rows,
+                 limit=max_text, title=title, compress=compress)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(html, encoding="utf-8")
+    err_console.print(
+        f"wrote {output} ({len(html.encode('utf-8')) / 1e6:.1f} MB, "
+        f"{sum(s.n for s in sets)} samples, {time.perf_counter() - started:.1f} s)",
+        markup=False, highlight=False,
+    )
+
+
+@app.command()
+def analyze(
+    source: Path = typer.Argument(..., help="A score or run directory, or a judge/sql-match "
+                                  "output JSONL.", show_default=False),
+    gold: Path | None = typer.Option(None, "--gold", "-g", help=GOLD_HELP),
+    tables: Path | None = typer.Option(None, "--tables", help=TABLES_HELP),
+    judge: Path | None = typer.Option(None, "--judge", help=JUDGE_HELP),
+    examples: int = typer.Option(3, "--examples", min=0, help="Example ids listed per category."),
+    output: Path | None = typer.Option(None, "--output", "-o",
+                                       help="Write the categories (with examples) as JSON here."),
+) -> None:
+    """Error analysis: sort examples into the benchmark's error categories and count them."""
+    (scored,) = load_many([source])
+    records = read_records(scored.samples_path) if scored.samples_path else None
+    judge_rows = read_judge_rows(judge) if judge is not None else None
+    inputs = Inputs(benchmark=scored.benchmark, gold=gold, tables=tables)
+    results = categorize(samples_of(scored, records, judge_rows), dimensions_for(inputs),
+                         examples=examples)
+    if not results:
+        err_console.print("no error category applies to this input", markup=False)
+    for result in results:
+        table = Table(title=f"{result.name} ({result.total} examples)", title_justify="left",
+                      caption=result.description, caption_justify="left")
+        for column in ("category", "count", "share", "examples"):
+            table.add_column(column, justify="right" if column in ("count", "share") else "left")
+        for category in result.categories:
+            table.add_row(category.name, str(category.count),
+                          f"{100 * category.count / result.total:.1f}%",
+                          " ".join(category.examples))
+        console.print(table)
+    for warning in scored.warnings:
+        err_console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
+    if output is not None:
+        write_json_atomic(output, {"source": str(scored.source), "benchmark": scored.benchmark,
+                                   "dimensions": [r.to_json() for r in results]})
+        err_console.print(f"wrote {output}", markup=False, highlight=False)

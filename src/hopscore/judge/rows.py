@@ -1,0 +1,186 @@
+"""Judge input rows (validated, located) and output rows (input + verdict fields + bookkeeping).
+
+Output layout: the input row with its keys in their order, then the verdict fields
+:data:`VERDICT_FIELDS` at the top level (as the reference writes them), then one ``judge`` object
+with the bookkeeping. An input key that collides with one of those names is never overwritten:
+it is renamed ``input_<name>`` in place (``input_input_<name>`` if that is taken too) and listed
+in ``judge.renamed_input_keys``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hopscore.engine.types import CallResult, canonical_json, sha256_text
+from hopscore.errors import HopscoreError, InputError, Location
+from hopscore.io import Fields, iter_jsonl, json_type
+from hopscore.judge.parse import JudgeVerdict, reference_verdict
+
+VERDICT_FIELDS = (
+    "correct", "parse_ok", "extracted_final_answer", "reasoning", "confidence",
+    "raw_judge_output", "error",
+)
+META_FIELD = "judge"
+RESERVED = (*VERDICT_FIELDS, META_FIELD)
+
+#: ``judge.status`` values; only "error" rows are retried by a re-run.
+JUDGED, EMPTY_RESPONSE, INVALID_INPUT, ERROR = "judged", "empty_response", "invalid_input", "error"
+
+MAX_REPORTED_ERRORS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeItem:
+    """One input row: where it is, the row itself, and its three texts."""
+
+    where: Location
+    row: dict[str, Any]
+    question: str
+    response: str
+    correct_answer: str
+    #: 0 for the first row with this exact content, 1 for its first duplicate, ...
+    occurrence: int
+
+    def problem(self) -> str | None:
+        """Why this row cannot be judged at all (graded as an error without a call), or None."""
+        if not self.question.strip():
+            return "the question is empty"
+        if not self.correct_answer.strip():
+            return "correct_answer (the gold answer) is empty"
+        return None
+
+
+def _text(record: Fields, name: str, *, nullable: bool) -> str:
+    value = record.raw(name)
+    if value is None and nullable:
+        return ""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return json.dumps(value)
+    raise record.error(name, f"expected a string, got {json_type(value)}")
+
+
+def load_items(path: Path) -> list[JudgeItem]:
+    """Read and check every input row; report up to 20 problems at once, each located."""
+    items: list[JudgeItem] = []
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    for where, value in iter_jsonl(path):
+        try:
+            record = Fields(value, where)
+            question = _text(record, "question", nullable=True)
+            # A null response is "no prediction": graded incorrect, like an empty one.
+            response = _text(record, "response", nullable=True)
+            gold = _text(record, "correct_answer", nullable=True)
+        except InputError as exc:
+            problems.append(str(exc))
+            if len(problems) >= MAX_REPORTED_ERRORS:
+                break
+            continue
+        fingerprint = canonical_json(record.data)
+        occurrence = seen.get(fingerprint, 0)
+        seen[fingerprint] = occurrence + 1
+        items.append(JudgeItem(where, record.data, question, response, gold, occurrence))
+    if problems:
+        more = " (stopped after 20)" if len(problems) >= MAX_REPORTED_ERRORS else ""
+        raise HopscoreError(
+            f"{len(problems)} invalid input rows{more}; each needs 'question', 'response' and "
+            "'correct_answer' as strings:\n  " + "\n  ".join(problems)
+        )
+    if not items:
+        raise InputError(path, "no rows to judge (the file holds no JSON lines)")
+    return items
+
+
+def item_key(item: JudgeItem, config_fingerprint: str) -> str:
+    """The resume key: the judge configuration, the row's content and its duplicate number."""
+    return sha256_text(canonical_json([config_fingerprint, item.row, item.occurrence]))[:32]
+
+
+def key_of(row: dict[str, Any]) -> str | None:
+    meta = row.get(META_FIELD)
+    key = meta.get("key") if isinstance(meta, dict) else None
+    return key if isinstance(key, str) else None
+
+
+def is_done(row: dict[str, Any]) -> bool:
+    meta = row.get(META_FIELD)
+    return isinstance(meta, dict) and meta.get("status") in (JUDGED, EMPTY_RESPONSE, INVALID_INPUT)
+
+
+def _rename_collisions(row: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    if not any(name in row for name in RESERVED):
+        return dict(row), []
+    out: dict[str, Any] = {}
+    renamed: list[str] = []
+    for name, value in row.items():
+        if name in RESERVED:
+            new = f"input_{name}"
+            while new in row or new in out or new in RESERVED:
+                new = f"input_{new}"
+            out[new] = value
+            renamed.append(f"{name}->{new}")
+        else:
+            out[name] = value
+    return out, renamed
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeMeta:
+    """What every row records about the judge that produced it."""
+
+    model: str
+    endpoint: str
+    prompt_sha256: str
+    prompt_source: str
+
+
+def build_row(
+    item: JudgeItem,
+    key: str,
+    meta: JudgeMeta,
+    status: str,
+    *,
+    verdict: JudgeVerdict | None = None,
+    raw_output: str | None = None,
+    call: CallResult | None = None,
+    error: str | None = None,
+) -> dict[str, Any]:
+    """The output row for one item. ``correct`` is null unless there is a decision."""
+    row, renamed = _rename_collisions(item.row)
+    decided = status in (JUDGED, EMPTY_RESPONSE)
+    row["correct"] = (verdict.correct if verdict else False) if decided else None
+    row["parse_ok"] = verdict.parse_ok if verdict else status == EMPTY_RESPONSE
+    row["extracted_final_answer"] = verdict.extracted_final_answer if verdict else None
+    row["reasoning"] = verdict.reasoning if verdict else None
+    row["confidence"] = verdict.confidence if verdict else None
+    row["raw_judge_output"] = raw_output
+    row["error"] = error
+    info: dict[str, Any] = {
+        "key": key,
+        "status": status,
+        "model": meta.model,
+        "endpoint": meta.endpoint,
+        "prompt_sha256": meta.prompt_sha256,
+        "prompt_source": meta.prompt_source,
+        "input_line": item.where.line,
+    }
+    if verdict is not None and raw_output is not None:
+        ref_correct, ref_ok = reference_verdict(raw_output)
+        info.update(
+            verdict_lines=verdict.verdict_lines,
+            conflicting_verdicts=verdict.conflicting_verdicts,
+            reference_correct=ref_correct if ref_ok else None,
+            differs_from_reference=(ref_ok != verdict.parse_ok)
+            or (ref_ok and ref_correct != verdict.correct),
+        )
+    if call is not None:
+        info.update(call.to_json())
+    if renamed:
+        info["renamed_input_keys"] = renamed
+    row[META_FIELD] = info
+    return row

@@ -1,0 +1,254 @@
+"""Judge a JSONL file of (question, response, correct_answer) rows on the request engine."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from hopscore.engine import (
+    BatchOutcome,
+    ChatBackend,
+    ChatEngine,
+    ChatRequest,
+    EngineStats,
+    OpenAIBackend,
+    ResponseCache,
+    ResultLog,
+    RetryPolicy,
+    RowResult,
+    canonical_json,
+    run_batch,
+    sha256_text,
+)
+from hopscore.errors import HopscoreError
+from hopscore.judge.parse import parse_judge_output
+from hopscore.judge.prompt import JudgePrompt
+from hopscore.judge.rows import (
+    EMPTY_RESPONSE,
+    ERROR,
+    INVALID_INPUT,
+    JUDGED,
+    JudgeItem,
+    JudgeMeta,
+    build_row,
+    is_done,
+    item_key,
+    key_of,
+    load_items,
+)
+
+#: The reference's temperature and completion budget.
+TEMPERATURE = 0.0
+DEFAULT_MAX_TOKENS = 2048
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JudgeConfig:
+    model: str
+    base_url: str | None = None
+    api_key: str | None = None
+    prompt: JudgePrompt = field(default_factory=JudgePrompt.builtin)
+    #: None: do not send max_tokens (some reasoning-model endpoints reject it)
+    max_tokens: int | None = DEFAULT_MAX_TOKENS
+    concurrency: int = 8
+    timeout: float = 120.0
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    #: None: no response cache
+    cache_dir: Path | None = None
+
+    def fingerprint(self, endpoint: str) -> str:
+        """Everything that changes what the judge is asked; part of every row's resume key."""
+        return sha256_text(canonical_json({
+            "model": self.model, "endpoint": endpoint, "prompt_sha256": self.prompt.sha256,
+            "temperature": TEMPERATURE, "max_tokens": self.max_tokens,
+        }))
+
+
+@dataclass(slots=True)
+class JudgeSummary:
+    """Counts over the finished output file plus what this run did."""
+
+    rows: int = 0
+    judged: int = 0
+    correct: int = 0
+    parse_failures: int = 0
+    empty_responses: int = 0
+    invalid_inputs: int = 0
+    errors: int = 0
+    errors_by_kind: dict[str, int] = field(default_factory=dict)
+    differs_from_reference: int = 0
+    conflicting_verdicts: int = 0
+    already_done: int = 0
+    processed: int = 0
+    requests_sent: int = 0
+    retries: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    wall_s: float = 0.0
+    model: str = ""
+    prompt_sha256: str = ""
+    aborted: str | None = None
+
+    @property
+    def accuracy(self) -> float:
+        """Correct over ALL rows: parse failures, empty responses and errors count as wrong."""
+        return self.correct / self.rows if self.rows else 0.0
+
+    @property
+    def accuracy_judged(self) -> float | None:
+        """Correct over rows with a verdict (parse failures and errors left out)."""
+        decided = self.judged - self.parse_failures + self.empty_responses
+        return self.correct / decided if decided else None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["accuracy"] = self.accuracy
+        out["accuracy_judged"] = self.accuracy_judged
+        return out
+
+
+def make_backend(config: JudgeConfig) -> ChatBackend:
+    return OpenAIBackend(config.base_url, config.api_key, concurrency=config.concurrency)
+
+
+class _Judge:
+    def __init__(self, engine: ChatEngine, config: JudgeConfig, meta: JudgeMeta) -> None:
+        self.engine = engine
+        self.config = config
+        self.meta = meta
+
+    def request(self, item: JudgeItem) -> ChatRequest:
+        prompt = self.config.prompt.render(item.question, item.response, item.correct_answer)
+        return ChatRequest(
+            model=self.config.model,
+            messages=[{"role": "user", "content": prompt}],
+            temperature=TEMPERATURE,
+            max_tokens=self.config.max_tokens,
+        )
+
+    async def __call__(self, item: JudgeItem, key: str) -> RowResult:
+        problem = item.problem()
+        if problem is not None:
+            return RowResult(build_row(item, key, self.meta, INVALID_INPUT, error=problem))
+        if not item.response.strip():
+            return RowResult(build_row(item, key, self.meta, EMPTY_RESPONSE, raw_output=""))
+        call = await self.engine.complete(self.request(item))
+        if call.response is None:
+            assert call.failure is not None
+            row = build_row(item, key, self.meta, ERROR, call=call, error=str(call.failure))
+            return RowResult(row, done=False, failure=call.failure)
+        raw = (call.response.content or "").strip()
+        verdict = parse_judge_output(raw)
+        return RowResult(build_row(item, key, self.meta, JUDGED, verdict=verdict, raw_output=raw,
+                                   call=call))
+
+
+async def judge_file(
+    input_path: Path,
+    output_path: Path,
+    config: JudgeConfig,
+    *,
+    backend: ChatBackend | None = None,
+    console: Console | None = None,
+    warn: Console | None = None,
+) -> JudgeSummary:
+    """Judge every row of ``input_path`` into ``output_path``, resuming what is already there."""
+    if output_path.resolve() == input_path.resolve():
+        raise HopscoreError("--output must differ from --input (the input is never rewritten)")
+    items = load_items(input_path)
+    return await judge_items(items, output_path, config, backend=backend, console=console,
+                             warn=warn)
+
+
+async def judge_items(
+    items: list[JudgeItem],
+    output_path: Path,
+    config: JudgeConfig,
+    *,
+    backend: ChatBackend | None = None,
+    console: Console | None = None,
+    warn: Console | None = None,
+) -> JudgeSummary:
+    """Judge ``items`` into ``output_path`` (resumable), then summarize the finished file."""
+    backend = backend or make_backend(config)
+    meta = JudgeMeta(config.model, backend.endpoint, config.prompt.sha256, config.prompt.source)
+    fingerprint = config.fingerprint(backend.endpoint)
+    keys = [item_key(item, fingerprint) for item in items]
+    log = ResultLog(output_path, key_of)
+    log.load(is_done)
+    stale = len(log.keys() - set(keys))
+    if warn is not None and stale:
+        warn.print(
+            f"warning: {output_path} holds {stale} rows judged with another model, prompt or "
+            "input; they are replaced by this run", style="yellow", markup=False, highlight=False,
+        )
+    if warn is not None and log.torn_bytes:
+        warn.print(f"note: cut a torn last line ({log.torn_bytes} bytes) left by a crash",
+                   markup=False, highlight=False)
+    cache = ResponseCache.in_dir(config.cache_dir) if config.cache_dir is not None else None
+    engine = ChatEngine(backend, concurrency=config.concurrency, timeout=config.timeout,
+                        retry=config.retry, cache=cache)
+    try:
+        outcome = await run_batch(
+            items, keys, _Judge(engine, config, meta), log,
+            workers=config.concurrency, console=console, description="judging",
+        )
+    finally:
+        await engine.aclose()
+    return summarize(output_path, outcome, engine.stats, config, set(keys))
+
+
+def summarize(
+    output_path: Path, outcome: BatchOutcome, stats: EngineStats, config: JudgeConfig,
+    keys: set[str],
+) -> JudgeSummary:
+    summary = JudgeSummary(
+        already_done=outcome.already_done, processed=outcome.processed,
+        requests_sent=stats.requests_sent, retries=stats.retries, cache_hits=stats.cache_hits,
+        prompt_tokens=stats.prompt_tokens, completion_tokens=stats.completion_tokens,
+        wall_s=outcome.wall_s, model=config.model, prompt_sha256=config.prompt.sha256,
+        aborted=None if outcome.aborted is None else str(outcome.aborted),
+    )
+    kinds: Counter[str] = Counter()
+    latest: dict[str, dict[str, Any]] = {}
+    with output_path.open("rb") as handle:  # after an abort the file may hold superseded rows
+        for line in handle:
+            if line.strip():
+                row = json.loads(line)
+                key = key_of(row)
+                if key in keys:
+                    latest[key] = row
+    for row in latest.values():
+        meta = row["judge"]
+        status = meta.get("status")
+        summary.rows += 1
+        if status == JUDGED:
+            summary.judged += 1
+            summary.parse_failures += not row.get("parse_ok")
+            summary.differs_from_reference += bool(meta.get("differs_from_reference"))
+            summary.conflicting_verdicts += bool(meta.get("conflicting_verdicts"))
+        elif status == EMPTY_RESPONSE:
+            summary.empty_responses += 1
+        elif status == INVALID_INPUT:
+            summary.invalid_inputs += 1
+        elif status == ERROR:
+            summary.errors += 1
+            error = meta.get("error")
+            kinds[error.get("kind", "?") if isinstance(error, dict) else "?"] += 1
+        summary.correct += row.get("correct") is True
+    summary.errors_by_kind = dict(kinds)
+    return summary
+
+
+def run_judge(
+    input_path: Path, output_path: Path, config: JudgeConfig, **kwargs: Any
+) -> JudgeSummary:
+    """Synchronous wrapper for :func:`judge_file`."""
+    return asyncio.run(judge_file(input_path, output_path, config, **kwargs))

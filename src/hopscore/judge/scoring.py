@@ -1,0 +1,231 @@
+"""``hopscore score --judge``: an LLM-judge accuracy beside a benchmark's own metrics.
+
+Works for every benchmark through what the scoring core already knows about an example: its
+question, the prediction as text and the gold answers as text. The judge sees each gold example
+once (a missing prediction is graded incorrect without a call, like an empty one); the result
+is ``judge_accuracy`` overall and per group, the examples where the judge and the benchmark's
+exact-match metric disagree, and the judge's rows for audit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from hopscore.benchmarks.base import Benchmark, E, P
+from hopscore.engine import endpoint_of
+from hopscore.errors import HopscoreError, Location
+from hopscore.intervals import ExampleValues, attach_intervals
+from hopscore.io import write_json_atomic
+from hopscore.judge.rows import JudgeItem, item_key, key_of
+from hopscore.judge.runner import JudgeConfig, JudgeSummary, judge_items
+from hopscore.scoring import ExampleScore, ScoreReport, ScoresWriter, score_examples
+from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
+
+METRIC = "judge_accuracy"
+#: The benchmark metric the judge is compared with: the first of these that it reports.
+MATCH_METRICS = ("em", "accuracy", "label_accuracy", "exact_match")
+NO_QUESTION = "(the question is not available)"
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    id: str
+    prediction: str | None
+    gold: tuple[str, ...]
+    metric: str
+    metric_value: float
+    judge_correct: bool
+    judge_reasoning: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "prediction": self.prediction, "gold": list(self.gold),
+                "metric": self.metric, "metric_value": self.metric_value,
+                "judge_correct": self.judge_correct, "judge_reasoning": self.judge_reasoning}
+
+
+@dataclass(slots=True)
+class JudgedReport:
+    report: ScoreReport
+    summary: JudgeSummary
+    match_metric: str
+    disagreements: list[Disagreement]
+
+
+def match_metric(metrics: tuple[str, ...] | list[str]) -> str:
+    """The exact-match-like metric to compare with; else the first metric (1.0 = a match)."""
+    for name in MATCH_METRICS:
+        if name in metrics:
+            return name
+    return metrics[0]
+
+
+def expected_answer(gold: tuple[str, ...]) -> str:
+    """Gold answers as one text for the prompt: the answer, or "any of: a | b" for aliases."""
+    answers = [g for g in gold if g.strip()]
+    if len(answers) <= 1:
+        return answers[0] if answers else ""
+    return "any of: " + " | ".join(answers)
+
+
+def judge_item(score: ExampleScore, question: str, source: str) -> JudgeItem:
+    row = {"id": score.id, "question": question or NO_QUESTION,
+           "response": score.prediction or "", "correct_answer": expected_answer(score.gold)}
+    return JudgeItem(Location(source, key=score.id), row, row["question"], row["response"],
+                     row["correct_answer"], 0)
+
+
+def score_files_with_judge(
+    benchmark: Benchmark[E, P],
+    gold_path: Path,
+    predictions_path: Path,
+    output_dir: Path | None,
+    config: JudgeConfig,
+    *,
+    aliases: Path | None = None,
+    console: Console | None = None,
+    warn: Console | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> JudgedReport:
+    """Score as ``hopscore score`` does, then judge every example and merge the results.
+
+    With ``output_dir``: metrics.json (with ``judge_accuracy`` and a ``judge`` block),
+    scores.jsonl (``judge_accuracy`` per example), judge.jsonl (the judge's rows; a re-run
+    resumes from it) and judge_disagreements.jsonl.
+    """
+    examples = benchmark.load_gold(gold_path, aliases=aliases)
+    predictions = benchmark.load_predictions(predictions_path)
+    questions = {example.id: example.question for example in examples}
+    scores: list[ExampleScore] = []
+    report = score_examples(benchmark, examples, predictions, scores.append, resamples=0)
+    items = [judge_item(score, questions.get(score.id, ""), str(gold_path)) for score in scores]
+    with tempfile.TemporaryDirectory(prefix="hopscore-judge-") as scratch:
+        judge_path = (output_dir or Path(scratch)) / "judge.jsonl"
+        summary = asyncio.run(judge_items(items, judge_path, config, console=console, warn=warn))
+        by_key = {key_of(row): row for row in _rows(judge_path)}  # the latest row of each key
+    if summary.aborted:
+        raise HopscoreError(
+            f"the judge stopped early: {summary.aborted}. Fix the judge model, endpoint or key "
+            "and re-run; finished verdicts are kept in judge.jsonl when --output-dir is given."
+        )
+    fingerprint = config.fingerprint(endpoint_of(config.base_url))
+    rows = [by_key.get(item_key(item, fingerprint)) for item in items]
+    metric = match_metric(list(report.metrics))
+    disagreements = merge(report, scores, rows, metric)
+    if resamples > 0:
+        _attach_intervals(benchmark, report, scores, rows, resamples=resamples, seed=seed)
+    if summary.errors:
+        report.warnings.append(
+            f"the judge failed on {summary.errors} examples (no verdict; counted as wrong in "
+            f"{METRIC}); re-run the same command to retry only them"
+        )
+    if disagreements:
+        report.warnings.append(
+            f"the judge and {metric} disagree on {len(disagreements)} of {report.n_gold} examples"
+            + (" (judge_disagreements.jsonl lists them)" if output_dir else "")
+        )
+    if output_dir is not None:
+        _write(output_dir, report, scores, rows, disagreements, summary, metric)
+    return JudgedReport(report, summary, metric, disagreements)
+
+
+def _attach_intervals(
+    benchmark: Benchmark[E, P], report: ScoreReport, scores: list[ExampleScore],
+    rows: list[dict[str, Any] | None], *, resamples: int, seed: int,
+) -> None:
+    """Bootstrap intervals for every metric, judge_accuracy included."""
+    names = [name for name in scores[0].metrics if name != METRIC] if scores else []
+    values = ExampleValues([*names, METRIC])
+    for score, row in zip(scores, rows, strict=True):
+        judged = 1.0 if row is not None and row.get("correct") is True else 0.0
+        values.add({**score.metrics, METRIC: judged}, score.groups)
+    attach_intervals(benchmark, report, values, resamples=resamples, seed=seed)
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def merge(
+    report: ScoreReport, scores: list[ExampleScore], rows: list[dict[str, Any] | None],
+    metric: str,
+) -> list[Disagreement]:
+    """Add judge_accuracy overall and per group; return where judge and ``metric`` disagree."""
+    totals: dict[tuple[str, str], list[int]] = {}
+    correct_all = 0
+    disagreements: list[Disagreement] = []
+    for score, row in zip(scores, rows, strict=True):
+        correct = row is not None and row.get("correct") is True
+        correct_all += correct
+        for key, value in score.groups.items():
+            pair = totals.setdefault((key, value), [0, 0])
+            pair[0] += correct
+            pair[1] += 1
+        decided = row is not None and isinstance(row.get("correct"), bool)
+        matched = score.metrics.get(metric, 0.0) >= 1.0
+        if decided and correct != matched:
+            disagreements.append(Disagreement(
+                score.id, score.prediction, score.gold, metric, score.metrics.get(metric, 0.0),
+                correct, row.get("reasoning") if row else None,
+            ))
+    report.metrics[METRIC] = correct_all / len(scores) if scores else 0.0
+    for name, group in report.groups.items():
+        key = report.group_keys.get(name, "")
+        value = name[len(key) + 1:] if name.startswith(f"{key}=") else name
+        hit = totals.get((key, value))
+        if hit:
+            group.metrics[METRIC] = hit[0] / hit[1]
+    return disagreements
+
+
+def _write(
+    output_dir: Path, report: ScoreReport, scores: list[ExampleScore],
+    rows: list[dict[str, Any] | None], disagreements: list[Disagreement], summary: JudgeSummary,
+    metric: str,
+) -> None:
+    writer = ScoresWriter(output_dir / "scores.jsonl")
+    try:
+        for score, row in zip(scores, rows, strict=True):
+            value = 1.0 if row is not None and row.get("correct") is True else 0.0
+            writer(replace(score, metrics={**score.metrics, METRIC: value}))
+    except BaseException:
+        writer.close(keep=False)
+        raise
+    writer.close()
+    data = report.to_json()
+    data["judge"] = {
+        "model": summary.model, "prompt_sha256": summary.prompt_sha256, "compared_with": metric,
+        "disagreements": len(disagreements), "parse_failures": summary.parse_failures,
+        "errors": summary.errors, "empty_responses": summary.empty_responses,
+    }
+    write_json_atomic(output_dir / "metrics.json", data)
+    path = output_dir / "judge_disagreements.jsonl"
+    with path.open("w", encoding="utf-8") as handle:
+        for item in disagreements:
+            handle.write(json.dumps(item.to_json(), ensure_ascii=False) + "\n")
+
+
+def print_disagreements(judged: JudgedReport, console: Console, limit: int = 20) -> None:
+    """A table of the first examples where the judge and the match metric disagree."""
+    if not judged.disagreements:
+        return
+    table = Table(
+        title=f"judge vs {judged.match_metric}: {len(judged.disagreements)} disagreements"
+        + (f" (first {limit})" if len(judged.disagreements) > limit else ""),
+        title_justify="left",
+    )
+    for column in ("id", "prediction", "gold", judged.match_metric, "judge"):
+        table.add_column(column, overflow="fold")
+    for item in judged.disagreements[:limit]:
+        table.add_row(item.id, item.prediction or "", " | ".join(item.gold),
+                      f"{item.metric_value:g}", "correct" if item.judge_correct else "wrong")
+    console.print(table)

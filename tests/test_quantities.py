@@ -1,0 +1,123 @@
+import math
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from hopscore.quantities import (
+    MCR_TRILLION_BUG_FACTOR,
+    fermi_score,
+    fp_score,
+    mcr_fermi_score,
+    parse_quantity,
+    too_costly,
+)
+
+
+def test_ratio_rule():
+    assert fp_score(100.0, 100.0) == 1.0
+    assert fp_score(100.0, 1000.0) == pytest.approx(2 / 3)
+    assert fp_score(100.0, 1.0) == pytest.approx(1 / 3)
+    assert fp_score(1.0, 1000.0) == 0.0
+    assert fp_score(1.0, 1e9) == 0.0
+
+
+def test_negative_and_zero_branches():
+    assert fp_score(-5, 5) == 0.0
+    assert fp_score(5, -5) == 0.0
+    assert fp_score(0, 0) == 1.0
+    # one side zero: max(0, 1 - |log10(|y - y_hat|)|), as in the original code
+    assert fp_score(1, 0) == 1.0
+    assert fp_score(0, 0.5) == pytest.approx(1 - math.log10(2))
+    assert fp_score(5, 0) == pytest.approx(1 - math.log10(5))
+    assert fp_score(0, 10) == 0.0
+
+
+def test_exact_type_quirk():
+    assert fp_score(np.float64(5.0), 5) == 1.0
+    assert fp_score(np.int64(5), 5) == 0.0
+    assert fp_score(np.float32(5.0), 5.0) == 0.0
+    assert fp_score(True, 1) == 0.0
+    assert fp_score(None, 1) == 0.0
+
+
+def test_extreme_values_do_not_raise():
+    assert fp_score(math.inf, 5.0) == 0.0
+    assert fp_score(math.nan, 5.0) == 0.0
+    assert fp_score(1e-300, 1e300) == 0.0  # the ratio underflows to 0
+    assert fp_score(10**400, 10**400) == 1.0  # exact integers, as Python divides them
+    assert fp_score(10**400, 1.0) == 0.0  # too large for a float ratio: 0, as officially
+    assert fp_score(0, 10**400) == 0.0
+
+
+positive = st.floats(min_value=1e-200, max_value=1e200, allow_nan=False)
+anything = st.one_of(st.floats(allow_nan=True), st.integers(-(10**6), 10**6))
+
+
+@given(anything, anything)
+def test_score_is_a_symmetric_fraction(a, b):
+    assert 0.0 <= fp_score(a, b) <= 1.0
+    assert fp_score(a, b) == pytest.approx(fp_score(b, a), abs=1e-12)
+
+
+@given(positive)
+def test_ten_times_off_scores_two_thirds(x):
+    assert fp_score(x, x * 10) == pytest.approx(2 / 3, abs=1e-9)
+    assert fp_score(x, x / 100) == pytest.approx(1 / 3, abs=1e-9)
+
+
+@given(positive, positive)
+def test_closer_is_never_worse(gold, pred):
+    assume(pred > gold)
+    assert fp_score(gold, (gold + pred) / 2) >= fp_score(gold, pred) - 1e-12
+
+
+def test_units_convert_to_base_and_only_magnitudes_compare():
+    assert parse_quantity("22.3 km").magnitude == pytest.approx(22300)
+    assert parse_quantity("2.6 hour").magnitude == pytest.approx(9360)
+    assert parse_quantity("1800 L").magnitude == pytest.approx(1.8)
+    assert fermi_score("22.3 km", "22300 m") == 1.0
+    assert fermi_score("22.3 km", 22300) == 1.0
+    assert fermi_score("22.3 km", "22.3") == 0.0  # 22300 vs 22.3: three orders of magnitude
+    assert fermi_score("5 kg", "5 m") == 1.0  # units are never compared with each other
+
+
+def test_dollars_scientific_notation_and_percent():
+    assert parse_quantity("$7224").magnitude == 7224
+    assert parse_quantity("$7224").has_unit is False
+    assert parse_quantity("3.20E+13").magnitude == 3.2e13
+    assert parse_quantity("1,000").magnitude == 1000
+    assert parse_quantity("15%").magnitude == pytest.approx(0.15)
+
+
+def test_fermi_repository_units():
+    assert parse_quantity("4 pa").magnitude == 4
+    assert parse_quantity("5 gm").magnitude == pytest.approx(0.005)
+    assert parse_quantity("2 Newton").magnitude == 2
+    # person/sheet/factorial quantities stay unconverted, as the official code leaves them
+    assert parse_quantity("300 people * km ** -2").magnitude == 300
+    assert parse_quantity("10000 sheets").magnitude == 10000
+    assert parse_quantity("3 factorial").magnitude == 3
+
+
+def test_unparseable_and_costly_answers_have_no_value():
+    for text in ["about 5 km", "five", "5 million", "(5", "1/0", "5 m + 3 s"]:
+        quantity = parse_quantity(text)
+        assert quantity.magnitude is None and quantity.error, text
+    for text in ["10**10**10", "2**(3)**2", "10**(10*10)", "((9**100*1)**100*1)**100", "x" * 101]:
+        assert too_costly(text) is not None, text
+        assert parse_quantity(text).magnitude is None
+    for text in ["4.39e+26 kg*meters**2*s** -1", "(10**3)**2", "5 km squared", "10^12"]:
+        assert too_costly(text) is None, text
+
+
+def test_mcr_variant_quirks():
+    assert mcr_fermi_score("22.3", "22.3 km") == 1.0  # the gold unit is appended
+    assert mcr_fermi_score("x = 22300 m", "22.3 km") == 1.0  # text after the last "="
+    assert mcr_fermi_score("5 million", "5e6") == 1.0
+    assert MCR_TRILLION_BUG_FACTOR == 1e9
+    assert mcr_fermi_score("5 trillion", "5e12") == 0.0  # the reproduced bug
+    assert mcr_fermi_score("5 trillion", "5e9") == 1.0
+    assert mcr_fermi_score("unknown", "5") == 0.0
+    assert mcr_fermi_score("5 people", "5") == 1.0  # no Fermi units: float of the first word
