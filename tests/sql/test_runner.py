@@ -113,7 +113,8 @@ def test_run_writes_one_row_per_input_row(tmp_path: Path, options: MatchOptions,
     assert summary.total == 7 and summary.matched == 2 and summary.gold_failures == 1
     assert summary.accuracy == pytest.approx(2 / 7)
     assert summary.accuracy_without_gold_failures == pytest.approx(2 / 6)
-    assert summary.reasons["invalid_input"] == 3
+    assert summary.reasons["invalid_input"] == 3 and summary.undecided == 3
+    assert rows[2]["match"] is None and rows[2]["score"] is None
 
 
 def test_internal_error_does_not_abort(tmp_path: Path, options: MatchOptions,

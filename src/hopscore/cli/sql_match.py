@@ -47,6 +47,11 @@ def _print_summary(summary: Summary, output: Path) -> None:
             f"gold or setup failures: {summary.gold_failures} (missing gold, missing database, "
             f"gold query error); accuracy without them "
             f"{100 * summary.accuracy_without_gold_failures:.2f}%", markup=False, highlight=False)
+    if summary.undecided:
+        err_console.print(
+            f"warning: {summary.undecided} rows have no verdict (invalid input or internal "
+            "error, see their reason); they count as misses in the accuracy", style="yellow",
+            markup=False, highlight=False)
     if summary.decided_by:
         decided = ", ".join(f"{name} {n}" for name, n in summary.decided_by.most_common())
         console.print(f"decided by: {decided}", markup=False, highlight=False)

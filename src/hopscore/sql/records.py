@@ -20,6 +20,8 @@ from hopscore.io import json_type
 from hopscore.sql.sandbox import QueryResult
 
 MESSAGE_FORMATS = ("openai", "anthropic")
+#: Reasons that leave a row without a verdict (``match`` is null).
+UNDECIDED = frozenset({"invalid_input", "internal_error"})
 #: Reasons whose failure is the benchmark's or the setup's, not the agent's.
 GOLD_FAILURES = frozenset({
     "missing_gold_sql", "missing_db", "invalid_db_name", "sqlite_db_not_found",
@@ -122,8 +124,9 @@ class Verdict:
     instance_id: str | int | None
     line: int
     compare: str
-    match: bool = False
-    score: float = 0.0
+    #: None when no verdict could be given (``invalid_input``, ``internal_error``)
+    match: bool | None = False
+    score: float | None = 0.0
     raw_score: float = 0.0
     reason: str = ""
     reason_kind: str = ""
@@ -146,6 +149,9 @@ class Verdict:
     def fail(self, kind: str, reason: str | None = None) -> Verdict:
         self.reason_kind = kind
         self.reason = reason if reason is not None else kind
+        if kind in UNDECIDED:
+            self.match = None
+            self.score = None
         return self
 
     @property

@@ -245,6 +245,7 @@ class Summary:
     total: int = 0
     matched: int = 0
     gold_failures: int = 0
+    undecided: int = 0
     resumed: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
     decided_by: Counter[str] = field(default_factory=Counter)
@@ -255,6 +256,7 @@ class Summary:
         self.total += 1
         self.matched += bool(row.get("match"))
         self.gold_failures += bool(row.get("gold_failure"))
+        self.undecided += row.get("match") is None
         self.reasons[str(row.get("reason_kind") or "unknown")] += 1
         if row.get("decided_by"):
             self.decided_by[str(row["decided_by"])] += 1
@@ -274,7 +276,7 @@ class Summary:
     def to_json(self) -> dict[str, Any]:
         return {
             "total": self.total, "matched": self.matched, "accuracy": self.accuracy,
-            "gold_failures": self.gold_failures,
+            "gold_failures": self.gold_failures, "undecided": self.undecided,
             "accuracy_without_gold_failures": self.accuracy_without_gold_failures,
             "resumed": self.resumed, "reasons": dict(self.reasons),
             "decided_by": dict(self.decided_by), "flags": dict(self.flags),
