@@ -159,7 +159,8 @@ def test_memory_limit(shop_db: Path) -> None:
 
 def test_result_size_limit(shop_db: Path) -> None:
     with SqlExecutor(1, max_result_mb=1) as ex:
-        result = ex.execute(shop_db, "SELECT s, i FROM big", max_rows=100_000)
+        result = ex.execute(shop_db, "SELECT printf('%.*c', 100, 'x') FROM big",
+                            max_rows=100_000)
         assert result.kind == "too_large" and result.error.startswith("Query result too large")
 
 

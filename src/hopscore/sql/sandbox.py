@@ -157,8 +157,8 @@ class SqlExecutor:
     """Runs read-only queries on SQLite files in sandboxed worker processes.
 
     ``workers`` processes are started on demand (default: one per core, at least 2);
-    ``memory_mb`` bounds each worker's address space; ``max_result_mb`` bounds the estimated size
-    of the rows one query may return; ``kill_grace_s`` is how long past its deadline a worker may
+    ``memory_mb`` bounds each worker's address space; ``max_result_mb`` bounds the size of the
+    rows one query may send back (serialized); ``kill_grace_s`` is how long past its deadline a worker may
     stay silent before it is killed. ``allow_pragma`` admits PRAGMA/EXPLAIN statements (as the
     reference's ``run_sql`` does); PRAGMA assignments are refused either way.
     """

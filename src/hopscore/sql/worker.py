@@ -116,12 +116,6 @@ def _open(path: str, heap_limit: int) -> sqlite3.Connection:
     return conn
 
 
-def _cell_size(value: Any) -> int:
-    if isinstance(value, (str, bytes)):
-        return 49 + len(value)
-    return 24
-
-
 def run_query(path: str, sql: str, max_rows: int, timeout_s: float,
               max_result_bytes: int = 0, heap_limit: int = 0) -> dict[str, Any]:
     """Run one query; return the reply dict (``ok``, ``columns``, ``rows``, ``truncated``,
@@ -169,7 +163,7 @@ def run_query(path: str, sql: str, max_rows: int, timeout_s: float,
             if not chunk:
                 break
             if max_result_bytes:
-                budget += sum(_cell_size(v) + 8 for row in chunk for v in row)
+                budget += len(marshal.dumps(chunk))  # the size the reply will have
                 if budget > max_result_bytes:
                     rows.clear()
                     limit_mib = max_result_bytes // (1024 * 1024)
