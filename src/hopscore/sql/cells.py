@@ -174,6 +174,12 @@ def _keys(values: list[Any], digits: int, rounded: bool) -> tuple[list[Any], lis
                   if type(key) is str and key[:1] in ("[", "{")]
 
 
+def same_counts(a: Counter[Any], b: Counter[Any]) -> bool:
+    """Counter equality at dict speed (``Counter.__eq__`` is a Python loop before 3.12);
+    the counters here never hold zero counts, so the two agree."""
+    return dict.__eq__(a, b) is True
+
+
 class _Split:
     """A column's numeric keys (counted, sorted) apart from its other keys (counted)."""
 
@@ -343,10 +349,10 @@ def multiset_equal(a: Column, b: Column) -> bool:
     if a.has_json or b.has_json:
         return _pairwise_greedy(a, b)
     left, right = a.split(), b.split()
-    if left.others != right.others:
+    if not same_counts(left.others, right.others):
         return False
     if not left.has_float and not right.has_float:
-        return left.numbers == right.numbers  # exact equality: an equivalence
+        return same_counts(left.numbers, right.numbers)  # exact equality: an equivalence
     if left.sorted is None or right.sorted is None:
         left_sorted = np.sort(np.array(list(left.numbers.elements()), dtype=np.float64))
         right_sorted = np.sort(np.array(list(right.numbers.elements()), dtype=np.float64))
@@ -354,13 +360,13 @@ def multiset_equal(a: Column, b: Column) -> bool:
         left_sorted, right_sorted = left.sorted, right.sorted
     if not bool(_maybe_close_arrays(left_sorted, right_sorted).all()):
         return False
-    same_counts = left.numbers == right.numbers
+    counts_agree = same_counts(left.numbers, right.numbers)
     distinct = sorted(left.numbers.keys() | right.numbers.keys())
     groups = _tolerance_groups(distinct) if len(distinct) > 1 else []
     if not groups:
-        return same_counts  # no two distinct numbers within tolerance: exact counts decide
+        return counts_agree  # no two distinct numbers within tolerance: exact counts decide
     group_of = {key: index for index, group in enumerate(groups) for key in group}
-    if not same_counts:
+    if not counts_agree:
         for key in left.numbers.keys() ^ right.numbers.keys() | {
                 k for k, n in left.numbers.items() if right.numbers.get(k) != n}:
             if key not in group_of:

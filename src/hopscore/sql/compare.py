@@ -44,6 +44,7 @@ from hopscore.sql.cells import (
     multiset_equal,
     normalize,
     ordered_equal,
+    same_counts,
 )
 from hopscore.sql.overlap import OverlapColumn, column_overlap
 
@@ -227,7 +228,7 @@ def _rows_match(agent: _Table, gold: _Table, keys: Callable[[_Table, int], list[
     g_counts = [Counter(column) for column in g_keys]
     candidates = [
         [i for i in range(agent.width)
-         if (a_keys[i] == g_keys[j] if ordered else a_counts[i] == g_counts[j])]
+         if (a_keys[i] == g_keys[j] if ordered else same_counts(a_counts[i], g_counts[j]))]
         for j in range(gold.width)
     ]
     gold_rows = list(zip(*g_keys, strict=True))
@@ -240,7 +241,9 @@ def _rows_match(agent: _Table, gold: _Table, keys: Callable[[_Table, int], list[
         if j == gold.width:
             tried += 1
             projected = list(zip(*(a_keys[i] for i in chosen), strict=True))
-            return bool((projected if ordered else Counter(projected)) == target)
+            if ordered:
+                return bool(projected == target)
+            return same_counts(Counter(projected), target)
         for i in candidates[j]:
             if i not in chosen and tried < _MAX_ALIGNMENTS:
                 chosen.append(i)

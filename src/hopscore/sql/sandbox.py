@@ -158,9 +158,9 @@ class SqlExecutor:
 
     ``workers`` processes are started on demand (default: one per core, at least 2);
     ``memory_mb`` bounds each worker's address space; ``max_result_mb`` bounds the size of the
-    rows one query may send back (serialized); ``kill_grace_s`` is how long past its deadline a worker may
-    stay silent before it is killed. ``allow_pragma`` admits PRAGMA/EXPLAIN statements (as the
-    reference's ``run_sql`` does); PRAGMA assignments are refused either way.
+    rows one query may send back (serialized); ``kill_grace_s`` is how long past its deadline
+    a worker may stay silent before it is killed. ``allow_pragma`` admits PRAGMA/EXPLAIN
+    statements (as the reference's ``run_sql`` does); PRAGMA assignments are refused either way.
     """
 
     def __init__(self, workers: int | None = None, *, memory_mb: int = 2048,
