@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import operator
 from bisect import bisect_left
 from collections import Counter, deque
 from collections.abc import Sequence
@@ -148,22 +147,39 @@ def json_equal(left: Any, right: Any, digits: int = DIGITS) -> bool:
     return _json_compatible(left, right, digits)
 
 
-_STARTS_JSON = operator.methodcaller("startswith", ("[", "{"))
+def _no_nan(values: list[Any]) -> bool:
+    """True when no value is NaN (quickly: a NaN, or inf - inf, makes the sum NaN)."""
+    try:
+        total = sum(values)
+    except (OverflowError, ValueError):
+        return False
+    return bool(total == total)
 
 
-def _keys(values: list[Any], digits: int, rounded: bool) -> tuple[list[Any], list[int]]:
+def _may_hold_json(keys: list[str]) -> bool:
+    """Whether a text key may start with ``[`` or ``{`` (a quick test over joined text)."""
+    joined = "\x00".join(keys)
+    return joined[:1] in ("[", "{") or "\x00[" in joined or "\x00{" in joined
+
+
+def _keys(values: list[Any], digits: int, rounded: bool,
+          types: set[type] | None = None) -> tuple[list[Any], list[int]]:
     """:func:`normalize` of every cell (fast paths per common column type), and the positions
     of text cells that may be JSON."""
-    types = set(map(type, values))
+    if types is None:
+        types = set(map(type, values))
+    keys: list[Any]
     if types <= {str}:
-        keys = [value.strip().casefold() for value in values]
-        if not any(map(_STARTS_JSON, keys)):
+        keys = list(map(str.casefold, map(str.strip, values)))
+        if not _may_hold_json(keys):
             return keys, []
         return keys, [i for i, key in enumerate(keys) if key[:1] in ("[", "{")]
     if types <= {int, type(None)}:
         return list(values), []
     if types <= {float, int, type(None)}:
-        if rounded:
+        if rounded and type(None) not in types and _no_nan(values):
+            keys = list(values)
+        elif rounded:
             keys = [NAN if value != value else value for value in values]
         else:
             keys = [(NAN if value != value else round(value, digits))
@@ -209,17 +225,18 @@ class Column:
     JSON, else None.
     """
 
-    __slots__ = ("_split", "digits", "keys", "parsed", "values")
+    __slots__ = ("_classes", "_split", "digits", "keys", "parsed", "values")
 
     def __init__(self, values: Sequence[Any], digits: int = DIGITS, *, rounded: bool = False,
-                 keys: list[Any] | None = None, json_free: bool = False) -> None:
+                 keys: list[Any] | None = None, json_free: bool = False,
+                 types: set[type] | None = None) -> None:
         """``rounded``: floats are already rounded to ``digits``; ``keys``: the cells' keys when
         already known (a permutation of another column's, say); ``json_free``: no cell is
-        JSON (known from that other column)."""
+        JSON (known from that other column); ``types``: the set of the values' types."""
         self.values = list(values)
         self.digits = digits
         if keys is None:
-            self.keys, candidates = _keys(self.values, digits, rounded)
+            self.keys, candidates = _keys(self.values, digits, rounded, types)
         else:
             self.keys = keys
             candidates = [] if json_free else [
@@ -234,6 +251,7 @@ class Column:
                 parsed[index] = decoded
         self.parsed = parsed
         self._split: _Split | None = None
+        self._classes: frozenset[type] | None = None
 
     def __len__(self) -> int:
         return len(self.values)
@@ -241,6 +259,17 @@ class Column:
     @property
     def has_json(self) -> bool:
         return self.parsed is not None
+
+    def classes(self) -> frozenset[type]:
+        """The kinds of keys present; numbers count as one kind (only they compare across
+        types), so two columns with different kinds cannot be equal as multisets."""
+        if self._classes is None:
+            kinds = set(map(type, self.keys))
+            if kinds & {int, float}:
+                kinds -= {int, float}
+                kinds.add(float)
+            self._classes = frozenset(kinds)
+        return self._classes
 
     def split(self) -> _Split:
         """The keys split into numbers and the rest, counted (computed once)."""
@@ -348,6 +377,8 @@ def multiset_equal(a: Column, b: Column) -> bool:
         return True  # identical sequences: each cell takes its twin, in order
     if a.has_json or b.has_json:
         return _pairwise_greedy(a, b)
+    if a.classes() != b.classes():
+        return False
     left, right = a.split(), b.split()
     if not same_counts(left.others, right.others):
         return False

@@ -33,6 +33,8 @@ import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -66,10 +68,12 @@ class Comparison:
     alignment: tuple[tuple[int, int], ...] = ()
 
 
-def _rounded(column: Sequence[Any]) -> list[Any]:
+def _rounded(column: list[Any], types: set[type]) -> list[Any]:
     """The reference's table-wide float rounding, for one column."""
-    if float not in set(map(type, column)):
-        return list(column)
+    if float not in types:
+        return column
+    if types <= {float, int}:
+        return list(map(round, column, repeat(DIGITS)))  # round() leaves integers as they are
     return [round(v, DIGITS) if type(v) is float else v for v in column]
 
 
@@ -80,19 +84,21 @@ class _Table:
         self.rows = rows
         self.n_rows = len(rows)
         self.width = width if rows else 0
-        columns = zip(*rows, strict=True) if rows else ()
-        self.raw = [_rounded(column) for column in columns]
+        columns = [list(map(itemgetter(j), rows)) for j in range(self.width)]
+        self.types = [set(map(type, column)) for column in columns]
+        self.raw = [_rounded(c, t) for c, t in zip(columns, self.types, strict=True)]
         self._cells: dict[int, Column] = {}
         self._overlap: dict[int, OverlapColumn] = {}
 
     def cells(self, index: int) -> Column:
         if index not in self._cells:
-            self._cells[index] = Column(self.raw[index], rounded=True)
+            self._cells[index] = Column(self.raw[index], rounded=True, types=self.types[index])
         return self._cells[index]
 
     def overlap(self, index: int) -> OverlapColumn:
         if index not in self._overlap:
-            self._overlap[index] = OverlapColumn.build(self.raw[index], self.cells(index))
+            self._overlap[index] = OverlapColumn.build(self.raw[index], self.cells(index),
+                                                       self.types[index])
         return self._overlap[index]
 
     def first_row(self) -> _Table:

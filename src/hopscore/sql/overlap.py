@@ -55,8 +55,8 @@ def to_number(value: Any) -> float:
     return math.nan
 
 
-def _kind(values: Sequence[Any]) -> str:
-    types = set(map(type, values))
+def _kind(types: set[type]) -> str:
+    types = set(types)
     has_null = type(None) in types
     types.discard(type(None))
     if not types:
@@ -81,12 +81,16 @@ class OverlapColumn:
     unsortable: bool = False
 
     @classmethod
-    def build(cls, values: Sequence[Any], cells: Column | None = None) -> OverlapColumn:
+    def build(cls, values: Sequence[Any], cells: Column | None = None,
+              types: set[type] | None = None) -> OverlapColumn:
         """``values`` rounded as the reference rounds a table; ``cells`` their
-        :class:`Column`, whose keys are reused where pandas keeps the values as they are."""
-        kind = _kind(values)
+        :class:`Column` (to know whether any cell is JSON); ``types`` the values' types."""
+        if types is None:
+            types = set(map(type, values))
+        kind = _kind(types)
         unsortable = False
-        present = [value for value in values if value is not None]
+        present = [value for value in values if value is not None] \
+            if type(None) in types else list(values)
         missing = len(values) - len(present)
         keys: list[Any] | None = None
         if kind == "int":
@@ -95,11 +99,9 @@ class OverlapColumn:
         elif kind == "float":
             ordered = sorted(map(float, present)) + [math.nan] * missing
         elif kind == "str":
-            order = sorted((i for i, v in enumerate(values) if v is not None),
-                           key=values.__getitem__)
-            ordered = [values[i] for i in order] + [math.nan] * missing
-            if cells is not None:
-                keys = [cells.keys[i] for i in order] + [NAN] * missing
+            ordered = sorted(present)
+            keys = list(map(str.casefold, map(str.strip, ordered))) + [NAN] * missing
+            ordered += [math.nan] * missing
         elif kind == "null":
             ordered = [None] * missing
         else:
