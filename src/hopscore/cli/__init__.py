@@ -61,6 +61,7 @@ from hopscore.cli import judge as _judge  # noqa: E402,F401
 from hopscore.cli import report as _report  # noqa: E402,F401
 from hopscore.cli import run as _run  # noqa: E402,F401
 from hopscore.cli import score as _score  # noqa: E402,F401
+from hopscore.cli import sql_match as _sql_match  # noqa: E402,F401
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,130 @@
+"""``hopscore sql-match``: execution match of Search-to-SQL answers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from hopscore.cli import app, console, err_console
+from hopscore.errors import HopscoreError, InputError
+
+if TYPE_CHECKING:
+    from hopscore.sql.runner import Summary
+
+# Kept literal so that ``hopscore --help`` does not import numpy, scipy and sqlglot.
+MODES = ("reference", "strict", "rows", "spider", "bird")
+DEFAULT_TEMPLATE = "{db}/{db}_template.sqlite"
+
+
+def _version_warnings() -> list[str]:
+    from hopscore.sql.sandbox import sqlite_version
+
+    parts = tuple(int(p) for p in sqlite_version().split(".")[:2])
+    notes = []
+    if parts < (3, 38):
+        notes.append("JSON operators -> and ->> need SQLite 3.38 or later")
+    if parts < (3, 39):
+        notes.append("RIGHT and FULL JOIN need SQLite 3.39 or later")
+    return notes
+
+
+def _print_summary(summary: Summary, output: Path) -> None:
+    table = Table(title=f"sql-match: {summary.total} rows (SQLite {summary.sqlite_version})",
+                  title_justify="left")
+    table.add_column("reason", style="bold")
+    table.add_column("rows", justify="right")
+    for reason, count in summary.reasons.most_common():
+        table.add_row(reason, str(count))
+    console.print(table)
+    console.print(
+        f"accuracy {100 * summary.accuracy:.2f}% ({summary.matched}/{summary.total}, every row "
+        f"counts, as the leaderboard does)", markup=False, highlight=False)
+    if summary.gold_failures:
+        console.print(
+            f"gold or setup failures: {summary.gold_failures} (missing gold, missing database, "
+            f"gold query error); accuracy without them "
+            f"{100 * summary.accuracy_without_gold_failures:.2f}%", markup=False, highlight=False)
+    if summary.undecided:
+        err_console.print(
+            f"warning: {summary.undecided} rows have no verdict (invalid input or internal "
+            "error, see their reason); they count as misses in the accuracy", style="yellow",
+            markup=False, highlight=False)
+    if summary.decided_by:
+        decided = ", ".join(f"{name} {n}" for name, n in summary.decided_by.most_common())
+        console.print(f"decided by: {decided}", markup=False, highlight=False)
+    if summary.flags:
+        flags = ", ".join(f"{name} {n}" for name, n in summary.flags.most_common())
+        console.print(f"flags: {flags}", markup=False, highlight=False)
+    if summary.resumed:
+        err_console.print(f"resumed: {summary.resumed} rows were already in {output}",
+                          markup=False, highlight=False)
+    err_console.print(f"wrote {output}", markup=False, highlight=False)
+
+
+@app.command("sql-match")
+def sql_match(
+    input: Annotated[Path, typer.Option(
+        "--input", "-i", help="Records (JSON Lines): instance_id/id, response/final_answer, "
+        "gold_sql/sql, db or db_path, optional messages + message_format.")],
+    output: Annotated[Path, typer.Option(
+        "--output", "-o", help="Verdicts (JSON Lines), one per input row; an existing file is "
+        "resumed.")],
+    db_root: Annotated[Path | None, typer.Option(
+        "--db-root", help="Folder of the databases, for records that give db, not db_path.")
+    ] = None,
+    db_template: Annotated[str, typer.Option(
+        "--db-template", help="Database path below --db-root; {db} is the record's db.")
+    ] = DEFAULT_TEMPLATE,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", help="Seconds per query; 0 disables the limit.")] = 120.0,
+    max_rows: Annotated[int, typer.Option(
+        "--max-rows", help="Rows fetched per query; a bigger result is compared on this many "
+        "rows and flagged truncated.")] = 100_000,
+    compare: Annotated[str, typer.Option(
+        "--compare", help=f"Comparison: {', '.join(MODES)}.")] = "reference",
+    strict: Annotated[bool, typer.Option("--strict", help="Same as --compare strict.")] = False,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", help="Query worker processes (default: one per core, at least 2).")
+    ] = None,
+    memory_mb: Annotated[int, typer.Option(
+        "--memory-mb", help="Memory limit of each query worker, in MiB.")] = 2048,
+    table_rows: Annotated[int, typer.Option(
+        "--table-rows", help="Rows of each result table kept in a verdict.")] = 20,
+    restart: Annotated[bool, typer.Option(
+        "--restart", help="Discard an existing output file instead of resuming it.")] = False,
+) -> None:
+    """Grade Search-to-SQL answers by running agent and gold SQL read-only and comparing results.
+
+    The agent's SQL is taken from its answer (last fenced sql block, else last plain fenced
+    block) or, failing that, from the last successful run_sql call of its trajectory. Both
+    queries run on a read-only connection in sandboxed worker processes; the result tables are
+    compared with the HybridDeepResearch rule (--compare reference, the default) or a stricter
+    one (strict, rows, spider, bird). Prints accuracy and counts per reason.
+    """
+    from hopscore.sql.runner import MatchOptions, run_sql_match
+    from hopscore.sql.sandbox import SqlExecutor, sqlite_version
+
+    if strict:
+        if compare not in ("reference", "strict"):
+            raise HopscoreError("--strict cannot be combined with --compare " + compare)
+        compare = "strict"
+    if max_rows < 1:
+        raise HopscoreError("--max-rows must be at least 1")
+    if not input.is_file():
+        raise InputError(input, "file not found")
+    if db_root is not None and not db_root.is_dir():
+        raise HopscoreError(f"--db-root {db_root}: not a folder")
+    options = MatchOptions(
+        db_root=db_root.expanduser().resolve() if db_root is not None else None,
+        db_template=db_template, timeout_s=timeout if timeout > 0 else None, max_rows=max_rows,
+        compare=compare, table_rows=table_rows,
+    )
+    for note in _version_warnings():
+        err_console.print(f"warning: SQLite {sqlite_version()}: {note}", style="yellow",
+                          markup=False, highlight=False)
+    with SqlExecutor(workers, memory_mb=memory_mb) as executor:
+        summary = run_sql_match(input, output, options, executor=executor, restart=restart)
+    _print_summary(summary, output)

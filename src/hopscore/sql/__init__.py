@@ -1,0 +1,13 @@
+"""SQL execution match: extract an agent's SQL, run it read-only, compare result tables.
+
+Modules (import them directly; this package imports nothing so that query workers start fast):
+
+* :mod:`hopscore.sql.sandbox`: :class:`~hopscore.sql.sandbox.SqlExecutor`, the read-only executor
+  (worker processes, memory limit, deadline, hard kill) and
+  :class:`~hopscore.sql.sandbox.QueryResult`;
+* :mod:`hopscore.sql.observation`: the ``run_sql`` tool's observation text;
+* :mod:`hopscore.sql.extract`: the agent's final SQL from its answer or trajectory;
+* :mod:`hopscore.sql.order`: whether a query's outermost SELECT is ordered;
+* :mod:`hopscore.sql.compare`: result-table comparison (reference, strict, rows, spider, bird);
+* :mod:`hopscore.sql.runner`: the ``hopscore sql-match`` pipeline (records, verdicts, resume).
+"""

@@ -1,0 +1,198 @@
+"""Input records and output verdicts of ``hopscore sql-match``.
+
+Input (one JSON object per line, as the reference evaluator takes it): ``instance_id`` or
+``id``; the answer text in ``response`` or ``final_answer``; the gold query in ``gold_sql`` or
+``sql``; the database as ``db_path``, or ``db`` with ``--db-root``; optionally ``messages`` (a
+trajectory) and ``message_format`` (``openai``, the default, or ``anthropic``). As in the
+reference, an empty first field falls back to the second. Text fields must be strings (or
+null), ``messages`` a list; anything else is reported with its file, line and field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from hopscore.errors import InputError, Location
+from hopscore.io import json_type
+from hopscore.sql.sandbox import QueryResult
+
+MESSAGE_FORMATS = ("openai", "anthropic")
+#: Reasons that leave a row without a verdict (``match`` is null).
+UNDECIDED = frozenset({"invalid_input", "internal_error"})
+#: Reasons whose failure is the benchmark's or the setup's, not the agent's.
+GOLD_FAILURES = frozenset({
+    "missing_gold_sql", "missing_db", "invalid_db_name", "sqlite_db_not_found",
+    "gold_sql_exec_error",
+})
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRecord:
+    """One validated input line."""
+
+    line: int
+    instance_id: str | int | None
+    response: str
+    gold_sql: str
+    db: str
+    db_path: str
+    messages: list[Any] | None
+    message_format: str
+
+
+def _text(data: dict[str, Any], where: Location, *names: str) -> str:
+    """The first non-empty of ``names`` (stripped), as the reference's ``a or b or ""``."""
+    for name in names:
+        value = data.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise InputError(where, f"expected a string, got {json_type(value)}", field=name)
+        if value.strip():
+            return value.strip()
+    return ""
+
+
+def record_id(data: Any) -> str | int | None:
+    """The record's id as given (``instance_id``, else ``id``), for error rows too."""
+    if not isinstance(data, dict):
+        return None
+    for name in ("instance_id", "id"):
+        value = data.get(name)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and value != "":
+            return value
+    return None
+
+
+def parse_record(data: Any, where: Location) -> MatchRecord:
+    """Validate one input object; raises :class:`InputError` naming the line and field."""
+    if not isinstance(data, dict):
+        raise InputError(where, f"expected a JSON object, got {json_type(data)}")
+    for name in ("instance_id", "id"):
+        value = data.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (str, int))):
+            raise InputError(where, f"expected a string or integer id, got {json_type(value)}",
+                             field=name)
+    messages = data.get("messages")
+    if messages is not None and not isinstance(messages, list):
+        raise InputError(where, f"expected a list of messages, got {json_type(messages)}",
+                         field="messages")
+    message_format = _text(data, where, "message_format") or "openai"
+    if message_format.lower() not in MESSAGE_FORMATS:
+        raise InputError(where, f"unknown message format {message_format!r}; expected "
+                         f"{' or '.join(MESSAGE_FORMATS)}", field="message_format")
+    return MatchRecord(
+        line=where.line or 0,
+        instance_id=record_id(data),
+        response=_text(data, where, "response", "final_answer"),
+        gold_sql=_text(data, where, "gold_sql", "sql"),
+        db=_text(data, where, "db"),
+        db_path=_text(data, where, "db_path"),
+        messages=messages,
+        message_format=message_format.lower(),
+    )
+
+
+def json_cell(value: Any) -> Any:
+    """A cell as JSON: BLOBs as ``{"blob": hex}``, non-finite floats as text."""
+    if isinstance(value, bytes):
+        return {"blob": value.hex()}
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def render_table(result: QueryResult, limit: int) -> dict[str, Any]:
+    """A result table for the verdict: its columns, at most ``limit`` rows, and its size."""
+    shown = result.rows[: max(0, limit)]
+    return {
+        "columns": list(result.columns),
+        "rows": [[json_cell(v) for v in row] for row in shown],
+        "row_count": result.row_count,
+        "rows_shown": len(shown),
+        "truncated": result.truncated,
+    }
+
+
+@dataclass(slots=True)
+class Verdict:
+    """One output line: the reference's verdict fields plus what decided it."""
+
+    instance_id: str | int | None
+    line: int
+    compare: str
+    #: None when no verdict could be given (``invalid_input``, ``internal_error``)
+    match: bool | None = False
+    score: float | None = 0.0
+    raw_score: float = 0.0
+    reason: str = ""
+    reason_kind: str = ""
+    agent_sql: str = ""
+    agent_sql_source: str = "none"
+    column_precision: float = 0.0
+    column_recall: float = 0.0
+    order_sensitive: bool = False
+    order_sensitive_sqlite: bool = False
+    agent_exec_error: str | None = None
+    gold_exec_error: str | None = None
+    decided_by: str | None = None
+    flags: list[str] = field(default_factory=list)
+    alignment: list[list[int]] = field(default_factory=list)
+    truncated: dict[str, bool] = field(default_factory=lambda: {"agent": False, "gold": False})
+    db_path: str | None = None
+    agent_table: dict[str, Any] | None = None
+    gold_table: dict[str, Any] | None = None
+
+    def fail(self, kind: str, reason: str | None = None) -> Verdict:
+        self.reason_kind = kind
+        self.reason = reason if reason is not None else kind
+        if kind in UNDECIDED:
+            self.match = None
+            self.score = None
+        return self
+
+    @property
+    def gold_failure(self) -> bool:
+        return self.reason_kind in GOLD_FAILURES
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "instance_id": self.instance_id,
+            "judge_kind": "s2sql_exec",
+            "match": self.match,
+            "score": self.score,
+            "reason": self.reason,
+            "agent_sql": self.agent_sql,
+            "agent_sql_source": self.agent_sql_source,
+            "column_precision": self.column_precision,
+            "column_recall": self.column_recall,
+            "order_sensitive": self.order_sensitive,
+            "agent_exec_error": self.agent_exec_error,
+            "gold_exec_error": self.gold_exec_error,
+            "agent_table": self.agent_table,
+            "gold_table": self.gold_table,
+            "line": self.line,
+            "reason_kind": self.reason_kind,
+            "gold_failure": self.gold_failure,
+            "raw_score": self.raw_score,
+            "compare": self.compare,
+            "decided_by": self.decided_by,
+            "flags": self.flags,
+            "alignment": self.alignment,
+            "order_sensitive_sqlite": self.order_sensitive_sqlite,
+            "truncated": self.truncated,
+            "db_path": self.db_path,
+        }
+
+
+def dumps_line(value: dict[str, Any]) -> str:
+    """One JSON line; text that cannot be UTF-8 (lone surrogates) is escaped instead."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(value, ensure_ascii=True, allow_nan=False)
+    return text + "\n"
