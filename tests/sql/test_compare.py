@@ -237,3 +237,18 @@ def test_unordered_verdict_ignores_row_order(rows: list[tuple[int, str]], rnd: A
     rnd.shuffle(shuffled)
     for mode in ("reference", "strict", "rows", "spider", "bird"):
         assert cmp(shuffled, rows, mode=mode).match, mode
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(-1e6, 1e6),
+    st.integers(-10**7, 10**7).map(lambda k: k / 1000 + 0.0005),  # exact halves, nearly
+    st.integers(-10**7, 10**7).map(lambda k: k / 2000),
+), min_size=64, max_size=200), st.integers(0, 4))
+def test_vectorized_rounding_is_round(values: list[float], digits: int) -> None:
+    from hopscore.sql.cells import round_floats
+
+    got = round_floats(values, digits)
+    expected = [round(v, digits) for v in values]
+    assert [repr(x) for x in got] == [repr(x) for x in expected]

@@ -53,6 +53,29 @@ def round_cell(value: Any, digits: int = DIGITS) -> Any:
     return round(value, digits) if type(value) is float else value
 
 
+def round_floats(values: list[float], digits: int = DIGITS) -> list[float]:
+    """``[round(v, digits) for v in values]`` for a list of floats, vectorized.
+
+    Python rounds the exact binary value correctly. Scaling by ``10**digits`` in floating point
+    gives the same integer whenever the scaled value is not within 1e-6 of a half; those
+    values (and huge or non-finite ones) go through ``round`` itself, so the result is always
+    identical to ``round``.
+    """
+    if len(values) < 64:
+        return [round(v, digits) for v in values]
+    scale = 10.0 ** digits
+    array = np.array(values, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = array * scale
+        fraction = np.abs(scaled - np.trunc(scaled))
+        doubtful = ~np.isfinite(scaled) | (np.abs(scaled) >= 2.0**52) \
+            | (np.abs(fraction - 0.5) < 1e-6)
+        result: list[float] = (np.rint(scaled) / scale).tolist()
+    for index in np.flatnonzero(doubtful).tolist():
+        result[index] = round(values[index], digits)
+    return result
+
+
 def normalize(value: Any, digits: int = DIGITS) -> Any:
     """The reference's primitive normalization, on an already rounded cell."""
     if isinstance(value, float):

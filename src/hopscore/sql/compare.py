@@ -46,6 +46,7 @@ from hopscore.sql.cells import (
     multiset_equal,
     normalize,
     ordered_equal,
+    round_floats,
     same_counts,
 )
 from hopscore.sql.overlap import OverlapColumn, column_overlap
@@ -72,6 +73,8 @@ def _rounded(column: list[Any], types: set[type]) -> list[Any]:
     """The reference's table-wide float rounding, for one column."""
     if float not in types:
         return column
+    if types == {float}:
+        return round_floats(column, DIGITS)
     if types <= {float, int}:
         return list(map(round, column, repeat(DIGITS)))  # round() leaves integers as they are
     return [round(v, DIGITS) if type(v) is float else v for v in column]

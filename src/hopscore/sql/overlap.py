@@ -37,6 +37,8 @@ _NUMBER = re.compile(
     r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)", re.IGNORECASE | re.ASCII
 )
 _SPACE = " \t\n\r\f\v"
+_PADDED_NUMBER = re.compile(r"[ \t\n\r\f\v]*(" + _NUMBER.pattern + r")[ \t\n\r\f\v]*",
+                            re.IGNORECASE | re.ASCII)
 _NUMBER_START = frozenset("+-.0123456789iInN")
 
 
@@ -70,6 +72,20 @@ def _kind(types: set[type]) -> str:
     return "object"
 
 
+def _text_numbers(ordered: list[Any], present: list[str]) -> np.ndarray[Any, Any] | None:
+    """``to_number`` of a text column in ``ordered`` order (NaN padding kept), or None when no
+    text is a number. Each distinct text is matched once, in C."""
+    distinct = list(set(present))
+    found = {text: float(match.group(1))
+             for text, match in zip(distinct, map(_PADDED_NUMBER.fullmatch, distinct),
+                                    strict=True) if match}
+    if all(number != number for number in found.values()):
+        return None  # no number at all ("nan" texts are NaN too)
+    get = found.get
+    return np.array([get(v, math.nan) if type(v) is str else math.nan for v in ordered],
+                    dtype=np.float64)
+
+
 @dataclass(slots=True)
 class OverlapColumn:
     """One column as the reference's overlap pass sees it: pandas dtype, sorted values."""
@@ -97,7 +113,8 @@ class OverlapColumn:
             ordered: list[Any] = sorted(present)
             keys = ordered
         elif kind == "float":
-            ordered = sorted(map(float, present)) + [math.nan] * missing
+            ordered = sorted(map(float, present) if int in types else present)
+            ordered += [math.nan] * missing
         elif kind == "str":
             ordered = sorted(present)
             keys = list(map(str.casefold, map(str.strip, ordered))) + [NAN] * missing
@@ -116,11 +133,13 @@ class OverlapColumn:
             numbers = np.array(ordered, dtype=np.float64)
             if numbers.size == 0 or bool(np.isnan(numbers).all()):
                 numbers = None
-        else:
+        elif kind == "str":
+            numbers = _text_numbers(ordered, present)
+        elif kind == "object":
             parsed = {v: to_number(v) for v in set(present)}
             if not all(number != number for number in parsed.values()):
-                numbers = np.array([math.nan if v is None or v != v else parsed[v]
-                                    for v in ordered], dtype=np.float64)
+                numbers = np.array([math.nan if v is None else parsed[v] for v in ordered],
+                                   dtype=np.float64)
         json_free = kind in ("int", "float", "null") or (
             kind == "str" and cells is not None and not cells.has_json)
         column = Column(ordered, rounded=True, keys=keys, json_free=json_free)
