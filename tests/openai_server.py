@@ -65,13 +65,19 @@ class LoggedRequest:
 
 
 Responder = Callable[[str, int], Reply]
+#: Sees the whole request body (messages, tools, ...) instead of the prompt text.
+BodyResponder = Callable[[dict[str, Any], int], Reply]
 
 
 class FakeOpenAI:
     """Start with ``with FakeOpenAI(responder) as server: ... server.base_url``."""
 
-    def __init__(self, responder: Responder, latency: float = 0.0) -> None:
+    def __init__(self, responder: Responder | None = None, latency: float = 0.0, *,
+                 body_responder: BodyResponder | None = None) -> None:
+        if (responder is None) == (body_responder is None):
+            raise ValueError("give exactly one of responder and body_responder")
         self.responder = responder
+        self.body_responder = body_responder
         self.latency = latency
         self.log: list[LoggedRequest] = []
         self._lock = threading.Lock()
@@ -118,6 +124,9 @@ class FakeOpenAI:
             attempt = self._attempts.get(prompt, 0)
             self._attempts[prompt] = attempt + 1
             self.log.append(LoggedRequest(prompt, attempt, body, time.time(), headers))
+        if self.body_responder is not None:
+            return self.body_responder(body, attempt)
+        assert self.responder is not None
         return self.responder(prompt, attempt)
 
 
@@ -130,7 +139,8 @@ def _completion(reply: Reply, body: dict[str, Any], prompt: str) -> dict[str, An
         "object": "chat.completion",
         "created": int(time.time()),
         "model": body.get("model", "test"),
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": message,
+                     "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
         "usage": {
             "prompt_tokens": len(prompt.split()),
             "completion_tokens": len((reply.content or "").split()),

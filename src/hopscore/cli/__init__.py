@@ -57,6 +57,7 @@ def _root(
 # Command modules register themselves on import.
 from hopscore.cli import compare as _compare  # noqa: E402,F401
 from hopscore.cli import demo as _demo  # noqa: E402,F401
+from hopscore.cli import hdr as _hdr  # noqa: E402,F401
 from hopscore.cli import judge as _judge  # noqa: E402,F401
 from hopscore.cli import report as _report  # noqa: E402,F401
 from hopscore.cli import run as _run  # noqa: E402,F401

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from hopscore.run.runner import RunResult
     from hopscore.run.suite import SuiteRow
 
+HDR = "HybridDeepResearch agent (hopscore run hybrid-deep-research)"
 MODEL_HELP = "PROVIDER/NAME: openai/<model> (any OpenAI-compatible endpoint) or local/smollm2."
 
 
@@ -50,9 +51,11 @@ def summary_table(result: RunResult) -> Table:
 
 @app.command(name="run")
 def run_command(
-    benchmark: str = typer.Argument(..., help=f"One of: {', '.join(benchmarks.names())}.",
-                                    show_default=False),
-    gold: Path = typer.Option(..., "--gold", "-g", help="The benchmark's gold file."),
+    benchmark: str = typer.Argument(
+        ..., help=f"One of: {', '.join(benchmarks.names())}.", show_default=False),
+    gold: Path | None = typer.Option(
+        None, "--gold", "--tasks", "-g", show_default=False,
+        help="The benchmark's gold file (hybrid-deep-research: the task file or folder)."),
     model: str = typer.Option(..., "--model", "-m", help=MODEL_HELP, show_default=False),
     output_dir: Path | None = typer.Option(
         None, "--output-dir", "-o",
@@ -101,6 +104,52 @@ def run_command(
     resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=0,
                                   help="Bootstrap resamples for the intervals (0: none)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
+    overlay: Path | None = typer.Option(None, "--overlay", rich_help_panel=HDR,
+                                        help="v2 sparse patch overlaid on --tasks."),
+    db_root: Path | None = typer.Option(None, "--db-root", rich_help_panel=HDR,
+                                        help="Folder of the LiveSQLBench SQLite databases."),
+    db_template: str = typer.Option("{db}/{db}_template.sqlite", "--db-template",
+                                    rich_help_panel=HDR, help="Database path below --db-root."),
+    search_backend: str = typer.Option("bm25", "--search-backend", rich_help_panel=HDR,
+                                       help="bm25 (local --corpus of {url, title, text}) or http."),
+    search_url: str | None = typer.Option(None, "--search-url", rich_help_panel=HDR,
+                                          help="http backend: POST {query, count} here."),
+    fetch_url: str | None = typer.Option(None, "--fetch-url", rich_help_panel=HDR,
+                                         help="http backend: POST {url} here for page text."),
+    direct_fetch: bool = typer.Option(False, "--direct-fetch", rich_help_panel=HDR,
+                                      help="http backend without --fetch-url: GET pages."),
+    search_api_key_env: str | None = typer.Option(
+        None, "--search-api-key-env", rich_help_panel=HDR,
+        help="Variable holding the search service's key (sent as a bearer header)."),
+    search_timeout: float = typer.Option(30.0, "--search-timeout", min=0.001,
+                                         rich_help_panel=HDR, help="Seconds per search call."),
+    max_turns: int = typer.Option(300, "--max-turns", min=1, rich_help_panel=HDR,
+                                  help="Model requests per attempt (paper: 300)."),
+    task_timeout: float = typer.Option(3600.0, "--task-timeout", min=0.001, rich_help_panel=HDR,
+                                       help="Wall-clock seconds per attempt (paper: 3600)."),
+    repeats: int = typer.Option(1, "--repeats", "-k", min=1, rich_help_panel=HDR,
+                                help="Attempts per task: Avg@k and Pass@k."),
+    tool_choice: str | None = typer.Option(None, "--tool-choice", rich_help_panel=HDR,
+                                           help="Sent as tool_choice: auto, required, none."),
+    sql_timeout: float = typer.Option(120.0, "--sql-timeout", min=0.001, rich_help_panel=HDR,
+                                      help="Seconds per run_sql query and per graded query."),
+    max_observation_chars: int = typer.Option(100_000, "--max-observation-chars", min=1000,
+                                              rich_help_panel=HDR, help="Cap per tool result."),
+    judge_model: str | None = typer.Option(None, "--judge-model", envvar="JUDGE_MODEL",
+                                           rich_help_panel=HDR, show_default=False,
+                                           help="Judge for SQL2S and Parallel answers."),
+    judge_base_url: str | None = typer.Option(None, "--judge-base-url", envvar="JUDGE_BASE_URL",
+                                              rich_help_panel=HDR, show_default=False,
+                                              help="The judge's OpenAI-compatible endpoint."),
+    judge_api_key_env: str = typer.Option("JUDGE_API_KEY", "--judge-api-key-env",
+                                          rich_help_panel=HDR, help="Variable of the judge key."),
+    judge_prompt_file: Path | None = typer.Option(None, "--judge-prompt-file",
+                                                  rich_help_panel=HDR,
+                                                  help="Judge template (e.g. answer_judge.txt)."),
+    no_grade: bool = typer.Option(False, "--no-grade", rich_help_panel=HDR,
+                                  help="Run the agent and write predictions; do not grade."),
+    compare: str = typer.Option("reference", "--compare", rich_help_panel=HDR,
+                                help="S2SQL comparison: reference, strict, rows, spider, bird."),
 ) -> None:
     """Ask a model every example of a benchmark, extract and score its answers.
 
@@ -108,7 +157,28 @@ def run_command(
     and scores.jsonl (as hopscore score) into the run directory. Re-running the same command
     resumes: finished samples are kept, failed requests are retried, and cached responses
     make an identical re-run free. Exit status 1 when some requests still failed.
+
+    hybrid-deep-research runs a tool-calling agent (run_sql, knowledge tools, web_search,
+    web_fetch, final_answer) on every task: --tasks FILE --db-root DIR, a search backend
+    (--corpus FILE.jsonl for local BM25, or --search-backend http), and a judge for SQL2S and
+    Parallel answers (--judge-model); see the HybridDeepResearch panel below.
     """
+    from hopscore.cli.hdr import is_hdr
+
+    given = {name for name, value in locals().items() if name in NOT_HDR and value != NOT_HDR[name]}
+    if is_hdr(benchmark):
+        if given:
+            raise HopscoreError("not options of hybrid-deep-research: "
+                                + ", ".join(f"--{n.replace('_', '-')}" for n in sorted(given)))
+        _run_hdr(locals())
+        return
+    hdr_given = [name for name, value in locals().items()
+                 if name in HDR_DEFAULTS and value != HDR_DEFAULTS[name]]
+    if hdr_given:
+        raise HopscoreError("options of hybrid-deep-research only: "
+                            + ", ".join(f"--{n.replace('_', '-')}" for n in sorted(hdr_given)))
+    if gold is None:
+        raise HopscoreError("missing option --gold (the benchmark's gold file)")
     from hopscore.run.runner import run
     from hopscore.run.settings import RunSettings, default_output_dir
 
@@ -141,6 +211,60 @@ def run_command(
     err_console.print(f"wrote {settings.output_dir}", markup=False, highlight=False)
     if result.summary.get("errors"):
         raise typer.Exit(1)
+
+
+#: Options of the QA runs that an HDR agent run does not take, with their defaults.
+NOT_HDR: dict[str, object] = {
+    "protocol": "default", "shots": 0, "sample": None, "sample_seed": 11, "stop": [],
+    "prompt_template": None, "answer_marker": "Answer:", "extraction": "flexible",
+    "aliases": None, "tables_dir": None, "context_tokens": 3000, "retrieve_k": 5,
+}
+#: Options of HDR agent runs only, with their defaults.
+HDR_DEFAULTS: dict[str, object] = {
+    "overlay": None, "db_root": None, "db_template": "{db}/{db}_template.sqlite",
+    "search_backend": "bm25", "search_url": None, "fetch_url": None, "direct_fetch": False,
+    "search_api_key_env": None, "search_timeout": 30.0, "max_turns": 300,
+    "task_timeout": 3600.0, "repeats": 1, "tool_choice": None, "sql_timeout": 120.0,
+    "max_observation_chars": 100_000, "judge_api_key_env": "JUDGE_API_KEY",
+    "judge_prompt_file": None, "no_grade": False, "compare": "reference",
+}
+
+
+def _run_hdr(args: dict[str, Any]) -> None:
+    """``hopscore run hybrid-deep-research`` from the run command's arguments."""
+    from hopscore.cli.hdr import run_hdr
+    from hopscore.hdr.runner import default_output_dir
+    from hopscore.hdr.settings import HdrSettings
+
+    if args["gold"] is None:
+        raise HopscoreError("missing option --tasks (the HDR task file or category folder)")
+    if args["db_root"] is None:
+        raise HopscoreError("missing option --db-root (the folder of the SQLite databases)")
+    model = args["model"]
+    local = model.startswith("local/")
+    settings = HdrSettings(
+        tasks=args["gold"], overlay=args["overlay"], db_root=args["db_root"],
+        db_template=args["db_template"], model=model,
+        output_dir=args["output_dir"] or default_output_dir(model),
+        base_url=args["base_url"], api_key_env=args["api_key_env"],
+        search_backend=args["search_backend"], corpus=args["corpus"],
+        search_url=args["search_url"], fetch_url=args["fetch_url"],
+        direct_fetch=args["direct_fetch"], search_api_key_env=args["search_api_key_env"],
+        search_timeout=args["search_timeout"], max_turns=args["max_turns"],
+        task_timeout=args["task_timeout"], repeats=args["repeats"], limit=args["limit"],
+        concurrency=args["concurrency"], temperature=args["temperature"],
+        max_tokens=args["max_tokens"] or None, seed=args["seed"],
+        tool_choice=args["tool_choice"], sql_timeout=args["sql_timeout"],
+        max_observation_chars=args["max_observation_chars"],
+        timeout=args["timeout"] if args["timeout"] is not None else (900.0 if local else 300.0),
+        max_retries=args["max_retries"],
+        cache_dir=None if args["no_cache"] else (args["cache_dir"] or _cache_dir()),
+        grade=not args["no_grade"], judge_model=args["judge_model"],
+        judge_base_url=args["judge_base_url"], judge_api_key_env=args["judge_api_key_env"],
+        judge_prompt_file=args["judge_prompt_file"], judge_concurrency=args["concurrency"],
+        compare=args["compare"], resamples=args["resamples"],
+    )  # fmt: skip
+    run_hdr(settings, progress=args["progress"])
 
 
 def mcr_line(block: dict[str, object]) -> str:

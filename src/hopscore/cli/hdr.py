@@ -1,0 +1,182 @@
+"""HybridDeepResearch commands: ``validate-predictions``, ``hdr-tasks``, and the agent run behind
+``hopscore run hybrid-deep-research`` (its options live on the run command)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from hopscore.cli import app, console, err_console
+from hopscore.errors import HopscoreError
+from hopscore.io import write_json_atomic
+
+if TYPE_CHECKING:
+    from hopscore.hdr.runner import HdrRunResult
+    from hopscore.hdr.settings import HdrSettings
+
+NAMES = ("hybrid-deep-research", "hybriddeepresearch", "hdr")
+
+
+def is_hdr(benchmark: str) -> bool:
+    return benchmark.lower() in NAMES
+
+
+@app.command("validate-predictions")
+def validate_predictions(
+    predictions: Annotated[Path, typer.Argument(
+        help="HDR submission: JSON Lines of {instance_id, final_answer}.", show_default=False)],
+    tasks: Annotated[Path | None, typer.Option(
+        "--tasks", help="Task file or category folder: check ids against it and find missing "
+        "tasks.")] = None,
+    overlay: Annotated[Path | None, typer.Option(
+        "--overlay", help="v2 patch (file or folder) overlaid on --tasks.")] = None,
+    allow_missing: Annotated[bool, typer.Option(
+        "--allow-missing", help="Tasks without a prediction are warnings, not errors.")] = False,
+    json_output: Annotated[Path | None, typer.Option(
+        "--json", help="Also write every finding as JSON here.")] = None,
+) -> None:
+    """Check an HDR predictions file and report every problem, not only the first.
+
+    Makes every check of the reference validator (JSON objects with exactly instance_id and
+    final_answer, non-empty string ids without duplicates, non-empty string answers) on every
+    line, plus: byte order mark, encoding, duplicate keys, ids with surrounding whitespace and
+    whitespace-variant duplicates, ids against the task set (with --tasks) or the family
+    prefixes, missing tasks, and S2SQL answers without a fenced sql block. Exit status 1 when
+    there is an error.
+    """
+    from hopscore.hdr.tasks import load_tasks
+    from hopscore.hdr.validate import validate_predictions as validate
+
+    if overlay is not None and tasks is None:
+        raise HopscoreError("--overlay needs --tasks")
+    task_list = load_tasks(tasks, overlay)[0] if tasks is not None else None
+    source = None if tasks is None else str(tasks) + ("" if overlay is None else f" + {overlay}")
+    report = validate(predictions, task_list, tasks_source=source, allow_missing=allow_missing)
+    for finding in report.findings:
+        style = "red" if finding.severity == "error" else "yellow"
+        console.print(f"{finding.severity}: {finding}", style=style, markup=False,
+                      highlight=False, soft_wrap=True)
+    if json_output is not None:
+        write_json_atomic(json_output, report.to_json())
+    if report.ok:
+        note = f" ({len(report.warnings)} warnings)" if report.warnings else ""
+        console.print(f"OK: {len(report.ids)} unique prediction records in {predictions}{note}",
+                      markup=False, highlight=False, soft_wrap=True)
+        return
+    console.print(f"FAILED: {len(report.errors)} errors, {len(report.warnings)} warnings in "
+                  f"{report.records} records of {predictions}", markup=False, highlight=False,
+                  soft_wrap=True)
+    raise typer.Exit(1)
+
+
+@app.command("hdr-tasks")
+def hdr_tasks(
+    tasks: Annotated[Path, typer.Argument(help="Task JSONL file or category folder (v1).",
+                                          show_default=False)],
+    overlay: Annotated[Path | None, typer.Option(
+        "--overlay", help="v2 sparse patch (file or folder) of whole replacement records.")
+    ] = None,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", help="Write the resulting task set as one JSONL file.")] = None,
+) -> None:
+    """Check an HDR task set (and apply the v2 overlay): counts per family, overrides, sha256."""
+    from hopscore.hdr.tasks import family_counts, load_tasks, tasks_jsonl, tasks_sha256
+    from hopscore.io import write_text_atomic
+
+    task_list, merged = load_tasks(tasks, overlay)
+    table = Table(title=f"HDR tasks: {tasks}" + ("" if overlay is None else f" + {overlay}"),
+                  title_justify="left")
+    table.add_column("family")
+    table.add_column("tasks", justify="right")
+    if merged is not None:
+        table.add_column("replaced by the overlay", justify="right")
+    counts = family_counts(task_list)
+    for label, count in counts.items():
+        table.add_row(label, str(count), *([str(merged.overrides[label])] if merged else []))
+    table.add_row("all", str(len(task_list)),
+                  *([str(sum(merged.overrides.values()))] if merged else []))
+    console.print(table)
+    without_gold = sum(1 for t in task_list if t.gold is None)
+    if without_gold:
+        console.print(f"{without_gold} tasks carry no gold (final_answer, or sql for S2SQL): "
+                      "they can be run but not graded", markup=False, highlight=False)
+    console.print(f"sha256 {tasks_sha256(task_list)}", markup=False, highlight=False)
+    if output is not None:
+        write_text_atomic(output, tasks_jsonl(task_list))
+        err_console.print(f"wrote {output}", markup=False, highlight=False)
+
+
+def pct(value: object) -> str:
+    return "-" if not isinstance(value, float) else f"{100 * value:.2f}"
+
+
+def result_table(result: HdrRunResult) -> Table:
+    summary = result.summary
+    k = result.prepared.settings.repeats
+    table = Table(title=f"HybridDeepResearch: {result.prepared.spec}, k={k} (in %; overall is the "
+                  "task-weighted mean, as the leaderboard)", title_justify="left")
+    table.add_column("family")
+    table.add_column("tasks", justify="right")
+    table.add_column(f"Avg@{k}" if k > 1 else "accuracy", justify="right")
+    if k > 1:
+        table.add_column(f"Pass@{k}", justify="right")
+    for label, block in (summary.get("by_family") or {}).items():
+        table.add_row(label, str(block["n"]), pct(block["avg_at_k"]),
+                      *([pct(block["pass_at_k"])] if k > 1 else []))
+    overall = summary.get("overall") or {}
+    table.add_row("overall", str(summary.get("tasks")), pct(overall.get("avg_at_k")),
+                  *([pct(overall.get("pass_at_k"))] if k > 1 else []), style="bold")
+    return table
+
+
+def activity_table(result: HdrRunResult) -> Table:
+    s = result.summary
+    stats = result.stats
+    table = Table(title="agent", title_justify="left", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value")
+    statuses = ", ".join(f"{k} {v}" for k, v in sorted((s.get("statuses") or {}).items()))
+    table.add_row("attempts", f"{s.get('attempts')}  ({statuses})")
+    table.add_row("attempts this run / already done",
+                  f"{result.outcome.processed} / {result.outcome.already_done}")
+    table.add_row("mean turns", str(s.get("mean_turns")))
+    tools = ", ".join(f"{name} {t['calls']} ({t['errors']} errors, "
+                      f"{1000 * t['mean_latency_s']:.0f} ms)"
+                      for name, t in (s.get("tools") or {}).items())
+    table.add_row("tool calls", f"{s.get('tool_calls')}  {tools}")
+    table.add_row("model requests sent / retries / cache hits",
+                  f"{stats.requests_sent} / {stats.retries} / {stats.cache_hits}")
+    table.add_row("tokens (prompt + completion)",
+                  f"{s.get('prompt_tokens')} + {s.get('completion_tokens')}")
+    grades = (s.get("grades") or {}).get("statuses")
+    if grades:
+        table.add_row("grades", ", ".join(f"{k} {v}" for k, v in sorted(grades.items())))
+    table.add_row("wall time (agent)", f"{result.outcome.wall_s:.1f} s")
+    return table
+
+
+def run_hdr(settings: HdrSettings, *, progress: bool) -> None:
+    """``hopscore run hybrid-deep-research``: run, grade, print, set the exit status."""
+    from hopscore.hdr.runner import run
+
+    result = run(settings, console=err_console if progress else None, warn=err_console)
+    out = settings.output_dir
+    if result.outcome.aborted is not None:
+        raise HopscoreError(
+            f"stopped early: {result.outcome.aborted}. Attempts finished so far are in {out}; "
+            "fix the model name, endpoint or key and re-run the same command to continue.")
+    console.print(activity_table(result))
+    if result.report is not None:
+        console.print(result_table(result))
+        for warning in result.report.warnings:
+            err_console.print(f"warning: {warning}", style="yellow", markup=False,
+                              highlight=False)
+    else:
+        err_console.print("not graded (--no-grade): predictions are in predictions.jsonl",
+                          markup=False, highlight=False)
+    err_console.print(f"wrote {out}", markup=False, highlight=False)
+    if result.summary.get("problems") or result.summary.get("model_errors"):
+        raise typer.Exit(1)

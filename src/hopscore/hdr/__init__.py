@@ -1,0 +1,14 @@
+"""HybridDeepResearch (HDR): task files, prediction validation, a baseline tool-calling agent,
+and end-to-end grading (LLM judge for SQL2S and Parallel, execution match for S2SQL).
+
+Modules (import them directly):
+
+* :mod:`hopscore.hdr.tasks`: task records, the release JSONL and category files, the v2 overlay;
+* :mod:`hopscore.hdr.validate`: ``hopscore validate-predictions``;
+* :mod:`hopscore.hdr.knowledge`: the LiveSQLBench knowledge-base tools;
+* :mod:`hopscore.hdr.search`: search backends (local BM25 corpus, generic JSON over HTTP);
+* :mod:`hopscore.hdr.tools`: tool schemas and the per-task toolset;
+* :mod:`hopscore.hdr.agent`: the tool-calling loop of one attempt;
+* :mod:`hopscore.hdr.grade`: grading attempts with the judge and SQL execution match;
+* :mod:`hopscore.hdr.runner`: ``hopscore run hybrid-deep-research``.
+"""

@@ -1,0 +1,173 @@
+"""The end of an HDR run: submission files, metrics.json / scores.jsonl, counts, config.json."""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from hopscore import __version__
+from hopscore.benchmarks.hybrid_deep_research import HdrExample, HybridDeepResearch
+from hopscore.hdr.grade import GRADES, GradeSummary
+from hopscore.hdr.tasks import FAMILIES, HdrTask, family_counts, tasks_sha256
+from hopscore.io import write_json_atomic, write_jsonl_atomic
+from hopscore.run.finish import versions
+from hopscore.scoring import ScoreReport, ScoresWriter, score_examples
+from hopscore.sql.sandbox import sqlite_version
+
+if TYPE_CHECKING:
+    from hopscore.engine import BatchOutcome, EngineStats
+    from hopscore.hdr.runner import Prepared
+
+PREDICTIONS = "predictions.jsonl"
+KeyOf = Callable[["Prepared", HdrTask, int], str]
+
+
+def predictions_name(attempt: int) -> str:
+    return PREDICTIONS if attempt == 0 else f"predictions.attempt-{attempt}.jsonl"
+
+
+def write_predictions(prepared: Prepared, rows: dict[str, dict[str, Any]], key: KeyOf) -> None:
+    """The HDR submission file of each attempt: answered tasks only, in task order."""
+    for attempt in range(prepared.settings.repeats):
+        lines = []
+        for task in prepared.tasks:
+            row = rows.get(key(prepared, task, attempt))
+            answer = None if row is None else row.get("final_answer")
+            if isinstance(answer, str) and answer.strip():
+                lines.append({"instance_id": task.id, "final_answer": answer})
+        write_jsonl_atomic(prepared.settings.output_dir / predictions_name(attempt), lines)
+
+
+def attempt_summary(prepared: Prepared, rows: dict[str, dict[str, Any]], key: KeyOf
+                    ) -> dict[str, Any]:
+    """Counts over the attempts: statuses, turns, tokens, tool calls per tool."""
+    statuses: Counter[str] = Counter()
+    tools: dict[str, dict[str, float]] = {}
+    turns = prompt = completion = calls = errors = 0
+    done = 0
+    for task in prepared.tasks:
+        for attempt in range(prepared.settings.repeats):
+            row = rows.get(key(prepared, task, attempt))
+            if row is None:
+                statuses["not_run"] += 1
+                continue
+            statuses[str(row.get("status"))] += 1
+            done += 1
+            turns += int(row.get("turns") or 0)
+            prompt += int(row.get("prompt_tokens") or 0)
+            completion += int(row.get("completion_tokens") or 0)
+            for call in row.get("tool_calls") or []:
+                entry = tools.setdefault(str(call.get("name")), {
+                    "calls": 0, "errors": 0, "latency_s": 0.0, "result_chars": 0})
+                entry["calls"] += 1
+                entry["errors"] += bool(call.get("error"))
+                entry["latency_s"] += float(call.get("latency_s") or 0.0)
+                entry["result_chars"] += int(call.get("result_chars") or 0)
+                calls += 1
+                errors += bool(call.get("error"))
+    per_tool = {name: {"calls": int(e["calls"]), "errors": int(e["errors"]),
+                       "mean_latency_s": round(e["latency_s"] / e["calls"], 4),
+                       "mean_result_chars": round(e["result_chars"] / e["calls"], 1)}
+                for name, e in sorted(tools.items())}
+    return {
+        "tasks": len(prepared.tasks), "repeats": prepared.settings.repeats,
+        "attempts": len(prepared.tasks) * prepared.settings.repeats,
+        "families": family_counts(prepared.tasks), "statuses": dict(statuses),
+        "model_errors": statuses["model_error"], "not_run": statuses["not_run"],
+        "mean_turns": round(turns / done, 2) if done else None,
+        "prompt_tokens": prompt, "completion_tokens": completion,
+        "tool_calls": calls, "tool_errors": errors, "tools": per_tool,
+    }
+
+
+def finish_metrics(prepared: Prepared, rows: dict[str, dict[str, Any]], grades: GradeSummary,
+                   key: KeyOf) -> tuple[ScoreReport, dict[str, Any], dict[str, Any]]:
+    """Score grades.jsonl over the tasks; write scores.jsonl and metrics.json."""
+    bench = HybridDeepResearch()
+    out = prepared.settings.output_dir
+    examples = [HdrExample(id=t.id, question=t.final_question, family=t.family.label,
+                           gold=t.gold or "") for t in prepared.tasks]
+    predictions = bench.load_predictions(out / GRADES)
+    writer = ScoresWriter(out / "scores.jsonl")
+    try:
+        report = score_examples(bench, examples, predictions, writer,
+                                resamples=prepared.settings.resamples)
+    except BaseException:
+        writer.close(keep=False)
+        raise
+    writer.close()
+    summary = attempt_summary(prepared, rows, key)
+    summary["grades"] = grades.to_json()
+    # attempts without a verdict: model errors and attempts not run (status not_graded) and
+    # grading errors
+    summary["problems"] = grades.problems
+    if summary["problems"]:
+        report.warnings.append(
+            f"{summary['problems']} attempts have no verdict (model errors, attempts not run, "
+            "grading errors); they count as failures here; re-run the same command to retry them")
+    if grades.statuses.get("gold_error"):
+        report.warnings.append(f"{grades.statuses['gold_error']} S2SQL attempts hit a gold "
+                               "failure (gold SQL error or database missing); see sql_match.jsonl")
+    metrics = report.to_json()
+    k = prepared.settings.repeats
+    summary["k"] = k
+    summary["overall"] = {"avg_at_k": report.metrics.get("accuracy"),
+                          "pass_at_k": report.metrics.get("pass_at_k", report.metrics.get(
+                              "accuracy"))}
+    summary["by_family"] = {
+        family.label: {"n": group.n, "avg_at_k": group.metrics.get("accuracy"),
+                       "pass_at_k": group.metrics.get("pass_at_k", group.metrics.get("accuracy"))}
+        for family in FAMILIES if (group := report.groups.get(family.label)) is not None}
+    metrics["hdr"] = summary
+    write_json_atomic(out / "metrics.json", metrics)
+    return report, metrics, summary
+
+
+def write_config(prepared: Prepared, *, status: str,
+                 rows: dict[str, dict[str, Any]] | None = None,
+                 outcome: BatchOutcome | None = None, stats: EngineStats | None = None,
+                 grades: GradeSummary | None = None) -> dict[str, Any]:
+    from hopscore.hdr.agent import SYSTEM_PROMPT, prompt_sha256
+    from hopscore.hdr.runner import attempt_key
+    from hopscore.hdr.tools import SCHEMAS, openai_tools
+
+    settings = prepared.settings
+    summary = attempt_summary(prepared, rows, attempt_key) if rows is not None else {}
+    overlay = prepared.overlay
+    config: dict[str, Any] = {
+        "hopscore_version": __version__, "benchmark": "hybrid-deep-research", "status": status,
+        "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "command": sys.argv if sys.argv and sys.argv[0] else None,
+        "tasks": {"path": str(settings.tasks), "overlay": None if overlay is None else {
+            "path": str(settings.overlay), "overrides": overlay.overrides},
+            "count": len(prepared.tasks), "families": family_counts(prepared.tasks),
+            "sha256": tasks_sha256(prepared.tasks)},
+        "model": {"spec": str(prepared.spec), "endpoint": prepared.endpoint},
+        "agent": {"system_prompt": SYSTEM_PROMPT, "system_prompt_sha256": prompt_sha256(),
+                  "tools": [t["function"]["name"] for t in openai_tools(tuple(SCHEMAS))],
+                  "fingerprint": prepared.fingerprint},
+        "knowledge": {db: None if kb is None else str(kb.path)
+                      for db, kb in prepared.knowledge.items()},
+        "search": prepared.search.describe(),
+        "sqlite_version": sqlite_version(),
+        "settings": settings.to_json(),
+        "versions": versions(prepared.spec.is_local),
+        "platform": platform.platform(),
+    }
+    if summary:
+        config["summary"] = summary
+    if grades is not None:
+        config["grades"] = grades.to_json()
+    if outcome is not None:
+        config["batch"] = {"already_done": outcome.already_done, "processed": outcome.processed,
+                           "failed": outcome.failed, "wall_s": round(outcome.wall_s, 3),
+                           "aborted": None if outcome.aborted is None else str(outcome.aborted)}
+    if stats is not None:
+        config["requests"] = {"sent": stats.requests_sent, "retries": stats.retries,
+                              "cache_hits": stats.cache_hits, "failures": stats.failures}
+    write_json_atomic(settings.output_dir / "config.json", config)
+    return summary

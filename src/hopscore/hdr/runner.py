@@ -1,0 +1,307 @@
+"""``hopscore run hybrid-deep-research``: the baseline agent on every task, then grading.
+
+The run directory holds
+
+* ``config.json``: every setting, the task set's sha256, model, endpoint, prompt and tool
+  hashes, search backend, versions, status and counts;
+* ``samples.jsonl``: one row per (task, attempt) with the agent's status, final answer, turns,
+  tokens and every tool call with its arguments, latency and result size (appended as attempts
+  finish, rewritten in task order at the end);
+* ``trajectories/<task>__<attempt>.json``: the conversation in OpenAI message format;
+* ``predictions.jsonl``: the HDR submission (``instance_id``, ``final_answer``) of attempt 0,
+  and ``predictions.attempt-<i>.jsonl`` for the other attempts;
+* the grading files of :mod:`hopscore.hdr.grade` and ``grades.jsonl``;
+* ``metrics.json`` + ``scores.jsonl`` as ``hopscore score hybrid-deep-research`` writes them
+  (groups: the families), plus an ``hdr`` block.
+
+Attempts run concurrently (``--concurrency`` in flight) through the shared request engine
+(retries, cache, resume): a finished attempt is never run again, a killed run continues where
+it stopped, and an attempt that failed on a model error is retried by the next run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from hopscore.engine import (
+    BatchOutcome,
+    ChatBackend,
+    ChatEngine,
+    EngineStats,
+    ResponseCache,
+    ResultLog,
+    RetryPolicy,
+    RowResult,
+    canonical_json,
+    run_batch,
+    sha256_text,
+)
+from hopscore.errors import HopscoreError
+from hopscore.hdr.agent import MODEL_ERROR, AgentLoop, AgentSettings, prompt_sha256
+from hopscore.hdr.grade import AttemptOutcome, GradeOptions, GradeSummary, grade
+from hopscore.hdr.knowledge import KnowledgeBase
+from hopscore.hdr.report import finish_metrics, write_config, write_predictions
+from hopscore.hdr.search import Bm25Search, HttpSearch, SearchBackend
+from hopscore.hdr.settings import HdrSettings
+from hopscore.hdr.tasks import HdrTask, Overlay, load_tasks
+from hopscore.hdr.tools import SCHEMAS, ToolLimits, Toolset, openai_tools
+from hopscore.hdr.trajectory import file_name, read_trajectory, write_trajectory
+from hopscore.judge.prompt import JudgePrompt
+from hopscore.judge.runner import JudgeConfig
+from hopscore.run.providers import ModelSpec, endpoint_for, make_backend, resolve_base_url
+from hopscore.scoring import ScoreReport
+from hopscore.sql.runner import MatchOptions
+from hopscore.sql.sandbox import SqlExecutor
+
+SAMPLES_FILE = "samples.jsonl"
+TRAJECTORIES = "trajectories"
+
+
+@dataclass(slots=True)
+class Prepared:
+    settings: HdrSettings
+    spec: ModelSpec
+    base_url: str | None
+    endpoint: str
+    tasks: list[HdrTask]
+    overlay: Overlay | None
+    knowledge: dict[str, KnowledgeBase | None]
+    search: SearchBackend
+    fingerprint: str
+
+
+@dataclass(slots=True)
+class HdrRunResult:
+    prepared: Prepared
+    outcome: BatchOutcome
+    stats: EngineStats
+    grades: GradeSummary | None
+    report: ScoreReport | None
+    metrics: dict[str, Any] | None
+    #: counts over the attempts (the ``hdr`` block of metrics.json)
+    summary: dict[str, Any]
+
+
+def key_of(row: dict[str, Any]) -> str | None:
+    key = row.get("run_key")
+    return key if isinstance(key, str) else None
+
+
+def is_done(row: dict[str, Any]) -> bool:
+    return row.get("status") not in (None, MODEL_ERROR)
+
+
+def make_search(settings: HdrSettings) -> SearchBackend:
+    if settings.search_backend == "http":
+        assert settings.search_url is not None
+        key = os.environ.get(settings.search_api_key_env) if settings.search_api_key_env else None
+        try:
+            return HttpSearch(settings.search_url, fetch_url=settings.fetch_url,
+                              direct_fetch=settings.direct_fetch, timeout=settings.search_timeout,
+                              max_bytes=settings.search_max_bytes, api_key=key,
+                              allow_private=settings.allow_private_fetch)
+        except ValueError as exc:
+            raise HopscoreError(f"--search-url/--fetch-url: {exc}") from None
+    assert settings.corpus is not None
+    return Bm25Search(settings.corpus)
+
+
+def prepare(settings: HdrSettings, search: SearchBackend | None = None) -> Prepared:
+    """Check everything a run needs before the first model call."""
+    settings.check()
+    spec = ModelSpec.parse(settings.model)
+    base_url = resolve_base_url(spec, settings.base_url)
+    tasks, merged = load_tasks(settings.tasks, settings.overlay)
+    if settings.limit is not None:
+        tasks = tasks[: settings.limit]
+    if settings.grade:
+        no_gold = [t.id for t in tasks if t.gold is None]
+        if no_gold:
+            raise HopscoreError(
+                f"{len(no_gold)} tasks have no gold to grade with (final_answer, or sql for "
+                f"S2SQL), e.g. {', '.join(no_gold[:5])}; pass --no-grade to run without grading")
+        if any(t.family.grader == "judge" for t in tasks) and not settings.judge_model_name():
+            raise HopscoreError("SQL2S and Parallel answers are graded by an LLM judge: pass "
+                                "--judge-model (or set JUDGE_MODEL), or --no-grade")
+    missing = {t.db: settings.db_path(t.db) for t in tasks if not settings.db_path(t.db).is_file()}
+    if missing:
+        listing = ", ".join(f"{db} ({path})" for db, path in sorted(missing.items()))
+        raise HopscoreError(f"database files not found for {len(missing)} databases: {listing}")
+    knowledge = {db: KnowledgeBase.load(settings.db_root, db)
+                 for db in sorted({t.db for t in tasks})}
+    search = search or make_search(settings)
+    endpoint = endpoint_for(spec, base_url)
+    fingerprint = sha256_text(canonical_json({
+        "model": str(spec), "endpoint": endpoint, "system_prompt": prompt_sha256(),
+        "tools": sha256_text(canonical_json(openai_tools(tuple(SCHEMAS)))),
+        "max_turns": settings.max_turns,
+        "task_timeout": settings.task_timeout, "temperature": settings.temperature,
+        "max_tokens": settings.max_tokens, "seed": settings.seed,
+        "tool_choice": settings.tool_choice, "search": search.describe(),
+        "db_template": settings.db_template, "sql_timeout": settings.sql_timeout,
+        "max_observation_chars": settings.max_observation_chars,
+    }))[:16]
+    return Prepared(settings, spec, base_url, endpoint, tasks, merged, knowledge, search,
+                    fingerprint)
+
+
+def attempt_key(prepared: Prepared, task: HdrTask, attempt: int) -> str:
+    record = sha256_text(canonical_json(task.record))[:12]
+    return f"{task.id}#{attempt}@{prepared.fingerprint}:{record}"
+
+
+class _AttemptWorker:
+    def __init__(self, prepared: Prepared, engine: ChatEngine, executor: SqlExecutor) -> None:
+        s = prepared.settings
+        self.prepared = prepared
+        self.loop = AgentLoop(engine, AgentSettings(
+            model=prepared.spec.name, max_turns=s.max_turns, task_timeout_s=s.task_timeout,
+            temperature=s.temperature, max_tokens=s.max_tokens, seed=s.seed,
+            tool_choice=s.tool_choice))
+        limits = ToolLimits(sql_timeout_s=s.sql_timeout,
+                            max_observation_chars=s.max_observation_chars,
+                            backend_timeout_s=max(s.search_timeout * 2, 10.0))
+        self.toolsets = {db: Toolset(db_path=s.db_path(db), knowledge=kb,
+                                     search=prepared.search, executor=executor, limits=limits)
+                         for db, kb in prepared.knowledge.items()}
+
+    async def __call__(self, item: tuple[HdrTask, int], key: str) -> RowResult:
+        task, index = item
+        toolset = self.toolsets[task.db]
+        attempt = await self.loop.run(task, index, toolset)
+        out = self.prepared.settings.output_dir
+        relative = f"{TRAJECTORIES}/{file_name(task.id, index)}"
+        write_trajectory(out / relative, {
+            "instance_id": task.id, "attempt": index, "model": str(self.prepared.spec),
+            "status": attempt.status, "message_format": "openai", "tools": toolset.schemas(),
+            "messages": attempt.messages})
+        row = {"run_key": key, "id": task.id, "instance_id": task.id, "attempt": index,
+               "hybrid_type": task.hybrid_type, "db": task.db, "trajectory_file": relative,
+               **attempt.summary()}
+        done = attempt.status != MODEL_ERROR
+        return RowResult(row, done=done, failure=attempt.failure)
+
+
+def _latest(log: ResultLog, keys: set[str]) -> dict[str, dict[str, Any]]:
+    latest: dict[str, dict[str, Any]] = {}
+    if log.path.exists():
+        with log.path.open("rb") as handle:
+            for line in handle:
+                if line.strip():
+                    row = json.loads(line)
+                    if key_of(row) in keys:
+                        latest[str(row["run_key"])] = row
+    return latest
+
+
+def outcomes_of(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> list[AttemptOutcome]:
+    """Every (task, attempt) of the run, in task order, with what grading needs."""
+    out = prepared.settings.output_dir
+    outcomes = []
+    for task in prepared.tasks:
+        for index in range(prepared.settings.repeats):
+            row = rows.get(attempt_key(prepared, task, index))
+            if row is None:
+                outcomes.append(AttemptOutcome(task, index, "not_run", None))
+                continue
+            messages, fmt = None, "openai"
+            if task.family.grader == "exec" and row.get("final_answer") is not None:
+                messages, fmt = read_trajectory(out / str(row["trajectory_file"]))
+            outcomes.append(AttemptOutcome(task, index, str(row["status"]),
+                                           row.get("final_answer"), messages, fmt))
+    return outcomes
+
+
+def judge_config(settings: HdrSettings) -> JudgeConfig | None:
+    model = settings.judge_model_name()
+    if not model:
+        return None
+    prompt = JudgePrompt.from_file(settings.judge_prompt_file) if settings.judge_prompt_file \
+        else JudgePrompt.builtin()
+    return JudgeConfig(model=model, base_url=settings.judge_endpoint(),
+                       api_key=os.environ.get(settings.judge_api_key_env) or "EMPTY",
+                       prompt=prompt, concurrency=settings.judge_concurrency,
+                       timeout=min(settings.timeout, 300.0),
+                       retry=RetryPolicy(max_retries=settings.max_retries,
+                                         base_delay=settings.backoff),
+                       cache_dir=settings.cache_dir)
+
+
+async def execute(settings: HdrSettings, *, backend: ChatBackend | None = None,
+                  judge_backend: ChatBackend | None = None, search: SearchBackend | None = None,
+                  console: Console | None = None, warn: Console | None = None) -> HdrRunResult:
+    """Run (or resume) the agent on every task and attempt, then grade and score."""
+    prepared = prepare(settings, search)
+    out = settings.output_dir
+    out.mkdir(parents=True, exist_ok=True)
+    if warn is not None:
+        for db, kb in prepared.knowledge.items():
+            if kb is None:
+                warn.print(f"note: no knowledge base for database {db}; its tasks get no "
+                           "knowledge tools", markup=False, highlight=False)
+    log = ResultLog(out / SAMPLES_FILE, key_of)
+    log.load(is_done)
+    items = [(task, i) for task in prepared.tasks for i in range(settings.repeats)]
+    keys = [attempt_key(prepared, task, i) for task, i in items]
+    stale = len(log.keys() - set(keys))
+    if warn is not None and stale:
+        warn.print(f"warning: {out / SAMPLES_FILE} holds {stale} attempts made with other "
+                   "settings or tasks; this run replaces them", style="yellow", markup=False,
+                   highlight=False)
+    if warn is not None and log.torn_bytes:
+        warn.print(f"note: cut a torn last line ({log.torn_bytes} bytes) left by a crash",
+                   markup=False, highlight=False)
+    local = prepared.spec.is_local
+    backend = backend or make_backend(prepared.spec, prepared.base_url, settings.api_key_env,
+                                      settings.concurrency)
+    write_config(prepared, status="running")
+    cache = ResponseCache.in_dir(settings.cache_dir) if settings.cache_dir is not None else None
+    workers = 1 if local else settings.concurrency
+    engine = ChatEngine(backend, concurrency=workers, timeout=settings.timeout,
+                        retry=RetryPolicy(max_retries=settings.max_retries,
+                                          base_delay=settings.backoff), cache=cache)
+    with SqlExecutor(workers=min(2, max(1, os.cpu_count() or 1))) as executor:
+        try:
+            outcome = await run_batch(items, keys, _AttemptWorker(prepared, engine, executor),
+                                      log, workers=workers, console=console,
+                                      description=f"hdr {prepared.spec}")
+        finally:
+            await engine.aclose()
+        rows = _latest(log, set(keys))
+        if outcome.aborted is not None:
+            summary = write_config(prepared, status="aborted", rows=rows, outcome=outcome,
+                                   stats=engine.stats)
+            return HdrRunResult(prepared, outcome, engine.stats, None, None, None, summary)
+        write_predictions(prepared, rows, attempt_key)
+        if not settings.grade:
+            summary = write_config(prepared, status="ungraded", rows=rows, outcome=outcome,
+                                   stats=engine.stats)
+            return HdrRunResult(prepared, outcome, engine.stats, None, None, None, summary)
+        options = GradeOptions(
+            match=MatchOptions(db_root=settings.db_root, db_template=settings.db_template,
+                               timeout_s=settings.sql_timeout, compare=settings.compare),
+            judge=judge_config(settings), judge_backend=judge_backend)
+        grades = await grade(outcomes_of(prepared, rows), settings.repeats, out, options,
+                             executor, console=console, warn=warn)
+    report, metrics, summary = finish_metrics(prepared, rows, grades, attempt_key)
+    status = "complete" if not summary["problems"] else "incomplete"
+    write_config(prepared, status=status, rows=rows, outcome=outcome, stats=engine.stats,
+                 grades=grades)
+    return HdrRunResult(prepared, outcome, engine.stats, grades, report, metrics, summary)
+
+
+def run(settings: HdrSettings, **kwargs: Any) -> HdrRunResult:
+    return asyncio.run(execute(settings, **kwargs))
+
+
+def default_output_dir(model: str) -> Path:
+    import re
+
+    return Path("runs") / f"hybrid-deep-research__{re.sub(r'[^A-Za-z0-9._-]+', '-', model)}"

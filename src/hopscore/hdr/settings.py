@@ -1,0 +1,111 @@
+"""Everything that defines an HDR agent run, as one typed record (written to config.json)."""
+
+from __future__ import annotations
+
+import os
+import string
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from hopscore.errors import HopscoreError
+
+SEARCH_BACKENDS = ("bm25", "http")
+TOOL_CHOICES = ("auto", "required", "none")
+DEFAULT_TEMPLATE = "{db}/{db}_template.sqlite"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HdrSettings:
+    tasks: Path
+    db_root: Path
+    model: str
+    output_dir: Path
+    overlay: Path | None = None
+    db_template: str = DEFAULT_TEMPLATE
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    # search
+    search_backend: str = "bm25"
+    corpus: Path | None = None
+    search_url: str | None = None
+    fetch_url: str | None = None
+    direct_fetch: bool = False
+    search_api_key_env: str | None = None
+    search_timeout: float = 30.0
+    search_max_bytes: int = 2_000_000
+    allow_private_fetch: bool = False
+    # the loop
+    max_turns: int = 300
+    task_timeout: float = 3600.0
+    repeats: int = 1
+    limit: int | None = None
+    concurrency: int = 4
+    temperature: float | None = 0.0
+    max_tokens: int | None = None
+    seed: int | None = None
+    tool_choice: str | None = None
+    sql_timeout: float = 120.0
+    max_observation_chars: int = 100_000
+    # requests
+    timeout: float = 300.0
+    max_retries: int = 5
+    backoff: float = 1.0
+    cache_dir: Path | None = None
+    # grading
+    grade: bool = True
+    judge_model: str | None = None
+    judge_base_url: str | None = None
+    judge_api_key_env: str = "JUDGE_API_KEY"
+    judge_prompt_file: Path | None = None
+    judge_concurrency: int = 8
+    compare: str = "reference"
+    resamples: int = 2000
+
+    def check(self) -> None:
+        if self.search_backend not in SEARCH_BACKENDS:
+            raise HopscoreError(f"--search-backend must be one of {', '.join(SEARCH_BACKENDS)}")
+        if self.search_backend == "bm25" and self.corpus is None:
+            raise HopscoreError("the bm25 search backend needs --corpus FILE.jsonl (documents "
+                                "{url, title, text}); or use --search-backend http --search-url")
+        if self.search_backend == "http" and not self.search_url:
+            raise HopscoreError("--search-backend http needs --search-url")
+        if self.search_backend != "http" and (self.search_url or self.fetch_url):
+            raise HopscoreError("--search-url and --fetch-url are for --search-backend http")
+        if self.tool_choice is not None and self.tool_choice not in TOOL_CHOICES:
+            raise HopscoreError(f"--tool-choice must be one of {', '.join(TOOL_CHOICES)}")
+        for name in ("max_turns", "repeats", "concurrency", "judge_concurrency"):
+            if getattr(self, name) < 1:
+                raise HopscoreError(f"--{name.replace('_', '-')} must be at least 1")
+        if self.limit is not None and self.limit < 1:
+            raise HopscoreError("--limit must be at least 1")
+        for name in ("task_timeout", "sql_timeout", "timeout", "search_timeout"):
+            if getattr(self, name) <= 0:
+                raise HopscoreError(f"--{name.replace('_', '-')} must be positive")
+        if self.max_observation_chars < 1000:
+            raise HopscoreError("--max-observation-chars must be at least 1000")
+        try:
+            names = [n for _, n, _, _ in string.Formatter().parse(self.db_template) if n]
+        except ValueError as exc:
+            raise HopscoreError(f"--db-template {self.db_template!r}: {exc}") from None
+        if names.count("db") < 1 or any(n != "db" for n in names):
+            raise HopscoreError(f"--db-template {self.db_template!r} must use {{db}} and no "
+                                "other field")
+        if not self.db_root.is_dir():
+            raise HopscoreError(f"--db-root {self.db_root}: not a folder")
+
+    def judge_model_name(self) -> str | None:
+        return self.judge_model or os.environ.get("JUDGE_MODEL") or None
+
+    def judge_endpoint(self) -> str | None:
+        return self.judge_base_url or os.environ.get("JUDGE_BASE_URL") or None
+
+    def db_path(self, db: str) -> Path:
+        return self.db_root / self.db_template.format(db=db)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = str(value) if isinstance(value, Path) else value
+        return out
