@@ -18,13 +18,20 @@ app = typer.Typer(
         "Evaluate multi-hop question answering over text, tables and SQL.\n\n"
         "hopscore scores predictions with the exact semantics of each benchmark's official "
         "scorer (HotpotQA, HybridQA, 2WikiMultihopQA, StrategyQA, Fermi, FEVEROUS, QuaRTz, "
-        "Bamboogle), and writes metrics.json and per-example scores.jsonl for analysis."
+        "Bamboogle) and writes metrics.json and per-example scores.jsonl; grades free-text "
+        "answers with an LLM judge and Search-to-SQL answers by read-only execution match; runs "
+        "models and tool-using agents (HybridDeepResearch) concurrently and resumably; and "
+        "compares runs with paired intervals, error analysis and an HTML report."
     ),
     epilog=(
         "Examples:\n\n"
         "  hopscore demo\n\n"
         "  hopscore score hotpotqa --gold hotpot_dev_distractor_v1.json "
         "--predictions pred.json --output-dir out/\n\n"
+        "  hopscore run hotpotqa --gold hotpot_dev_distractor_v1.json --model openai/gpt-4o-mini "
+        "--limit 200\n\n"
+        "  hopscore compare runs/a runs/b\n\n"
+        "Each command has its own --help.\n\n"
         "Exit status: 0 on success, 1 when --strict finds missing or extra ids, "
         "2 on bad input or usage, 3 on an internal error."
     ),
@@ -63,6 +70,13 @@ from hopscore.cli import report as _report  # noqa: E402,F401
 from hopscore.cli import run as _run  # noqa: E402,F401
 from hopscore.cli import score as _score  # noqa: E402,F401
 from hopscore.cli import sql_match as _sql_match  # noqa: E402,F401
+
+#: The order of --help (its panels follow their first command): score and grade, run models and
+#: agents, HybridDeepResearch, analyse. ``suite`` (a group) comes last in its panel.
+ORDER = ("score", "judge", "sql-match", "run", "demo", "validate-predictions", "hdr-tasks",
+         "compare", "report", "analyze")
+app.registered_commands.sort(
+    key=lambda command: ORDER.index(command.name or getattr(command.callback, "__name__", "")))
 
 
 def main(argv: list[str] | None = None) -> None:

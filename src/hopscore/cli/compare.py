@@ -140,7 +140,8 @@ def print_comparison(pairs: list[PairComparison], out: Console, show: int) -> No
                 out.print(table)
 
 
-@app.command()
+@app.command(rich_help_panel="Analyse", short_help=(
+    "Paired comparison of runs: bootstrap intervals of differences, McNemar, flips."))
 def compare(
     inputs: list[Path] = typer.Argument(
         ..., help="Score or run directories, scores.jsonl, judge or sql-match output JSONL.",

@@ -34,7 +34,8 @@ def headline(report: ScoreReport, names: tuple[str, ...]) -> str:
     return "  ".join(f"{name} {percent(report.metrics[name])}" for name in shown)
 
 
-@app.command()
+@app.command(rich_help_panel="Run models and agents", short_help=(
+    "Run the built-in local model (SmolLM2-135M, CPU) on bundled questions and score it."))
 def demo(
     output_dir: Path | None = typer.Option(
         None, "--output-dir", "-o",

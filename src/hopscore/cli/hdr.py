@@ -24,7 +24,7 @@ def is_hdr(benchmark: str) -> bool:
     return benchmark.lower() in NAMES
 
 
-@app.command("validate-predictions")
+@app.command("validate-predictions", rich_help_panel="HybridDeepResearch")
 def validate_predictions(
     predictions: Annotated[Path, typer.Argument(
         help="HDR submission: JSON Lines of {instance_id, final_answer}.", show_default=False)],
@@ -72,7 +72,7 @@ def validate_predictions(
     raise typer.Exit(1)
 
 
-@app.command("hdr-tasks")
+@app.command("hdr-tasks", rich_help_panel="HybridDeepResearch")
 def hdr_tasks(
     tasks: Annotated[Path, typer.Argument(help="Task JSONL file or category folder (v1).",
                                           show_default=False)],

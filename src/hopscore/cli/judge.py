@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # the judge's client stack loads when a command runs, not for
     from hopscore.judge import JudgeConfig, JudgeSummary
 
 
-@app.command()
+@app.command(rich_help_panel="Score and grade")
 def judge(
     input_path: Annotated[Path, typer.Option(
         "--input", "-i", help="JSON Lines rows with 'question', 'response', 'correct_answer'.",

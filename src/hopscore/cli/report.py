@@ -46,7 +46,8 @@ def pick_baseline(sets: list[ScoredSet], baseline: str | None) -> int:
                         f"({', '.join(s.label for s in sets)})")
 
 
-@app.command()
+@app.command(rich_help_panel="Analyse", short_help=(
+    "One self-contained HTML report: intervals, groups, comparison, errors, samples."))
 def report(
     inputs: list[Path] = typer.Argument(
         ..., help="Score or run directories, scores.jsonl, judge or sql-match output JSONL.",
@@ -109,7 +110,7 @@ def report(
     )
 
 
-@app.command()
+@app.command(rich_help_panel="Analyse")
 def analyze(
     source: Path = typer.Argument(..., help="A score or run directory, or a judge/sql-match "
                                   "output JSONL.", show_default=False),

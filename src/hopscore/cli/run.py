@@ -49,7 +49,7 @@ def summary_table(result: RunResult) -> Table:
     return table
 
 
-@app.command(name="run")
+@app.command(name="run", rich_help_panel="Run models and agents")
 def run_command(
     benchmark: str = typer.Argument(
         ..., help=f"One of: {', '.join(benchmarks.names())}.", show_default=False),
@@ -277,7 +277,7 @@ def mcr_line(block: dict[str, object]) -> str:
 
 
 suite_app = typer.Typer(help="Run a benchmark suite.", no_args_is_help=True)
-app.add_typer(suite_app, name="suite")
+app.add_typer(suite_app, name="suite", rich_help_panel="Run models and agents")
 
 
 @suite_app.command(name="mcr")

@@ -13,7 +13,7 @@ from hopscore.display import print_report
 from hopscore.launch import ScoreRequest, run_score
 
 
-@app.command()
+@app.command(rich_help_panel="Score and grade")
 def score(
     benchmark: str = typer.Argument(
         ..., help=f"Benchmark name: {', '.join(benchmarks.names())}.", show_default=False

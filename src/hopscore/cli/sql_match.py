@@ -64,7 +64,7 @@ def _print_summary(summary: Summary, output: Path) -> None:
     err_console.print(f"wrote {output}", markup=False, highlight=False)
 
 
-@app.command("sql-match")
+@app.command("sql-match", rich_help_panel="Score and grade")
 def sql_match(
     input: Annotated[Path, typer.Option(
         "--input", "-i", help="Records (JSON Lines): instance_id/id, response/final_answer, "
