@@ -176,3 +176,9 @@ class ResultLog:
         self._done = {key: self._done[key] for key in keys}
         self.rows_stored = len(keys)
         return dropped
+
+
+def run_key_of(row: dict[str, Any]) -> str | None:
+    """The ``run_key`` field of a row: the key of ``hopscore run``'s and the HDR agent's samples."""
+    key = row.get("run_key")
+    return key if isinstance(key, str) else None

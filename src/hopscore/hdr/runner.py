@@ -41,6 +41,7 @@ from hopscore.engine import (
     RowResult,
     canonical_json,
     run_batch,
+    run_key_of,
     sha256_text,
 )
 from hopscore.errors import HopscoreError
@@ -87,11 +88,6 @@ class HdrRunResult:
     metrics: dict[str, Any] | None
     #: counts over the attempts (the ``hdr`` block of metrics.json)
     summary: dict[str, Any]
-
-
-def key_of(row: dict[str, Any]) -> str | None:
-    key = row.get("run_key")
-    return key if isinstance(key, str) else None
 
 
 def is_done(row: dict[str, Any]) -> bool:
@@ -196,7 +192,7 @@ def _latest(log: ResultLog, keys: set[str]) -> dict[str, dict[str, Any]]:
             for line in handle:
                 if line.strip():
                     row = json.loads(line)
-                    if key_of(row) in keys:
+                    if run_key_of(row) in keys:
                         latest[str(row["run_key"])] = row
     return latest
 
@@ -246,7 +242,7 @@ async def execute(settings: HdrSettings, *, backend: ChatBackend | None = None,
             if kb is None:
                 warn.print(f"note: no knowledge base for database {db}; its tasks get no "
                            "knowledge tools", markup=False, highlight=False)
-    log = ResultLog(out / SAMPLES_FILE, key_of)
+    log = ResultLog(out / SAMPLES_FILE, run_key_of)
     log.load(is_done)
     items = [(task, i) for task in prepared.tasks for i in range(settings.repeats)]
     keys = [attempt_key(prepared, task, i) for task, i in items]

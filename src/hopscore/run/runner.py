@@ -36,6 +36,7 @@ from hopscore.engine import (
     RetryPolicy,
     RowResult,
     run_batch,
+    run_key_of,
 )
 from hopscore.run.extract import extract_flexible, extract_mcr, extract_strict
 from hopscore.run.finish import finish_run, write_config
@@ -57,11 +58,6 @@ class RunResult:
     metrics: dict[str, Any] | None
     #: the ``run`` block of metrics.json (counts over the finished samples)
     summary: dict[str, Any]
-
-
-def key_of(row: dict[str, Any]) -> str | None:
-    key = row.get("run_key")
-    return key if isinstance(key, str) else None
 
 
 def is_done(row: dict[str, Any]) -> bool:
@@ -154,7 +150,7 @@ async def execute(
     prepared = prepared or prepare(settings)
     out = settings.output_dir
     out.mkdir(parents=True, exist_ok=True)
-    log = ResultLog(out / SAMPLES_FILE, key_of)
+    log = ResultLog(out / SAMPLES_FILE, run_key_of)
     log.load(is_done)
     keys = [task.key for task in prepared.tasks]
     stale = len(log.keys() - set(keys))
@@ -203,7 +199,7 @@ def _latest_rows(log: ResultLog, keys: set[str]) -> dict[str, dict[str, Any]]:
         for line in handle:
             if line.strip():
                 row = json.loads(line)
-                if key_of(row) in keys:
+                if run_key_of(row) in keys:
                     latest[str(row["id"])] = row
     return latest
 
