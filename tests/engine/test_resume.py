@@ -53,6 +53,22 @@ def test_reload_skips_done_and_latest_row_wins(tmp_path: Path) -> None:
     assert again.read("a") == {"k": "a", "v": 1}
 
 
+def test_latest_gives_the_last_row_of_each_asked_key_in_asked_order(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    log = ResultLog(path, key_of)
+    assert log.latest(["a"]) == {}  # no file yet
+    log.append({"k": "a", "failed": True}, done=False)
+    log.append({"k": "old"})  # a key of other settings
+    log.append({"k": "b", "v": 2})
+    log.append({"k": "a", "v": 1})  # the retry, while the file is still open
+    assert log.latest(["b", "a", "missing"]) == {"b": {"k": "b", "v": 2}, "a": {"k": "a", "v": 1}}
+    assert list(log.latest(["b", "a"])) == ["b", "a"]
+    log.close()
+    again = ResultLog(path, key_of)
+    again.load(ok)
+    assert again.latest(["a"]) == {"a": {"k": "a", "v": 1}}
+
+
 def test_torn_last_line_is_cut_and_appending_continues(tmp_path: Path) -> None:
     path = tmp_path / "out.jsonl"
     path.write_bytes(b'{"k": "a"}\n{"k": "b", "v": "half')

@@ -136,6 +136,19 @@ class ResultLog:
         with self.path.open("rb") as handle:
             return self._read_at(handle, key)
 
+    def latest(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The latest row stored for each of ``keys`` that has one, by key, in ``keys`` order.
+
+        Rows of other keys and superseded rows (a failure, then its retry) are left out.
+        """
+        wanted = [key for key in keys if key in self._offsets]
+        if not wanted:
+            return {}
+        if self._handle is not None:
+            self._handle.flush()
+        with self.path.open("rb") as handle:
+            return {key: self._read_at(handle, key) for key in wanted}
+
     def _read_at(self, handle: IO[bytes], key: str) -> dict[str, Any]:
         handle.seek(self._offsets[key])
         row: dict[str, Any] = json.loads(handle.readline())

@@ -22,7 +22,6 @@ it stopped, and an attempt that failed on a model error is retried by the next r
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -185,18 +184,6 @@ class _AttemptWorker:
         return RowResult(row, done=done, failure=attempt.failure)
 
 
-def _latest(log: ResultLog, keys: set[str]) -> dict[str, dict[str, Any]]:
-    latest: dict[str, dict[str, Any]] = {}
-    if log.path.exists():
-        with log.path.open("rb") as handle:
-            for line in handle:
-                if line.strip():
-                    row = json.loads(line)
-                    if run_key_of(row) in keys:
-                        latest[str(row["run_key"])] = row
-    return latest
-
-
 def outcomes_of(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> list[AttemptOutcome]:
     """Every (task, attempt) of the run, in task order, with what grading needs."""
     out = prepared.settings.output_dir
@@ -270,7 +257,7 @@ async def execute(settings: HdrSettings, *, backend: ChatBackend | None = None,
                                       description=f"hdr {prepared.spec}")
         finally:
             await engine.aclose()
-        rows = _latest(log, set(keys))
+        rows = log.latest(keys)
         if outcome.aborted is not None:
             summary = write_config(prepared, status="aborted", rows=rows, outcome=outcome,
                                    stats=engine.stats)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -202,12 +201,12 @@ async def judge_items(
         )
     finally:
         await engine.aclose()
-    return summarize(output_path, outcome, engine.stats, config, set(keys))
+    return summarize(log, outcome, engine.stats, config, keys)
 
 
 def summarize(
-    output_path: Path, outcome: BatchOutcome, stats: EngineStats, config: JudgeConfig,
-    keys: set[str],
+    log: ResultLog, outcome: BatchOutcome, stats: EngineStats, config: JudgeConfig,
+    keys: list[str],
 ) -> JudgeSummary:
     summary = JudgeSummary(
         already_done=outcome.already_done, processed=outcome.processed,
@@ -217,15 +216,7 @@ def summarize(
         aborted=None if outcome.aborted is None else str(outcome.aborted),
     )
     kinds: Counter[str] = Counter()
-    latest: dict[str, dict[str, Any]] = {}
-    with output_path.open("rb") as handle:  # after an abort the file may hold superseded rows
-        for line in handle:
-            if line.strip():
-                row = json.loads(line)
-                key = key_of(row)
-                if key in keys:
-                    latest[key] = row
-    for row in latest.values():
+    for row in log.latest(keys).values():  # after an abort the file may hold superseded rows
         meta = row["judge"]
         status = meta.get("status")
         summary.rows += 1

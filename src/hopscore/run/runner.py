@@ -18,7 +18,6 @@ metrics say how many failed, and re-running the same command retries only those.
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,7 +178,7 @@ async def execute(
         )  # fmt: skip
     finally:
         await engine.aclose()
-    rows = _latest_rows(log, set(keys))
+    rows = {str(row["id"]): row for row in log.latest(keys).values()}  # by example id
     if outcome.aborted is not None:
         summary = write_config(settings, prepared, status="aborted", rows=rows, outcome=outcome,
                                stats=engine.stats)
@@ -188,20 +187,6 @@ async def execute(
     status = "complete" if not summary["errors"] else "incomplete"
     write_config(settings, prepared, status=status, rows=rows, outcome=outcome, stats=engine.stats)
     return RunResult(settings, prepared, outcome, engine.stats, report, metrics, summary)
-
-
-def _latest_rows(log: ResultLog, keys: set[str]) -> dict[str, dict[str, Any]]:
-    """The latest row of each current key, by example id (the file may hold superseded rows)."""
-    latest: dict[str, dict[str, Any]] = {}
-    if not log.path.exists():
-        return latest
-    with log.path.open("rb") as handle:
-        for line in handle:
-            if line.strip():
-                row = json.loads(line)
-                if run_key_of(row) in keys:
-                    latest[str(row["id"])] = row
-    return latest
 
 
 def run(settings: RunSettings, **kwargs: Any) -> RunResult:
