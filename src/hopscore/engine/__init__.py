@@ -18,7 +18,7 @@ from hopscore.engine.backend import (
 from hopscore.engine.batch import BatchOutcome, RowResult, run_batch
 from hopscore.engine.cache import ResponseCache, default_cache_dir
 from hopscore.engine.core import ChatEngine, EngineStats
-from hopscore.engine.resume import ResultLog, run_key_of
+from hopscore.engine.resume import ResultLog, note_resume, run_key_of
 from hopscore.engine.retry import RetryPolicy, parse_retry_after
 from hopscore.engine.types import (
     RETRYABLE_KINDS,
@@ -52,6 +52,7 @@ __all__ = [
     "canonical_json",
     "default_cache_dir",
     "endpoint_of",
+    "note_resume",
     "parse_body",
     "parse_retry_after",
     "run_batch",

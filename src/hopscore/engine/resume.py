@@ -15,9 +15,12 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from hopscore.errors import HopscoreError, InputError, Location
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 KeyOf = Callable[[dict[str, Any]], "str | None"]
 
@@ -195,3 +198,17 @@ def run_key_of(row: dict[str, Any]) -> str | None:
     """The ``run_key`` field of a row: the key of ``hopscore run``'s and the HDR agent's samples."""
     key = row.get("run_key")
     return key if isinstance(key, str) else None
+
+
+def note_resume(log: ResultLog, keys: Iterable[str], warn: Console | None, stale: str) -> None:
+    """After :meth:`ResultLog.load`: warn about rows whose keys this run does not have (``stale``
+    says what they are: "<path> holds <n> " + stale) and note a torn last line cut off."""
+    if warn is None:
+        return
+    count = len(log.keys() - set(keys))
+    if count:
+        warn.print(f"warning: {log.path} holds {count} {stale}", style="yellow", markup=False,
+                   highlight=False)
+    if log.torn_bytes:
+        warn.print(f"note: cut a torn last line ({log.torn_bytes} bytes) left by a crash",
+                   markup=False, highlight=False)

@@ -39,6 +39,7 @@ from hopscore.engine import (
     RetryPolicy,
     RowResult,
     canonical_json,
+    note_resume,
     run_batch,
     run_key_of,
     sha256_text,
@@ -233,14 +234,8 @@ async def execute(settings: HdrSettings, *, backend: ChatBackend | None = None,
     log.load(is_done)
     items = [(task, i) for task in prepared.tasks for i in range(settings.repeats)]
     keys = [attempt_key(prepared, task, i) for task, i in items]
-    stale = len(log.keys() - set(keys))
-    if warn is not None and stale:
-        warn.print(f"warning: {out / SAMPLES_FILE} holds {stale} attempts made with other "
-                   "settings or tasks; this run replaces them", style="yellow", markup=False,
-                   highlight=False)
-    if warn is not None and log.torn_bytes:
-        warn.print(f"note: cut a torn last line ({log.torn_bytes} bytes) left by a crash",
-                   markup=False, highlight=False)
+    note_resume(log, keys, warn,
+                "attempts made with other settings or tasks; this run replaces them")
     local = prepared.spec.is_local
     backend = backend or make_backend(prepared.spec, prepared.base_url, settings.api_key_env,
                                       settings.concurrency)

@@ -23,6 +23,7 @@ from hopscore.engine import (
     RetryPolicy,
     RowResult,
     canonical_json,
+    note_resume,
     run_batch,
     sha256_text,
 )
@@ -182,15 +183,8 @@ async def judge_items(
     keys = [item_key(item, fingerprint) for item in items]
     log = ResultLog(output_path, key_of)
     log.load(is_done)
-    stale = len(log.keys() - set(keys))
-    if warn is not None and stale:
-        warn.print(
-            f"warning: {output_path} holds {stale} rows judged with another model, prompt or "
-            "input; they are replaced by this run", style="yellow", markup=False, highlight=False,
-        )
-    if warn is not None and log.torn_bytes:
-        warn.print(f"note: cut a torn last line ({log.torn_bytes} bytes) left by a crash",
-                   markup=False, highlight=False)
+    note_resume(log, keys, warn,
+                "rows judged with another model, prompt or input; they are replaced by this run")
     cache = ResponseCache.in_dir(config.cache_dir) if config.cache_dir is not None else None
     engine = ChatEngine(backend, concurrency=config.concurrency, timeout=config.timeout,
                         retry=config.retry, cache=cache)

@@ -34,6 +34,7 @@ from hopscore.engine import (
     ResultLog,
     RetryPolicy,
     RowResult,
+    note_resume,
     run_batch,
     run_key_of,
 )
@@ -152,14 +153,8 @@ async def execute(
     log = ResultLog(out / SAMPLES_FILE, run_key_of)
     log.load(is_done)
     keys = [task.key for task in prepared.tasks]
-    stale = len(log.keys() - set(keys))
-    if warn is not None and stale:
-        warn.print(f"warning: {out / SAMPLES_FILE} holds {stale} samples made with other settings "
-                   "or examples; this run replaces them", style="yellow", markup=False,
-                   highlight=False)
-    if warn is not None and log.torn_bytes:
-        warn.print(f"note: cut a torn last line ({log.torn_bytes} bytes) left by a crash",
-                   markup=False, highlight=False)
+    note_resume(log, keys, warn,
+                "samples made with other settings or examples; this run replaces them")
     local = prepared.spec.is_local
     backend = backend or make_backend(prepared.spec, prepared.base_url, settings.api_key_env,
                                       settings.concurrency)
