@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, BinaryIO, NoReturn
 
 import msgspec
 
@@ -42,17 +42,36 @@ def json_type(value: Any) -> str:
     return type(value).__name__
 
 
+def _unreadable(p: Path, exc: OSError, expected: str) -> InputError:
+    if isinstance(exc, FileNotFoundError):
+        return InputError(p, "file not found")
+    if isinstance(exc, IsADirectoryError):
+        return InputError(p, f"is a directory, expected {expected}")
+    return InputError(p, f"cannot read: {exc.strerror}")
+
+
+def read_bytes(path: Path | str, expected: str = "a file") -> bytes:
+    """A file's bytes; a missing or unreadable file (or a directory) is a located InputError."""
+    p = Path(path)
+    try:
+        return p.read_bytes()
+    except OSError as exc:
+        raise _unreadable(p, exc, expected) from None
+
+
+def open_binary(path: Path | str, expected: str = "a file") -> BinaryIO:
+    """A file opened for binary reading, with :func:`read_bytes`'s errors."""
+    p = Path(path)
+    try:
+        return p.open("rb")
+    except OSError as exc:
+        raise _unreadable(p, exc, expected) from None
+
+
 def read_text(path: Path | str) -> str:
     """Read a UTF-8 text file (a leading BOM is ignored)."""
     p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(p, "file not found") from None
-    except IsADirectoryError:
-        raise InputError(p, "is a directory, expected a file") from None
-    except OSError as exc:
-        raise InputError(p, f"cannot read: {exc.strerror}") from None
+    data = read_bytes(p)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -111,7 +130,7 @@ def iter_jsonl_numbered(path: Path | str) -> Iterator[tuple[int, Any]]:
     the error message.
     """
     p = Path(path)
-    handle = _open_binary(p)
+    handle = open_binary(p)
     loads = _DECODER.decode
     decode_error = msgspec.DecodeError
     with handle:
@@ -187,7 +206,7 @@ def sniff_json_kind(path: Path | str) -> str:
     """
     p = Path(path)
     first: str | None = None
-    with _open_binary(p) as handle:
+    with open_binary(p) as handle:
         for number, raw in enumerate(handle, start=1):
             try:
                 line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
@@ -207,17 +226,6 @@ def sniff_json_kind(path: Path | str) -> str:
     if first is None:
         raise InputError(p, "file is empty")
     return "json"
-
-
-def _open_binary(p: Path) -> Any:
-    try:
-        return p.open("rb")
-    except FileNotFoundError:
-        raise InputError(p, "file not found") from None
-    except IsADirectoryError:
-        raise InputError(p, "is a directory, expected a file") from None
-    except OSError as exc:
-        raise InputError(p, f"cannot read: {exc.strerror}") from None
 
 
 def iter_delimited(

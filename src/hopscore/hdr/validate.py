@@ -31,9 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hopscore.errors import InputError
 from hopscore.hdr.tasks import FAMILIES, S2SQL, Family, HdrTask, family_of_id
-from hopscore.io import json_type
+from hopscore.io import json_type, read_bytes
 from hopscore.sql.extract import last_fenced_sql
 from hopscore.sql.guard import check_query
 
@@ -202,14 +201,7 @@ def validate_predictions(path: Path, tasks: list[HdrTask] | None = None, *,
                          tasks_source: str | None = None,
                          allow_missing: bool = False) -> ValidationReport:
     """Check every line of ``path``; a file that cannot be read at all raises InputError."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(path, "file not found") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory, expected a predictions file") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror}") from None
+    data = read_bytes(path, "a predictions file")
     report = ValidationReport(str(path), tasks_source=tasks_source)
     by_id = None if tasks is None else {task.id: task for task in tasks}
     checker = _Checker(report, by_id)

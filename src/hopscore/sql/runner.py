@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.errors import HopscoreError, InputError, Location
+from hopscore.io import open_binary
 from hopscore.sql.compare import MODES, compare_tables
 from hopscore.sql.extract import extract_sql
 from hopscore.sql.order import reference_ordered, sqlite_ordered
@@ -161,13 +162,7 @@ def evaluate(record: MatchRecord, options: MatchOptions, executor: SqlExecutor,
 
 def _input_rows(path: Path) -> Iterator[tuple[Location, Any]]:
     """``(location, value or InputError)`` for each non-blank line, never raising per line."""
-    try:
-        handle = path.open("rb")
-    except FileNotFoundError:
-        raise InputError(path, "file not found") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory, expected a file") from None
-    with handle:
+    with open_binary(path) as handle:
         for number, raw in enumerate(handle, start=1):
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
