@@ -61,6 +61,12 @@ class BatchOutcome:
     def complete(self) -> bool:
         return self.aborted is None
 
+    def to_json(self) -> dict[str, Any]:
+        """The ``batch`` block of a run's config.json."""
+        return {"already_done": self.already_done, "processed": self.processed,
+                "failed": self.failed, "wall_s": round(self.wall_s, 3),
+                "aborted": None if self.aborted is None else str(self.aborted)}
+
 
 @dataclass(frozen=True, slots=True)
 class _Item(Generic[T]):

@@ -40,6 +40,11 @@ class EngineStats:
     completion_tokens: int = 0
     failures_by_kind: dict[str, int] = field(default_factory=dict)
 
+    def to_json(self) -> dict[str, int]:
+        """The ``requests`` block of a run's config.json."""
+        return {"sent": self.requests_sent, "retries": self.retries,
+                "cache_hits": self.cache_hits, "failures": self.failures}
+
 
 class ChatEngine:
     """Sends chat requests through a backend with the project's retry, timeout and cache rules."""

@@ -163,11 +163,8 @@ def write_config(prepared: Prepared, *, status: str,
     if grades is not None:
         config["grades"] = grades.to_json()
     if outcome is not None:
-        config["batch"] = {"already_done": outcome.already_done, "processed": outcome.processed,
-                           "failed": outcome.failed, "wall_s": round(outcome.wall_s, 3),
-                           "aborted": None if outcome.aborted is None else str(outcome.aborted)}
+        config["batch"] = outcome.to_json()
     if stats is not None:
-        config["requests"] = {"sent": stats.requests_sent, "retries": stats.retries,
-                              "cache_hits": stats.cache_hits, "failures": stats.failures}
+        config["requests"] = stats.to_json()
     write_json_atomic(settings.output_dir / "config.json", config)
     return summary
