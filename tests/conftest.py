@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +34,16 @@ class CliResult:
     stderr: str
 
 
+def _cli_env(env: dict[str, str] | None) -> dict[str, str]:
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), full_env.get("PYTHONPATH")]))
+    full_env.setdefault("NO_PROXY", "127.0.0.1,localhost")
+    full_env["COLUMNS"] = "200"
+    if env:
+        full_env.update(env)
+    return full_env
+
+
 def run_cli(
     *args: str | Path,
     cwd: Path | None = None,
@@ -39,12 +51,7 @@ def run_cli(
     timeout: float = 300,
 ) -> CliResult:
     """Run ``python -m hopscore ARGS`` in a subprocess, as a user would."""
-    full_env = dict(os.environ)
-    full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), full_env.get("PYTHONPATH")]))
-    full_env.setdefault("NO_PROXY", "127.0.0.1,localhost")
-    full_env["COLUMNS"] = "200"
-    if env:
-        full_env.update(env)
+    full_env = _cli_env(env)
     proc = subprocess.run(
         [sys.executable, "-m", "hopscore", *map(str, args)],
         capture_output=True,
@@ -54,6 +61,25 @@ def run_cli(
         timeout=timeout,
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def kill_cli_when(*args: str | Path, watched: Path, lines: int,
+                  env: dict[str, str] | None = None, wait_s: float = 60) -> int:
+    """Start ``python -m hopscore ARGS``, SIGKILL it as soon as ``watched`` holds ``lines``
+    lines (or after ``wait_s``), and return its exit status (``-SIGKILL`` when killed)."""
+    proc = subprocess.Popen([sys.executable, "-m", "hopscore", *map(str, args)],
+                            env=_cli_env(env), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline and proc.poll() is None:
+            if watched.exists() and watched.read_bytes().count(b"\n") >= lines:
+                break
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    return proc.returncode
 
 
 @pytest.fixture

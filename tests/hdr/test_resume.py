@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import SRC, run_cli
+from tests.conftest import kill_cli_when, run_cli
 from tests.hdr.world import ALL_TASKS, SCRIPTS, Turn, build_world, scripted
 from tests.openai_server import FakeOpenAI
 
@@ -41,17 +36,8 @@ def test_resume_after_sigkill(tmp_path: Path) -> None:
     try:
         with FakeOpenAI(body_responder=scripted(script), latency=0.15) as server:
             args += ["--base-url", server.base_url, "--judge-base-url", server.base_url]
-            env = {**os.environ, "PYTHONPATH": str(SRC), "NO_PROXY": "127.0.0.1,localhost"}
-            proc = subprocess.Popen([sys.executable, "-m", "hopscore", *map(str, args)], env=env,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             samples = out / "samples.jsonl"
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline:
-                if samples.exists() and samples.read_bytes().count(b"\n") >= 2:
-                    break
-                time.sleep(0.01)
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
+            kill_cli_when(*args, watched=samples, lines=2, wait_s=120)
             done_before = {r["instance_id"] for r in rows(samples)}
             assert 2 <= len(done_before) < COUNT
             with samples.open("ab") as handle:  # and a row torn by the crash

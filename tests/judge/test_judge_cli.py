@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -16,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SRC, run_cli
+from tests.conftest import kill_cli_when, run_cli
 from tests.openai_server import FakeOpenAI, Reply, judge_reply
 
 TAG = re.compile(r"Q\d{3}")
@@ -160,19 +157,7 @@ def test_kill_mid_run_then_rerun_requests_only_missing_rows(
     out = tmp_path / "out.jsonl"
     with FakeOpenAI(honest, latency=0.15) as server:
         args = judge_args(server, inp, out, "--concurrency", "4", "--no-cache")
-        full_env = {**os.environ, **env, "PYTHONPATH": str(SRC), "NO_PROXY": "127.0.0.1,localhost"}
-        proc = subprocess.Popen([sys.executable, "-m", "hopscore", *args], env=full_env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                if out.exists() and out.read_bytes().count(b"\n") >= 12:
-                    break
-                time.sleep(0.02)
-            proc.send_signal(signal.SIGKILL)
-        finally:
-            proc.wait(timeout=30)
-        assert proc.returncode == -signal.SIGKILL
+        assert kill_cli_when(*args, watched=out, lines=12, env=env) == -signal.SIGKILL
         time.sleep(0.3)  # let requests already on the wire reach the log
         first_run = len(server.log)
         survived = {r["instance_id"] for r in read_rows(out)}

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from hopscore import benchmarks
-from tests.conftest import SRC, run_cli, shared_file
+from tests.conftest import kill_cli_when, run_cli, shared_file
 from tests.openai_server import FakeOpenAI, Reply
 from tests.run.helpers import MODEL, asked, gold_replies, load, rows, run_args
 from tests.run.test_prompts import GOLDS
@@ -183,17 +178,8 @@ def test_resume_after_sigkill_loses_and_duplicates_nothing(tmp_path: Path) -> No
     with FakeOpenAI(lambda p, a: Reply(f"Answer: {answers[asked(p)]}"), latency=0.25) as server:
         args = run_args("bamboogle", server.base_url, out, tmp_path / "cache", "--concurrency",
                         "2")
-        env = {**os.environ, "PYTHONPATH": str(SRC), "NO_PROXY": "127.0.0.1,localhost"}
-        proc = subprocess.Popen([sys.executable, "-m", "hopscore", *map(str, args)], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         samples = out / "samples.jsonl"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if samples.exists() and samples.read_bytes().count(b"\n") >= 5:
-                break
-            time.sleep(0.01)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        kill_cli_when(*args, watched=samples, lines=5)
         done_before = {r["id"] for r in rows(samples)}
         total = len(answers)
         assert 5 <= len(done_before) < total
