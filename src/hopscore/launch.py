@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -114,24 +114,31 @@ def quick_score_request(args: Sequence[str]) -> ScoreRequest | None:
 
 def run_score(request: ScoreRequest, console: Console, err_console: Console) -> int:
     """Score, print the table and warnings, write the files; return the exit status."""
+    from contextlib import ExitStack
+
     from hopscore import benchmarks
     from hopscore.display import print_report
+    from hopscore.outputs import claim
     from hopscore.scoring import score_files
 
-    bench = benchmarks.get(request.benchmark)
-    options: dict[str, int] = {}
-    if request.resamples is not None:
-        options["resamples"] = request.resamples
-    if request.seed is not None:
-        options["seed"] = request.seed
-    report = score_files(
-        bench,
-        request.gold,
-        request.predictions,
-        request.output_dir,
-        aliases=request.aliases,
-        **options,
-    )
+    with ExitStack() as stack:
+        if request.output_dir is not None:
+            stack.enter_context(claim(score_output(request.output_dir),
+                                      inputs=score_inputs(request)))
+        bench = benchmarks.get(request.benchmark)
+        options: dict[str, int] = {}
+        if request.resamples is not None:
+            options["resamples"] = request.resamples
+        if request.seed is not None:
+            options["seed"] = request.seed
+        report = score_files(
+            bench,
+            request.gold,
+            request.predictions,
+            request.output_dir,
+            aliases=request.aliases,
+            **options,
+        )
     print_report(report, console, err_console)
     if request.output_dir is not None:
         out = request.output_dir
@@ -143,22 +150,59 @@ def run_score(request: ScoreRequest, console: Console, err_console: Console) -> 
             style="red",
         )
         return 1
-    return 0
+    return 1 if report.matched == 0 else 0
+
+
+#: What ``hopscore score --output-dir`` writes.
+SCORE_WRITES = ("metrics.json", "scores.jsonl")
+
+
+def score_output(output_dir: Path, writes: tuple[str, ...] = SCORE_WRITES) -> Any:
+    """The score command's output directory, for :func:`hopscore.outputs.claim`."""
+    from hopscore.outputs import output_dir as directory
+
+    return directory(output_dir, "--output-dir", writes=writes)
+
+
+def score_inputs(request: ScoreRequest) -> list[Any]:
+    from hopscore.outputs import Input
+
+    inputs = [Input(request.gold, "--gold"), Input(request.predictions, "--predictions")]
+    if request.aliases is not None:
+        inputs.append(Input(request.aliases, "--aliases"))
+    return inputs
 
 
 def guarded(call: Callable[[], None], err_console: Console) -> None:
-    """Run a command; a user error prints one line and exits 2, never a traceback."""
-    from hopscore.errors import HopscoreError
+    """Run a command; a user error prints one line and exits 2, never a traceback.
+
+    A fault of the environment while writing (no space left, read-only file system, permission
+    denied: :func:`hopscore.outputs.environment_error`) is a user error too, naming the file.
+    Ctrl-C exits 130 with what the command kept (:class:`~hopscore.errors.Interrupted`).
+    """
+    from hopscore.errors import HopscoreError, Interrupted
 
     try:
         call()
     except HopscoreError as exc:
-        err_console.print(f"error: {exc}", style="red", markup=False, highlight=False)
+        err_console.print(f"error: {exc}", style="red", markup=False, highlight=False,
+                          soft_wrap=True)
         sys.exit(2)
+    except Interrupted as exc:
+        err_console.print(f"interrupted: {exc}", style="yellow", markup=False, highlight=False,
+                          soft_wrap=True)
+        sys.exit(130)
     except KeyboardInterrupt:
         err_console.print("interrupted", style="red")
         sys.exit(130)
     except Exception as exc:
+        from hopscore.outputs import environment_error
+
+        message = environment_error(exc)
+        if message is not None:
+            err_console.print(f"error: {message}", style="red", markup=False, highlight=False,
+                              soft_wrap=True)
+            sys.exit(2)
         if os.environ.get("HOPSCORE_DEBUG"):
             raise
         err_console.print(

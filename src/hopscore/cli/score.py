@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 
 import typer
@@ -10,7 +11,7 @@ from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.display import print_report
-from hopscore.launch import ScoreRequest, run_score
+from hopscore.launch import SCORE_WRITES, ScoreRequest, run_score, score_inputs, score_output
 
 
 @app.command(rich_help_panel="Score and grade")
@@ -83,14 +84,20 @@ def score(
         return
     from hopscore.cli.judge import judge_config  # the judge stack loads only when asked for
     from hopscore.engine import RetryPolicy
-    from hopscore.judge.scoring import print_disagreements, score_files_with_judge
+    from hopscore.judge.scoring import JUDGE_WRITES, print_disagreements, score_files_with_judge
+    from hopscore.outputs import claim
 
-    bench = benchmarks.get(benchmark)
-    config = judge_config(judge_model, judge_base_url, judge_concurrency, judge_prompt_file,
-                          retry=RetryPolicy(max_retries=judge_max_retries))
-    judged = score_files_with_judge(bench, gold, predictions, output_dir, config,
-                                    aliases=aliases, console=err_console, warn=err_console,
-                                    resamples=resamples, seed=seed)
+    request = ScoreRequest(benchmark, gold, predictions, output_dir, aliases, strict)
+    with ExitStack() as stack:
+        if output_dir is not None:
+            stack.enter_context(claim(score_output(output_dir, SCORE_WRITES + JUDGE_WRITES),
+                                      inputs=score_inputs(request)))
+        bench = benchmarks.get(benchmark)
+        config = judge_config(judge_model, judge_base_url, judge_concurrency, judge_prompt_file,
+                              retry=RetryPolicy(max_retries=judge_max_retries))
+        judged = score_files_with_judge(bench, gold, predictions, output_dir, config,
+                                        aliases=aliases, console=err_console, warn=err_console,
+                                        resamples=resamples, seed=seed)
     report = judged.report
     print_report(report, console, err_console)
     print_disagreements(judged, console)
@@ -103,5 +110,5 @@ def score(
             style="red",
         )
         raise typer.Exit(1)
-    if judged.summary.errors > 0:
+    if judged.summary.errors > 0 or report.matched == 0:
         raise typer.Exit(1)

@@ -26,10 +26,18 @@ from hopscore.intervals import ExampleValues, attach_intervals
 from hopscore.io import write_json_atomic
 from hopscore.judge.rows import JudgeItem, item_key, key_of
 from hopscore.judge.runner import JudgeConfig, JudgeSummary, judge_items
-from hopscore.scoring import ExampleScore, ScoreReport, ScoresWriter, score_examples
+from hopscore.scoring import (
+    ExampleScore,
+    ScoreReport,
+    ScoresWriter,
+    note_no_overlap,
+    score_examples,
+)
 from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 METRIC = "judge_accuracy"
+#: What ``score --judge --output-dir`` writes beside the files of ``score``.
+JUDGE_WRITES = ("judge.jsonl", "judge_disagreements.jsonl")
 #: The benchmark metric the judge is compared with: the first of these that it reports.
 MATCH_METRICS = ("em", "accuracy", "label_accuracy", "exact_match")
 NO_QUESTION = "(the question is not available)"
@@ -106,6 +114,7 @@ def score_files_with_judge(
     questions = {example.id: example.question for example in examples}
     scores: list[ExampleScore] = []
     report = score_examples(benchmark, examples, predictions, scores.append, resamples=0)
+    note_no_overlap(report, predictions_path)
     items = [judge_item(score, questions.get(score.id, ""), str(gold_path)) for score in scores]
     with tempfile.TemporaryDirectory(prefix="hopscore-judge-") as scratch:
         judge_path = (output_dir or Path(scratch)) / "judge.jsonl"
