@@ -52,6 +52,11 @@ class ScoreRequest:
     strict: bool = False
     resamples: int | None = None  # None: the default of score_files
     seed: int | None = None
+    #: read --predictions as another harness's output ("lm-eval", "inspect"); None: a file in
+    #: the benchmark's official or universal format
+    source: str | None = None
+    #: the lm-eval filter whose responses are scored (--filter)
+    lm_filter: str | None = None
 
 
 def quick_score_request(args: Sequence[str]) -> ScoreRequest | None:
@@ -116,20 +121,38 @@ def run_score(request: ScoreRequest, console: Console, err_console: Console) -> 
     """Score, print the table and warnings, write the files; return the exit status."""
     from hopscore import benchmarks
     from hopscore.display import print_report
+    from hopscore.errors import HopscoreError
+    from hopscore.hub import official_gold
     from hopscore.scoring import score_files
 
     bench = benchmarks.get(request.benchmark)
+    gold = official_gold(bench.name, request.gold)
+    for line in (gold.note(), *gold.warnings):
+        if line:
+            err_console.print(line, markup=False, highlight=False)
     options: dict[str, int] = {}
     if request.resamples is not None:
         options["resamples"] = request.resamples
     if request.seed is not None:
         options["seed"] = request.seed
+    reader = None
+    if request.source is not None:
+        from hopscore.harness import predictions_reader
+
+        def note(line: str) -> None:
+            err_console.print(line, markup=False, highlight=False)
+
+        reader = predictions_reader(bench, request.predictions, request.source,
+                                    request.lm_filter, note)
+    elif request.lm_filter is not None:
+        raise HopscoreError("--filter needs --from lm-eval")
     report = score_files(
         bench,
-        request.gold,
+        gold.path,
         request.predictions,
         request.output_dir,
         aliases=request.aliases,
+        read_predictions=reader,
         **options,
     )
     print_report(report, console, err_console)

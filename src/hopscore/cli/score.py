@@ -10,6 +10,7 @@ from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.display import print_report
+from hopscore.errors import HopscoreError
 from hopscore.launch import ScoreRequest, run_score
 
 
@@ -18,7 +19,11 @@ def score(
     benchmark: str = typer.Argument(
         ..., help=f"Benchmark name: {', '.join(benchmarks.names())}.", show_default=False
     ),
-    gold: Path = typer.Option(..., "--gold", "-g", help="The benchmark's official gold file."),
+    gold: Path = typer.Option(
+        ..., "--gold", "-g",
+        help="The benchmark's official gold file, or a Hugging Face copy: hf:NAME[:CONFIG][@SPLIT],"
+        " parquet, a save_to_disk folder or a JSON Lines export (docs/getting-the-data.md).",
+    ),
     predictions: Path = typer.Option(
         ..., "--predictions", "-p", help="Predictions: the official format or universal JSONL."
     ),
@@ -56,6 +61,17 @@ def score(
         help="Bootstrap resamples for the 95% confidence intervals (0: no intervals).",
     ),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap."),
+    source: str | None = typer.Option(
+        None, "--from", show_default=False, metavar="HARNESS",
+        help="Read --predictions as another harness's output: lm-eval (a samples_<task>_*.jsonl"
+        " file of lm_eval --log_samples) or inspect (an inspect_ai .eval or .json log); replies"
+        " are joined to the gold by id, else by question (docs/integrations.md).",
+    ),
+    lm_filter: str | None = typer.Option(
+        None, "--filter", show_default=False,
+        help="With --from lm-eval: the filter whose responses are scored (needed when the file "
+        "holds several, e.g. strict-match and flexible-extract).",
+    ),
 ) -> None:
     """Score predictions against a benchmark's gold file, as its official scorer would.
 
@@ -75,7 +91,8 @@ def score(
     """
     if not judge:
         request = ScoreRequest(
-            benchmark, gold, predictions, output_dir, aliases, strict, resamples, seed
+            benchmark, gold, predictions, output_dir, aliases, strict, resamples, seed,
+            source=source, lm_filter=lm_filter,
         )
         status = run_score(request, console, err_console)
         if status:
@@ -83,9 +100,14 @@ def score(
         return
     from hopscore.cli.judge import judge_config  # the judge stack loads only when asked for
     from hopscore.engine import RetryPolicy
+    from hopscore.hub import official_gold
     from hopscore.judge.scoring import print_disagreements, score_files_with_judge
 
+    if source is not None or lm_filter is not None:
+        raise HopscoreError("--judge does not read --from harness outputs yet: score the "
+                            "harness output without --judge")
     bench = benchmarks.get(benchmark)
+    gold = official_gold(bench.name, gold).path
     config = judge_config(judge_model, judge_base_url, judge_concurrency, judge_prompt_file,
                           retry=RetryPolicy(max_retries=judge_max_retries))
     judged = score_files_with_judge(bench, gold, predictions, output_dir, config,
