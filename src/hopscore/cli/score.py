@@ -1,4 +1,4 @@
-"""``hopscore score`` (its usual form also runs without typer: :mod:`hopscore.launch`)."""
+"""``hopscore score``: score a prediction file against a benchmark's gold file."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.display import print_report
-from hopscore.launch import ScoreRequest, run_score
 
 
 @app.command(rich_help_panel="Score and grade")
@@ -74,12 +73,18 @@ def score(
     value ± half-width.
     """
     if not judge:
-        request = ScoreRequest(
-            benchmark, gold, predictions, output_dir, aliases, strict, resamples, seed
-        )
-        status = run_score(request, console, err_console)
-        if status:
-            raise typer.Exit(status)
+        from hopscore.scoring import score_files
+
+        report = score_files(benchmarks.get(benchmark), gold, predictions, output_dir,
+                             aliases=aliases, resamples=resamples, seed=seed)
+        print_report(report, console, err_console)
+        if output_dir is not None:
+            err_console.print(f"wrote {output_dir / 'metrics.json'} and "
+                              f"{output_dir / 'scores.jsonl'}", markup=False, highlight=False)
+        if strict and (report.missing_ids or report.extra_ids):
+            err_console.print(f"--strict: {len(report.missing_ids)} missing and "
+                              f"{len(report.extra_ids)} extra ids", style="red")
+            raise typer.Exit(1)
         return
     from hopscore.cli.judge import judge_config  # the judge stack loads only when asked for
     from hopscore.engine import RetryPolicy
