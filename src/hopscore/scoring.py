@@ -146,9 +146,11 @@ def score_examples(
     missing: list[str] = []
     gold_ids: set[str] = set()
     by_id = predictions.by_id
-    for example in examples:
-        gold_ids.add(example.id)
-        prediction = by_id.get(example.id)
+    by_position = predictions.by_position
+    for index, example in enumerate(examples):
+        key = str(index) if by_position else example.id
+        gold_ids.add(key)
+        prediction = by_id.get(key)
         values = benchmark.score(example, prediction)
         is_missing = benchmark.is_missing(example, prediction)
         if is_missing:
@@ -196,7 +198,13 @@ def score_examples(
             f"{len(missing)} of {overall.n} gold examples have no prediction; they score 0 and "
             f"stay in the denominator (first: {', '.join(missing[:5])})"
         )
-    if extra:
+    if extra and by_position:
+        report.warnings.append(
+            f"{predictions.source} has no ids and is matched to the gold by position; its "
+            f"{len(extra)} records after the gold's {overall.n} were ignored"
+        )
+        report.extra_ids = [f"position {pid}" for pid in extra]
+    elif extra:
         report.warnings.append(
             f"{len(extra)} predicted ids are not in the gold and were ignored "
             f"(first: {', '.join(extra[:5])})"
