@@ -36,8 +36,6 @@ from hopscore.scoring import (
 from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 METRIC = "judge_accuracy"
-#: What ``score --judge --output-dir`` writes beside the files of ``score``.
-JUDGE_WRITES = ("judge.jsonl", "judge_disagreements.jsonl")
 #: The benchmark metric the judge is compared with: the first of these that it reports.
 MATCH_METRICS = ("em", "accuracy", "label_accuracy", "exact_match")
 NO_QUESTION = "(the question is not available)"
