@@ -12,6 +12,7 @@ import csv
 import gc
 import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -204,15 +205,37 @@ _DECODER = msgspec.json.Decoder()
 _ENCODER = msgspec.json.Encoder()
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """JSON text with every lone surrogate written as its ``\\uXXXX`` escape.
+
+    ``json.dumps(..., ensure_ascii=False)`` keeps a lone surrogate (valid JSON such as
+    ``"\\ud800 x"`` decodes to one) as a raw character, which UTF-8 cannot encode; escaped, the
+    text encodes and decodes back to the same string. Surrogates only occur inside JSON strings,
+    so the replacement is always an escape within a string.
+    """
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def json_text(value: Any, *, indent: int | None = None) -> str:
+    """``json.dumps`` with UTF-8 characters unescaped that is always encodable as UTF-8."""
+    separators = (",", ":") if indent is None else None
+    return escape_surrogates(json.dumps(value, ensure_ascii=False, indent=indent,
+                                        separators=separators))
+
+
 def json_line(value: Any) -> str:
     """One JSON Lines line (with its newline): compact, UTF-8 characters unescaped.
 
-    msgspec writes it; a value it cannot serialise falls back to the standard library.
+    msgspec writes it; a value it cannot serialise (or a string holding a lone surrogate, which
+    it refuses) falls back to the standard library, with lone surrogates escaped.
     """
     try:
         return _ENCODER.encode(value).decode("utf-8") + "\n"
-    except TypeError:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"
+    except (TypeError, UnicodeEncodeError):
+        return json_text(value) + "\n"
 
 
 @contextmanager
@@ -306,7 +329,7 @@ def write_json_atomic(path: Path | str, value: Any, *, indent: int | None = 2) -
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(value, handle, ensure_ascii=False, indent=indent)
+            handle.write(escape_surrogates(json.dumps(value, ensure_ascii=False, indent=indent)))
             handle.write("\n")
         os.replace(tmp, p)
     except BaseException:
@@ -330,7 +353,8 @@ def write_text_atomic(path: Path | str, text: str) -> None:
 
 def write_jsonl_atomic(path: Path | str, rows: Iterable[Any]) -> None:
     """Write one JSON value per line, atomically."""
-    write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    write_text_atomic(path, "".join(
+        escape_surrogates(json.dumps(r, ensure_ascii=False)) + "\n" for r in rows))
 
 
 class Fields:
