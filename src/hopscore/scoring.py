@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -273,11 +273,21 @@ def score_files(
     seed: int = DEFAULT_SEED,
     intervals: IntervalSpec | None = None,
     clusters: ClusterSpec | None = None,
+    read_predictions: Callable[[Sequence[E]], Predictions[P]] | None = None,
 ) -> ScoreReport:
-    """Load and score; with ``output_dir``, write ``metrics.json`` and ``scores.jsonl``."""
+    """Load and score; with ``output_dir``, write ``metrics.json`` and ``scores.jsonl``.
+
+    ``read_predictions``, when given, makes the predictions from the gold examples instead of
+    ``benchmark.load_predictions(predictions_path)`` (another harness's output, joined to the
+    gold: :mod:`hopscore.harness`).
+    """
     with bulk_load():
-        examples = benchmark.iter_gold(gold_path, aliases=aliases)
-        predictions = benchmark.load_predictions(predictions_path)
+        if read_predictions is None:
+            examples: Iterable[E] = benchmark.iter_gold(gold_path, aliases=aliases)
+            predictions = benchmark.load_predictions(predictions_path)
+        else:  # replies are read against whole examples (HotpotQA citations need the titles)
+            examples = benchmark.load_gold(gold_path, aliases=aliases)
+            predictions = read_predictions(examples)
     options: dict[str, Any] = {"resamples": resamples, "seed": seed, "intervals": intervals,
                                "clusters": clusters}
     if output_dir is None:

@@ -10,6 +10,7 @@ from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.display import print_report
+from hopscore.errors import HopscoreError
 
 
 @app.command(rich_help_panel="Score and grade")
@@ -17,7 +18,11 @@ def score(
     benchmark: str = typer.Argument(
         ..., help=f"Benchmark name: {', '.join(benchmarks.names())}.", show_default=False
     ),
-    gold: Path = typer.Option(..., "--gold", "-g", help="The benchmark's official gold file."),
+    gold: Path = typer.Option(
+        ..., "--gold", "-g",
+        help="The benchmark's official gold file, or a Hugging Face copy: hf:NAME[:CONFIG][@SPLIT],"
+        " parquet, a save_to_disk folder or a JSON Lines export (docs/getting-the-data.md).",
+    ),
     predictions: Path = typer.Option(
         ..., "--predictions", "-p", help="Predictions: the official format or universal JSONL."
     ),
@@ -56,6 +61,17 @@ def score(
     seed: int = o.SEED,
     cluster: str | None = o.CLUSTER,
     cluster_file: Path | None = o.CLUSTER_FILE,
+    source: str | None = typer.Option(
+        None, "--from", show_default=False, metavar="HARNESS",
+        help="Read --predictions as another harness's output: lm-eval (a samples_<task>_*.jsonl"
+        " file of lm_eval --log_samples) or inspect (an inspect_ai .eval or .json log); replies"
+        " are joined to the gold by id, else by question (docs/integrations.md).",
+    ),
+    lm_filter: str | None = typer.Option(
+        None, "--filter", show_default=False,
+        help="With --from lm-eval: the filter whose responses are scored (needed when the file "
+        "holds several, e.g. strict-match and flexible-extract).",
+    ),
 ) -> None:
     """Score predictions against a benchmark's gold file, as its official scorer would.
 
@@ -74,12 +90,30 @@ def score(
     level): Wilson for 0/1 metrics, BCa for the others (--ci to choose), over whole clusters with
     --cluster. Shown as value ± half-width when symmetric, else value [low, high].
     """
+    from hopscore.hub import official_gold
+
+    bench = benchmarks.get(benchmark)
+    gold_file = official_gold(bench.name, gold)
+    for line in (gold_file.note(), *gold_file.warnings):
+        if line:
+            err_console.print(line, markup=False, highlight=False)
+    gold = gold_file.path
+    if lm_filter is not None and source != "lm-eval":
+        raise HopscoreError("--filter needs --from lm-eval")
     spec, clusters = o.interval_options(ci, ci_level, resamples, seed, cluster, cluster_file)
     if not judge:
         from hopscore.scoring import score_files
 
-        report = score_files(benchmarks.get(benchmark), gold, predictions, output_dir,
-                             aliases=aliases, intervals=spec, clusters=clusters)
+        reader = None
+        if source is not None:
+            from hopscore.harness import predictions_reader
+
+            def note(line: str) -> None:
+                err_console.print(line, markup=False, highlight=False)
+
+            reader = predictions_reader(bench, predictions, source, lm_filter, note)
+        report = score_files(bench, gold, predictions, output_dir, aliases=aliases,
+                             intervals=spec, clusters=clusters, read_predictions=reader)
         print_report(report, console, err_console)
         if output_dir is not None:
             err_console.print(f"wrote {output_dir / 'metrics.json'} and "
@@ -93,7 +127,9 @@ def score(
     from hopscore.engine import RetryPolicy
     from hopscore.judge.scoring import print_disagreements, score_files_with_judge
 
-    bench = benchmarks.get(benchmark)
+    if source is not None:
+        raise HopscoreError("--judge does not read --from harness outputs yet: score the "
+                            "harness output without --judge")
     config = judge_config(judge_model, judge_base_url, judge_concurrency, judge_prompt_file,
                           retry=RetryPolicy(max_retries=judge_max_retries))
     judged = score_files_with_judge(bench, gold, predictions, output_dir, config,
