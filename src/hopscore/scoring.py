@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -146,9 +146,11 @@ def score_examples(
     missing: list[str] = []
     gold_ids: set[str] = set()
     by_id = predictions.by_id
-    for example in examples:
-        gold_ids.add(example.id)
-        prediction = by_id.get(example.id)
+    by_position = predictions.by_position
+    for index, example in enumerate(examples):
+        key = str(index) if by_position else example.id
+        gold_ids.add(key)
+        prediction = by_id.get(key)
         values = benchmark.score(example, prediction)
         is_missing = benchmark.is_missing(example, prediction)
         if is_missing:
@@ -196,7 +198,13 @@ def score_examples(
             f"{len(missing)} of {overall.n} gold examples have no prediction; they score 0 and "
             f"stay in the denominator (first: {', '.join(missing[:5])})"
         )
-    if extra:
+    if extra and by_position:
+        report.warnings.append(
+            f"{predictions.source} has no ids and is matched to the gold by position; its "
+            f"{len(extra)} records after the gold's {overall.n} were ignored"
+        )
+        report.extra_ids = [f"position {pid}" for pid in extra]
+    elif extra:
         report.warnings.append(
             f"{len(extra)} predicted ids are not in the gold and were ignored "
             f"(first: {', '.join(extra[:5])})"
@@ -250,11 +258,21 @@ def score_files(
     aliases: Path | None = None,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    read_predictions: Callable[[Sequence[E]], Predictions[P]] | None = None,
 ) -> ScoreReport:
-    """Load and score; with ``output_dir``, write ``metrics.json`` and ``scores.jsonl``."""
+    """Load and score; with ``output_dir``, write ``metrics.json`` and ``scores.jsonl``.
+
+    ``read_predictions``, when given, makes the predictions from the gold examples instead of
+    ``benchmark.load_predictions(predictions_path)`` (another harness's output, joined to the
+    gold: :mod:`hopscore.harness`).
+    """
     with bulk_load():
-        examples = benchmark.iter_gold(gold_path, aliases=aliases)
-        predictions = benchmark.load_predictions(predictions_path)
+        if read_predictions is None:
+            examples: Iterable[E] = benchmark.iter_gold(gold_path, aliases=aliases)
+            predictions = benchmark.load_predictions(predictions_path)
+        else:  # replies are read against whole examples (HotpotQA citations need the titles)
+            examples = benchmark.load_gold(gold_path, aliases=aliases)
+            predictions = read_predictions(examples)
     if output_dir is None:
         return score_examples(benchmark, examples, predictions, resamples=resamples, seed=seed)
     writer = ScoresWriter(output_dir / "scores.jsonl")

@@ -16,7 +16,7 @@ from typing import Any
 
 from hopscore.engine.types import CallResult, canonical_json, sha256_text
 from hopscore.errors import HopscoreError, InputError, Location
-from hopscore.io import Fields, iter_jsonl, json_type
+from hopscore.io import Fields, iter_jsonl_checked, json_type
 from hopscore.judge.parse import JudgeVerdict, reference_verdict
 
 VERDICT_FIELDS = (
@@ -69,8 +69,10 @@ def load_items(path: Path) -> list[JudgeItem]:
     items: list[JudgeItem] = []
     problems: list[str] = []
     seen: dict[str, int] = {}
-    for where, value in iter_jsonl(path):
+    for where, value in iter_jsonl_checked(path):
         try:
+            if isinstance(value, InputError):
+                raise value
             record = Fields(value, where)
             question = _text(record, "question", nullable=True)
             # A null response is "no prediction": graded incorrect, like an empty one.

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.errors import HopscoreError, InputError, Location
-from hopscore.io import open_binary
 from hopscore.sql.compare import MODES, compare_tables
-from hopscore.sql.extract import extract_sql
+from hopscore.sql.extract import EXTRACT_MODES, Extraction, extract_sql
+from hopscore.sql.inputs import read_lines
 from hopscore.sql.order import reference_ordered, sqlite_ordered
 from hopscore.sql.records import (
     MatchRecord,
@@ -51,8 +51,17 @@ class MatchOptions:
     max_rows: int = 100_000
     compare: str = "reference"
     table_rows: int = 20
+    #: how the agent's SQL is read: "reference" (exactly as the reference) or "lenient"
+    extract: str = "reference"
+
+    @property
+    def other_extract(self) -> str:
+        return "lenient" if self.extract == "reference" else "reference"
 
     def check(self) -> None:
+        if self.extract not in EXTRACT_MODES:
+            raise HopscoreError(f"--extract must be one of {', '.join(EXTRACT_MODES)}, not "
+                                f"{self.extract!r}")
         if self.compare not in MODES:
             raise HopscoreError(
                 f"--compare must be one of {', '.join(MODES)}, not {self.compare!r}")
@@ -102,11 +111,35 @@ def resolve_db(record: MatchRecord, options: MatchOptions) -> tuple[str, Path | 
 
 def evaluate(record: MatchRecord, options: MatchOptions, executor: SqlExecutor,
              cache: GoldCache | None = None) -> Verdict:
-    """Grade one record (see the module docstring for the steps)."""
+    """Grade one record (see the module docstring for the steps).
+
+    When the other extraction (lenient for reference, and back) reads another SQL, that one is
+    graded too and recorded as ``other_extraction``, so a summary can say how many verdicts the
+    other reading would change.
+    """
+    if cache is None:
+        cache = GoldCache()
+    found = extract_sql(record.response, record.messages, record.message_format,
+                        mode=options.extract)
+    verdict = _evaluate_with(record, found, options, executor, cache)
+    other = extract_sql(record.response, record.messages, record.message_format,
+                        mode=options.other_extract)
+    if other.sql != found.sql and verdict.reason_kind != "missing_gold_sql":
+        alternative = _evaluate_with(record, other, options, executor, cache)
+        verdict.other_extraction = {
+            "extract": options.other_extract, "agent_sql": other.sql,
+            "agent_sql_source": other.source, "match": alternative.match,
+            "reason_kind": alternative.reason_kind,
+        }
+    return verdict
+
+
+def _evaluate_with(record: MatchRecord, found: Extraction, options: MatchOptions,
+                   executor: SqlExecutor, cache: GoldCache | None) -> Verdict:
     verdict = Verdict(record.instance_id, record.line, options.compare)
+    verdict.extract = options.extract
     if not record.gold_sql:
         return verdict.fail("missing_gold_sql")
-    found = extract_sql(record.response, record.messages, record.message_format)
     verdict.agent_sql, verdict.agent_sql_source = found.sql, found.source
     if not found.sql:
         return verdict.fail("agent_sql_extraction_failed")
@@ -162,19 +195,8 @@ def evaluate(record: MatchRecord, options: MatchOptions, executor: SqlExecutor,
 
 def _input_rows(path: Path) -> Iterator[tuple[Location, Any]]:
     """``(location, value or InputError)`` for each non-blank line, never raising per line."""
-    with open_binary(path) as handle:
-        for number, raw in enumerate(handle, start=1):
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            if not raw.strip():
-                continue
-            where = Location(str(path), line=number)
-            try:
-                yield where, json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError:
-                yield where, InputError(where, "not valid UTF-8")
-            except json.JSONDecodeError as exc:
-                yield where, InputError(where, f"invalid JSON: {exc.msg} (column {exc.colno})")
+    for item in read_lines(path):
+        yield item.where, item.value
 
 
 def _grade(where: Location, value: Any, options: MatchOptions, executor: SqlExecutor,
@@ -246,9 +268,19 @@ class Summary:
     decided_by: Counter[str] = field(default_factory=Counter)
     flags: Counter[str] = field(default_factory=Counter)
     sqlite_version: str = field(default_factory=sqlite_version)
+    #: the extraction the verdicts used, and the other one (lenient or reference)
+    extract: str = "reference"
+    #: rows where the other extraction reads another SQL, and where that changes the verdict
+    other_sql: int = 0
+    other_changes: int = 0
 
     def add(self, row: dict[str, Any]) -> None:
         self.total += 1
+        other = row.get("other_extraction")
+        if isinstance(other, dict):
+            self.other_sql += 1
+            if row.get("match") is not None and bool(other.get("match")) != bool(row["match"]):
+                self.other_changes += 1
         self.matched += bool(row.get("match"))
         self.gold_failures += bool(row.get("gold_failure"))
         self.undecided += row.get("match") is None
@@ -275,7 +307,10 @@ class Summary:
             "accuracy_without_gold_failures": self.accuracy_without_gold_failures,
             "resumed": self.resumed, "reasons": dict(self.reasons),
             "decided_by": dict(self.decided_by), "flags": dict(self.flags),
-            "sqlite_version": self.sqlite_version,
+            "sqlite_version": self.sqlite_version, "extract": self.extract,
+            "other_extract": "lenient" if self.extract == "reference" else "reference",
+            "other_extract_reads_other_sql": self.other_sql,
+            "other_extract_changes_verdict": self.other_changes,
         }
 
 
@@ -298,7 +333,7 @@ def run_sql_match(input_path: Path, output_path: Path, options: MatchOptions, *,
     if restart and output_path.exists():
         output_path.unlink()
     done = read_done(output_path)
-    summary = Summary(resumed=len(done))
+    summary = Summary(resumed=len(done), extract=options.extract)
     for row in done:
         where, value = next(rows, (None, None))
         if where is None:

@@ -90,7 +90,7 @@ class _Worker:
 
     def __init__(self, memory_bytes: int) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", _BOOT, _PACKAGE_PARENT, str(memory_bytes)],
+            [sys.executable, "-I", "-B", "-c", _BOOT, _PACKAGE_PARENT, str(memory_bytes)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             cwd="/", close_fds=True,
         )
