@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from hopscore.run.suite import SuiteRow
 
 HDR = "HybridDeepResearch agent (hopscore run hybrid-deep-research)"
-MODEL_HELP = "PROVIDER/NAME: openai/<model> (any OpenAI-compatible endpoint) or local/smollm2."
+MODEL_HELP = ("PROVIDER/NAME: openai/<model> (any OpenAI-compatible endpoint), "
+              "anthropic/<model> (Messages API) or local/smollm2.")
 
 
 def summary_table(result: RunResult) -> Table:
