@@ -1,11 +1,11 @@
 """A scripted Anthropic Messages API server on 127.0.0.1 (``POST /v1/messages``), for tests.
 
 It checks every request the way the real API does and answers 400 (``invalid_request_error``)
-when one breaks a rule: a key (``x-api-key`` or a bearer) and ``anthropic-version``, ``model`` and integer
-``max_tokens``, a ``system`` string or text blocks, turns that start with ``user`` and alternate
-roles, no empty text blocks, ``tool_use`` blocks with an id, a name and an object input, each
-answered by a ``tool_result`` (first in the next user turn, same id), tools with a name and an
-``input_schema``, and a known ``tool_choice``. Replies are chosen by
+when one breaks a rule: a key (``x-api-key`` or a bearer) and ``anthropic-version``, ``model``
+and integer ``max_tokens``, a ``system`` string or text blocks, turns that start with ``user``
+and alternate roles, no empty text blocks, ``tool_use`` blocks with an id, a name and an object
+input, each answered by a ``tool_result`` (first in the next user turn, same id), tools with a
+name and an ``input_schema``, and a known ``tool_choice``. Replies are chosen by
 ``responder(body, attempt)`` (``attempt`` counts earlier requests with the same messages): text,
 tool uses, or an injected fault (any status with headers, a raw body). Every request is logged.
 """
