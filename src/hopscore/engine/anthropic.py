@@ -199,18 +199,23 @@ def completion_of(message: dict[str, Any]) -> dict[str, Any]:
     reply: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
     if calls:
         reply["tool_calls"] = calls
-    usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
-    prompt = sum(int(usage.get(k) or 0) for k in (
+    found = message.get("usage")
+    usage: dict[str, Any] = found if isinstance(found, dict) else {}
+    prompt = sum(_tokens(usage.get(k)) for k in (
         "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
     stop = message.get("stop_reason")
     return {
         "id": message.get("id"), "object": "chat.completion", "model": message.get("model"),
         "choices": [{"index": 0, "message": reply,
                      "finish_reason": FINISH_REASONS.get(str(stop), stop)}],
-        "usage": {"prompt_tokens": prompt, "completion_tokens": int(usage.get("output_tokens")
-                                                                    or 0)},
+        "usage": {"prompt_tokens": prompt,
+                  "completion_tokens": _tokens(usage.get("output_tokens"))},
         "anthropic_stop_reason": stop,
     }
+
+
+def _tokens(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 class AnthropicBackend:
