@@ -186,7 +186,10 @@ def test_outputs_that_are_inputs(tmp_path: Path) -> None:
     refuse_inputs([output_file(data / "report.html")], [Input(data, "", ("scores.jsonl",))])
 
 
-def test_environment_errors_are_named(tmp_path: Path) -> None:
+def test_environment_errors_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import hopscore.outputs as outputs
+
+    monkeypatch.setattr(outputs, "_LAST", None)
     full = OSError(errno.ENOSPC, "No space left on device")
     assert environment_error(full) == "no space left on device"
     named = OSError(errno.EROFS, "Read-only file system", str(tmp_path / "x"))
@@ -194,6 +197,9 @@ def test_environment_errors_are_named(tmp_path: Path) -> None:
     with claim(output_file(tmp_path / "out.jsonl", "--output")):
         assert environment_error(full) == (
             f"--output {tmp_path / 'out.jsonl'}: no space left on device while writing it")
+    # after the claim ended (the error reaches the CLI's handler later), still named
+    assert environment_error(full) == (
+        f"--output {tmp_path / 'out.jsonl'}: no space left on device while writing it")
     assert environment_error(ValueError("bug")) is None
     assert environment_error(FileNotFoundError(errno.ENOENT, "gone")) is None
 

@@ -24,9 +24,11 @@ def guarded(call: Callable[[], None], err_console: Console) -> None:
     Ctrl-C exits 130 with what the command kept (:class:`~hopscore.errors.Interrupted`).
     """
     from hopscore.errors import HopscoreError, Interrupted
+    from hopscore.outputs import command_scope
 
     try:
-        call()
+        with command_scope():
+            call()
     except HopscoreError as exc:
         err_console.print(f"error: {exc}", style="red", markup=False, highlight=False,
                           soft_wrap=True)

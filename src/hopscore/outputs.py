@@ -324,6 +324,8 @@ _HELD: dict[str, _Held] = {}
 _HELD_GUARD = threading.Lock()
 #: the outputs this process has claimed, most recent last (named by environment_error)
 _CLAIMED: list[Output] = []
+#: the output released last (named by environment_error once the claim has ended)
+_LAST: Output | None = None
 
 
 def lock_path(output: Output) -> Path:
@@ -506,7 +508,32 @@ def claim(*outputs: Output, inputs: Iterable[Input | Path | str] = ()) -> Iterat
             raise OutputError(message) from exc
 
 
+_SCOPES: list[ExitStack] = []
+
+
+@contextmanager
+def command_scope() -> Iterator[None]:
+    """The life of one CLI command (entered by :func:`hopscore.launch.guarded`): outputs
+    claimed with :func:`claim_for_command` are held until it ends."""
+    with ExitStack() as stack:
+        _SCOPES.append(stack)
+        try:
+            yield
+        finally:
+            _SCOPES.remove(stack)
+
+
+def claim_for_command(*outputs: Output, inputs: Iterable[Input | Path | str] = ()) -> None:
+    """:func:`claim` for the rest of the running command, so that a command claims its outputs
+    in one line before any work. Outside a command (a library caller), use :func:`claim`."""
+    if not _SCOPES:
+        raise RuntimeError("claim_for_command() outside hopscore.outputs.command_scope()")
+    _SCOPES[-1].enter_context(claim(*outputs, inputs=inputs))
+
+
 def _unclaim(output: Output) -> None:
+    global _LAST
+    _LAST = output
     for i in range(len(_CLAIMED) - 1, -1, -1):
         if _CLAIMED[i] is output:
             del _CLAIMED[i]
@@ -540,6 +567,7 @@ def environment_error(exc: BaseException) -> str | None:
     if exc.filename:
         return f"{exc.filename}: {what}"
     outputs = claimed()
-    if outputs:
-        return f"{outputs[-1].label}: {what} while writing it"
+    last = outputs[-1] if outputs else _LAST
+    if last is not None:
+        return f"{last.label}: {what} while writing it"
     return what

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from pathlib import Path
 
 import typer
 
 from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
-from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
+from hopscore.cli import options as o
 from hopscore.display import print_report
 from hopscore.errors import HopscoreError
 
@@ -60,11 +59,12 @@ def score(
     judge_prompt_file: Path | None = typer.Option(
         None, "--judge-prompt-file", help="Judge prompt template (see hopscore judge --help)."
     ),
-    resamples: int = typer.Option(
-        DEFAULT_RESAMPLES, "--resamples", min=0,
-        help="Bootstrap resamples for the 95% confidence intervals (0: no intervals).",
-    ),
-    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap."),
+    ci: str = o.CI,
+    ci_level: float = o.CI_LEVEL,
+    resamples: int = o.RESAMPLES,
+    seed: int = o.SEED,
+    cluster: str | None = o.CLUSTER,
+    cluster_file: Path | None = o.CLUSTER_FILE,
     source: str | None = typer.Option(
         None, "--from", show_default=False, metavar="HARNESS",
         help="Read --predictions as another harness's output: lm-eval (a samples_<task>_*.jsonl"
@@ -90,32 +90,21 @@ def score(
     judge.jsonl (resumable) and judge_disagreements.jsonl. Exit status 1 when the judge failed
     on some examples after its retries.
 
-    Every metric gets a seeded percentile bootstrap 95% interval (metrics.json "ci"), shown as
-    value ± half-width.
+    Every metric and group gets a 95% confidence interval (metrics.json "ci", naming method and
+    level): Wilson for 0/1 metrics, BCa for the others (--ci to choose), over whole clusters with
+    --cluster. Shown as value ± half-width when symmetric, else value [low, high].
     """
-    from hopscore.outputs import Input, claim
+    from hopscore.hub import official_gold
+    from hopscore.outputs import Input, claim_for_command
     from hopscore.outputs import output_dir as directory
 
-    with ExitStack() as stack:
-        if output_dir is not None:
-            writes = SCORE_WRITES + (JUDGE_WRITES if judge else ())
-            inputs = [Input(gold, "--gold"), Input(predictions, "--predictions")]
-            if aliases is not None:
-                inputs.append(Input(aliases, "--aliases"))
-            stack.enter_context(claim(directory(output_dir, "--output-dir", writes=writes),
-                                      inputs=inputs))
-        _score(benchmark, gold, predictions, output_dir, aliases, strict, judge, judge_model,
-               judge_base_url, judge_concurrency, judge_max_retries, judge_prompt_file,
-               resamples, seed, source, lm_filter)
-
-
-def _score(benchmark: str, gold: Path, predictions: Path, output_dir: Path | None,
-           aliases: Path | None, strict: bool, judge: bool, judge_model: str | None,
-           judge_base_url: str | None, judge_concurrency: int, judge_max_retries: int,
-           judge_prompt_file: Path | None, resamples: int, seed: int, source: str | None,
-           lm_filter: str | None) -> None:
-    from hopscore.hub import official_gold
-
+    if output_dir is not None:
+        inputs = [Input(gold, "--gold"), Input(predictions, "--predictions")]
+        if aliases is not None:
+            inputs.append(Input(aliases, "--aliases"))
+        claim_for_command(directory(output_dir, "--output-dir",
+                                    writes=SCORE_WRITES + (JUDGE_WRITES if judge else ())),
+                          inputs=inputs)
     bench = benchmarks.get(benchmark)
     gold_file = official_gold(bench.name, gold)
     for line in (gold_file.note(), *gold_file.warnings):
@@ -124,6 +113,7 @@ def _score(benchmark: str, gold: Path, predictions: Path, output_dir: Path | Non
     gold = gold_file.path
     if lm_filter is not None and source != "lm-eval":
         raise HopscoreError("--filter needs --from lm-eval")
+    spec, clusters = o.interval_options(ci, ci_level, resamples, seed, cluster, cluster_file)
     if not judge:
         from hopscore.scoring import score_files
 
@@ -136,7 +126,7 @@ def _score(benchmark: str, gold: Path, predictions: Path, output_dir: Path | Non
 
             reader = predictions_reader(bench, predictions, source, lm_filter, note)
         report = score_files(bench, gold, predictions, output_dir, aliases=aliases,
-                             resamples=resamples, seed=seed, read_predictions=reader)
+                             intervals=spec, clusters=clusters, read_predictions=reader)
         print_report(report, console, err_console)
         if output_dir is not None:
             err_console.print(f"wrote {output_dir / 'metrics.json'} and "
@@ -159,7 +149,7 @@ def _score(benchmark: str, gold: Path, predictions: Path, output_dir: Path | Non
                           retry=RetryPolicy(max_retries=judge_max_retries))
     judged = score_files_with_judge(bench, gold, predictions, output_dir, config,
                                     aliases=aliases, console=err_console, warn=err_console,
-                                    resamples=resamples, seed=seed)
+                                    intervals=spec)
     report = judged.report
     print_report(report, console, err_console)
     print_disagreements(judged, console)
