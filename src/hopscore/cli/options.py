@@ -49,3 +49,37 @@ def interval_options(ci: str, level: float, resamples: int, seed: int, cluster: 
     spec = IntervalSpec(method=ci.lower(), level=level, resamples=resamples, seed=seed,
                         cluster=None if clusters is None else clusters.name)
     return spec, clusters
+
+
+# --- reruns and truncation (hopscore.reruns; docs/reliability.md) -----------------------------
+
+RERUN_PANEL = "Reruns"
+
+RESTART = typer.Option(
+    False, "--restart", rich_help_panel=RERUN_PANEL,
+    help="Start over: discard the rows already in the output (cached replies still answer "
+    "identical requests; --no-cache asks again).")
+RESUME_ANY = typer.Option(
+    False, "--resume-any", rich_help_panel=RERUN_PANEL,
+    help="Rerun even where the output holds rows of other settings: they are kept beside it "
+    "(NAME.other-settings.jsonl), never mixed into this run's accuracy. Without this or "
+    "--restart such a rerun exits 2 naming the settings that differ.")
+ON_TRUNCATION = typer.Option(
+    "score", "--on-truncation", rich_help_panel=RERUN_PANEL, metavar="score|error",
+    help="A reply cut at --max-tokens (finish_reason length): score it as it is (counted and "
+    "warned about), or error (not scored; counted apart, exit status 1).")
+
+
+def rerun_policy(restart: bool, resume_any: bool) -> str:
+    from hopscore.reruns import policy_of
+
+    return policy_of(restart, resume_any)
+
+
+def truncation_policy(value: str) -> str:
+    from hopscore.errors import HopscoreError
+
+    value = value.lower()
+    if value not in ("score", "error"):
+        raise HopscoreError(f"--on-truncation must be score or error, not {value!r}")
+    return value

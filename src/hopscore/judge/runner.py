@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -28,7 +29,7 @@ from hopscore.engine import (
     sha256_text,
     warn_printer,
 )
-from hopscore.errors import HopscoreError
+from hopscore.errors import HopscoreError, Interrupted
 from hopscore.judge.parse import parse_judge_output
 from hopscore.judge.prompt import JudgePrompt
 from hopscore.judge.rows import (
@@ -36,14 +37,21 @@ from hopscore.judge.rows import (
     ERROR,
     INVALID_INPUT,
     JUDGED,
+    META_FIELD,
+    TRUNCATED,
     JudgeItem,
     JudgeMeta,
     build_row,
-    is_done,
+    done_check,
     item_key,
     key_of,
     load_items,
 )
+from hopscore.outputs import Input, claim, output_file
+from hopscore.reruns import REFUSE, prepare_results
+
+#: --on-truncation: score a cut reply's verdict, or give it none
+ON_TRUNCATION = ("score", "error")
 
 #: The reference's temperature and completion budget.
 TEMPERATURE = 0.0
@@ -64,6 +72,11 @@ class JudgeConfig:
     cache_dir: Path | None = None
     #: fit the requests in flight to the endpoint (up to concurrency), or keep concurrency
     adaptive: bool = True
+    #: a reply cut at max_tokens (finish_reason "length"): "score" its verdict, or "error"
+    #: (status "truncated", no verdict, out of the accuracy); not part of the rows' keys
+    on_truncation: str = "score"
+    #: ask again, past the cache, for rows whose reply gave no verdict
+    retry_unparsed: bool = False
 
     def fingerprint(self, endpoint: str) -> str:
         """Everything that changes what the judge is asked; part of every row's resume key."""
@@ -87,6 +100,11 @@ class JudgeSummary:
     errors_by_kind: dict[str, int] = field(default_factory=dict)
     differs_from_reference: int = 0
     conflicting_verdicts: int = 0
+    #: replies cut at max_tokens (any status), and those kept out of the accuracy for it
+    truncated: int = 0
+    truncated_unscored: int = 0
+    #: rows whose reply had no verdict that this run asked again (--retry-unparsed)
+    retried_unparsed: int = 0
     already_done: int = 0
     processed: int = 0
     requests_sent: int = 0
@@ -106,7 +124,8 @@ class JudgeSummary:
 
     @property
     def accuracy_judged(self) -> float | None:
-        """Correct over rows with a verdict (parse failures and errors left out)."""
+        """Correct over rows with a verdict (parse failures, errors and truncated rows under
+        --on-truncation error left out)."""
         decided = self.judged - self.parse_failures + self.empty_responses
         return self.correct / decided if decided else None
 
@@ -122,19 +141,40 @@ def make_backend(config: JudgeConfig) -> ChatBackend:
 
 
 class _Judge:
-    def __init__(self, engine: ChatEngine, config: JudgeConfig, meta: JudgeMeta) -> None:
+    def __init__(self, engine: ChatEngine, config: JudgeConfig, meta: JudgeMeta,
+                 log: ResultLog) -> None:
         self.engine = engine
         self.config = config
         self.meta = meta
+        self.log = log
+        #: keys with a stored row when the run began (their rows are read again for a retry)
+        self.stored = log.keys()
+        self.retried_unparsed = 0
 
-    def request(self, item: JudgeItem) -> ChatRequest:
+    def request(self, item: JudgeItem, retry: int = 0) -> ChatRequest:
         prompt = self.config.prompt.render(item.question, item.response, item.correct_answer)
         return ChatRequest(
             model=self.config.model,
             messages=[{"role": "user", "content": prompt}],
             temperature=TEMPERATURE,
             max_tokens=self.config.max_tokens,
+            # a retry of an unparsed reply must not get the cached reply back
+            cache_tag=f"retry-unparsed:{retry}" if retry else "",
         )
+
+    def retry_number(self, key: str) -> int:
+        """0 for a first ask; n for the n-th ask again of a reply that gave no verdict (the
+        same number as the stored row when it is read again for another reason)."""
+        if key not in self.stored:
+            return 0
+        row = self.log.read(key)
+        meta = row.get(META_FIELD) or {}
+        previous = int(meta.get("unparsed_retries") or 0)
+        unparsed = meta.get("status") in (JUDGED, TRUNCATED) and not row.get("parse_ok")
+        if self.config.retry_unparsed and unparsed:
+            self.retried_unparsed += 1
+            return previous + 1
+        return previous
 
     async def __call__(self, item: JudgeItem, key: str) -> RowResult:
         problem = item.problem()
@@ -142,15 +182,28 @@ class _Judge:
             return RowResult(build_row(item, key, self.meta, INVALID_INPUT, error=problem))
         if not item.response.strip():
             return RowResult(build_row(item, key, self.meta, EMPTY_RESPONSE, raw_output=""))
-        call = await self.engine.complete(self.request(item))
+        retry = self.retry_number(key)
+        call = await self.engine.complete(self.request(item, retry))
         if call.response is None:
             assert call.failure is not None
             row = build_row(item, key, self.meta, ERROR, call=call, error=str(call.failure))
-            return RowResult(row, done=False, failure=call.failure)
+            return RowResult(self._retries(row, retry), done=False, failure=call.failure)
         raw = (call.response.content or "").strip()
         verdict = parse_judge_output(raw)
-        return RowResult(build_row(item, key, self.meta, JUDGED, verdict=verdict, raw_output=raw,
-                                   call=call))
+        status, error = JUDGED, None
+        if call.response.finish_reason == "length" and self.config.on_truncation == "error":
+            status = TRUNCATED
+            error = (f"truncated: the judge's reply was cut at max_tokens "
+                     f"({self.config.max_tokens}); --on-truncation error gives it no verdict")
+        row = build_row(item, key, self.meta, status, verdict=verdict, raw_output=raw,
+                        call=call, error=error)
+        return RowResult(self._retries(row, retry))
+
+    @staticmethod
+    def _retries(row: dict[str, Any], retry: int) -> dict[str, Any]:
+        if retry:
+            row[META_FIELD]["unparsed_retries"] = retry
+        return row
 
 
 async def judge_file(
@@ -161,13 +214,13 @@ async def judge_file(
     backend: ChatBackend | None = None,
     console: Console | None = None,
     warn: Console | None = None,
+    rerun: str = REFUSE,
 ) -> JudgeSummary:
     """Judge every row of ``input_path`` into ``output_path``, resuming what is already there."""
-    if output_path.resolve() == input_path.resolve():
-        raise HopscoreError("--output must differ from --input (the input is never rewritten)")
-    items = load_items(input_path)
-    return await judge_items(items, output_path, config, backend=backend, console=console,
-                             warn=warn)
+    with claim(output_file(output_path, "--output"), inputs=[Input(input_path, "--input")]):
+        items = load_items(input_path)
+        return await judge_items(items, output_path, config, backend=backend, console=console,
+                                 warn=warn, rerun=rerun)
 
 
 async def judge_items(
@@ -178,27 +231,73 @@ async def judge_items(
     backend: ChatBackend | None = None,
     console: Console | None = None,
     warn: Console | None = None,
+    rerun: str = REFUSE,
 ) -> JudgeSummary:
-    """Judge ``items`` into ``output_path`` (resumable), then summarize the finished file."""
+    """Judge ``items`` into ``output_path`` (resumable), then summarize the finished file.
+
+    Rows of another judge configuration or other input rows already in the file are handled by
+    ``rerun`` (:mod:`hopscore.reruns`: refused by default, naming what differs). Ctrl-C keeps
+    every finished row and raises :class:`~hopscore.errors.Interrupted`.
+    """
+    if config.on_truncation not in ON_TRUNCATION:
+        raise HopscoreError(f"--on-truncation must be one of {', '.join(ON_TRUNCATION)}")
+    with claim(output_file(output_path, "--output")):
+        return await _judge_items(items, output_path, config, backend, console, warn, rerun)
+
+
+async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeConfig,
+                       backend: ChatBackend | None, console: Console | None,
+                       warn: Console | None, rerun: str) -> JudgeSummary:
     backend = backend or make_backend(config)
-    meta = JudgeMeta(config.model, backend.endpoint, config.prompt.sha256, config.prompt.source)
+    meta = JudgeMeta(config.model, backend.endpoint, config.prompt.sha256, config.prompt.source,
+                     config.max_tokens)
     fingerprint = config.fingerprint(backend.endpoint)
     keys = [item_key(item, fingerprint) for item in items]
+    done = prepare_results(output_path, keys, key_of, policy=rerun, what="judge rows",
+                           differences=lambda rows: judge_differences(rows, meta))
+    note = done.note(output_path)
+    if note and warn is not None:
+        warn.print(f"note: {note}", markup=False, highlight=False)
     log = ResultLog(output_path, key_of)
-    log.load(is_done)
+    log.load(done_check(on_truncation=config.on_truncation,
+                        retry_unparsed=config.retry_unparsed))
     note_resume(log, keys, warn,
                 "rows judged with another model, prompt or input; they are replaced by this run")
     engine = ChatEngine(backend, concurrency=config.concurrency, timeout=config.timeout,
                         retry=config.retry, cache=cache_for(config.cache_dir, warn_printer(warn)),
                         adaptive=config.adaptive)
+    judge = _Judge(engine, config, meta, log)
     try:
         outcome = await run_batch(
-            items, keys, _Judge(engine, config, meta), log,
+            items, keys, judge, log,
             workers=config.concurrency, console=console, description="judging",
         )
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        finished = len(log.done_keys() & set(keys))
+        raise Interrupted(f"{finished} of {len(keys)} rows are judged in {output_path}; rerun "
+                          "the same command to judge the rest (finished rows are kept)") from None
     finally:
         await engine.aclose()
-    return summarize(log, outcome, engine.stats, config, keys)
+    summary = summarize(log, outcome, engine.stats, config, keys)
+    summary.retried_unparsed = judge.retried_unparsed
+    return summary
+
+
+#: What a judge row records about its judge, as the settings a refusal names.
+JUDGE_SETTINGS = ("model", "endpoint", "prompt_sha256", "max_tokens")
+
+
+def judge_differences(rows: list[dict[str, Any]], meta: JudgeMeta) -> list[str]:
+    """``setting: old -> new`` for the judge settings of ``rows`` that differ from ``meta``."""
+    lines = []
+    for name in JUDGE_SETTINGS:
+        new = getattr(meta, name)
+        old = {json.dumps((r.get(META_FIELD) or {}).get(name, new)) for r in rows}
+        old.discard(json.dumps(new))
+        if old:
+            before = ", ".join(sorted(v.strip('"') for v in old))
+            lines.append(f"{name}: {before} -> {json.dumps(new).strip(chr(34))}")
+    return lines
 
 
 def summarize(
@@ -217,11 +316,14 @@ def summarize(
         meta = row["judge"]
         status = meta.get("status")
         summary.rows += 1
+        summary.truncated += bool(meta.get("truncated"))
         if status == JUDGED:
             summary.judged += 1
             summary.parse_failures += not row.get("parse_ok")
             summary.differs_from_reference += bool(meta.get("differs_from_reference"))
             summary.conflicting_verdicts += bool(meta.get("conflicting_verdicts"))
+        elif status == TRUNCATED:
+            summary.truncated_unscored += 1
         elif status == EMPTY_RESPONSE:
             summary.empty_responses += 1
         elif status == INVALID_INPUT:

@@ -26,6 +26,7 @@ from hopscore.intervals import ExampleValues, IntervalSpec, attach_intervals
 from hopscore.io import write_json_atomic
 from hopscore.judge.rows import JudgeItem, item_key, key_of
 from hopscore.judge.runner import JudgeConfig, JudgeSummary, judge_items
+from hopscore.reruns import REFUSE
 from hopscore.scoring import (
     ExampleScore,
     ScoreReport,
@@ -101,6 +102,7 @@ def score_files_with_judge(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     intervals: IntervalSpec | None = None,
+    rerun: str = REFUSE,
 ) -> JudgedReport:
     """Score as ``hopscore score`` does, then judge every example and merge the results.
 
@@ -117,7 +119,8 @@ def score_files_with_judge(
     items = [judge_item(score, questions.get(score.id, ""), str(gold_path)) for score in scores]
     with tempfile.TemporaryDirectory(prefix="hopscore-judge-") as scratch:
         judge_path = (output_dir or Path(scratch)) / "judge.jsonl"
-        summary = asyncio.run(judge_items(items, judge_path, config, console=console, warn=warn))
+        summary = asyncio.run(judge_items(items, judge_path, config, console=console, warn=warn,
+                                          rerun=rerun))
         by_key = {key_of(row): row for row in _rows(judge_path)}  # the latest row of each key
     if summary.aborted:
         raise HopscoreError(
@@ -215,6 +218,7 @@ def _write(
     data["judge"] = {
         "model": summary.model, "prompt_sha256": summary.prompt_sha256, "compared_with": metric,
         "disagreements": len(disagreements), "parse_failures": summary.parse_failures,
+        "truncated": summary.truncated, "truncated_unscored": summary.truncated_unscored,
         "errors": summary.errors, "empty_responses": summary.empty_responses,
     }
     write_json_atomic(output_dir / "metrics.json", data)
