@@ -13,6 +13,8 @@ from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.display import print_report
 from hopscore.errors import HopscoreError
+from hopscore.outputs import claim_for_command
+from hopscore.outputs import output_dir as directory
 
 if TYPE_CHECKING:
     from hopscore.run.runner import RunResult
@@ -40,6 +42,9 @@ def summary_table(result: RunResult) -> Table:
     kinds = ", ".join(f"{k} {v}" for k, v in sorted((s.get("errors_by_kind") or {}).items()))
     table.add_row("request errors (not scored)", f"{s.get('errors', 0)}"
                   + (f"  ({kinds})" if kinds else ""))
+    unscored = s.get("truncated_unscored")
+    table.add_row("cut at --max-tokens", f"{s.get('truncated', 0)}"
+                  + (f"  (not scored: {unscored})" if unscored else ""))
     table.add_row("samples this run / already done",
                   f"{result.outcome.processed} / {result.outcome.already_done}")
     table.add_row("requests sent / retries / cache hits",
@@ -120,6 +125,9 @@ def run_command(
     cluster: str | None = o.CLUSTER,
     cluster_file: Path | None = o.CLUSTER_FILE,
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
+    on_truncation: str = o.ON_TRUNCATION,
+    restart: bool = o.RESTART,
+    resume_any: bool = o.RESUME_ANY,
     overlay: Path | None = typer.Option(None, "--overlay", rich_help_panel=HDR,
                                         help="v2 sparse patch overlaid on --tasks."),
     db_root: Path | None = typer.Option(None, "--db-root", rich_help_panel=HDR,
@@ -197,8 +205,16 @@ def run_command(
         raise HopscoreError("missing option --gold (the benchmark's gold file)")
     from hopscore.hub import official_gold
     from hopscore.run.runner import run
-    from hopscore.run.settings import RunSettings, default_output_dir
+    from hopscore.run.settings import RunSettings, default_output_dir, run_writes
 
+    rerun = o.rerun_policy(restart, resume_any)
+    out = output_dir or default_output_dir(benchmark.lower(), model, protocol)
+    bench = benchmarks.get(benchmark)
+    claim_for_command(
+        directory(out, "--output-dir", writes=run_writes(bench.predictions_file),
+                  create_parents=output_dir is None),
+        inputs=run_inputs(gold=gold, aliases=aliases, tables_dir=tables_dir, corpus=corpus,
+                          prompt_template=prompt_template, cluster_file=cluster_file))
     gold_file = official_gold(benchmark.lower(), gold)
     for line in (gold_file.note(), *gold_file.warnings):
         if line:
@@ -206,7 +222,7 @@ def run_command(
     local = model.startswith("local/")
     settings = RunSettings(
         benchmark=benchmark.lower(), gold=gold_file.path, model=model,
-        output_dir=output_dir or default_output_dir(benchmark.lower(), model, protocol),
+        output_dir=out,
         base_url=base_url, api_key_env=api_key_env, protocol=protocol, shots=shots,
         temperature=temperature, max_tokens=max_tokens or None, seed=seed, stop=tuple(stop),
         prompt_template=prompt_template, answer_marker=answer_marker, extraction=extraction,
@@ -217,9 +233,10 @@ def run_command(
         max_retries=max_retries, max_retry_wait=max_retry_wait, deadline=deadline,
         adaptive=adaptive, cache_dir=None if no_cache else (cache_dir or _cache_dir()),
         resamples=resamples, ci=ci.lower(), ci_level=ci_level, cluster=cluster,
-        cluster_file=cluster_file,
+        cluster_file=cluster_file, on_truncation=o.truncation_policy(on_truncation),
     )  # fmt: skip
-    result = run(settings, console=err_console if progress else None, warn=err_console)
+    result = run(settings, console=err_console if progress else None, warn=err_console,
+                 rerun=rerun)
     console.print(summary_table(result))
     if result.outcome.aborted is not None:
         raise HopscoreError(
@@ -232,8 +249,16 @@ def run_command(
     if result.metrics and "mcr" in result.metrics:
         console.print(mcr_line(result.metrics["mcr"]), markup=False, highlight=False)
     err_console.print(f"wrote {settings.output_dir}", markup=False, highlight=False)
-    if result.summary.get("errors"):
+    if result.summary.get("errors") or result.summary.get("truncated_unscored"):
         raise typer.Exit(1)
+
+
+def run_inputs(**paths: Path | None) -> list[Any]:
+    """The run's input files and folders, by option, for the output-is-an-input check."""
+    from hopscore.outputs import Input
+
+    return [Input(path, "--" + name.replace("_", "-")) for name, path in paths.items()
+            if path is not None]
 
 
 #: Options of the QA runs that an HDR agent run does not take, with their defaults.

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from hopscore import __version__
 from hopscore.benchmarks.base import Benchmark, ModelAnswer, Predictions
+from hopscore.errors import HopscoreError
 from hopscore.io import write_json_atomic
 from hopscore.scoring import ScoreReport, ScoresWriter, score_examples
 
@@ -35,12 +36,28 @@ def versions(local: bool) -> dict[str, str | None]:
     return out
 
 
-def run_summary(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def is_truncated(row: dict[str, Any]) -> bool:
+    """The model's answer was cut at max_tokens (finish_reason "length")."""
+    return bool(row.get("truncated")) or (row.get("error") is None
+                                          and row.get("finish_reason") == "length")
+
+
+def unscored(row: dict[str, Any] | None, on_truncation: str) -> bool:
+    """No prediction from this row: a failed request, or a cut answer under --on-truncation
+    error."""
+    return row is None or row.get("error") is not None or (
+        on_truncation == "error" and is_truncated(row))
+
+
+def run_summary(prepared: Prepared, rows: dict[str, dict[str, Any]],
+                on_truncation: str = "score") -> dict[str, Any]:
     """Counts over the samples of a run (the ``run`` block of metrics.json)."""
     ids = [example.id for example in prepared.examples]
     errors = [i for i in ids if i in rows and rows[i].get("error") is not None]
     not_run = [i for i in ids if i not in rows]
-    done = [rows[i] for i in ids if i in rows and rows[i].get("error") is None]
+    finished = [rows[i] for i in ids if i in rows and rows[i].get("error") is None]
+    truncated = [r["id"] for r in finished if is_truncated(r)]
+    done = [r for r in finished if not unscored(r, on_truncation)]
     strict_failures = [r["id"] for r in done if not (r.get("extracted") or {}).get("strict")]
     no_answer = [r["id"] for r in done if not r.get("abstained") and not r.get("answer")]
     abstained = [r["id"] for r in done if r.get("abstained")]
@@ -60,7 +77,23 @@ def run_summary(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> dict[str
         "prompt_tokens": sum(int(r.get("prompt_tokens") or 0) for r in done),
         "completion_tokens": sum(int(r.get("completion_tokens") or 0) for r in done),
         "cached": sum(1 for r in done if r.get("cached")),
+        "truncated": len(truncated),
+        "truncated_ids": truncated[:FIRST_IDS],
+        "truncated_unscored": len(truncated) if on_truncation == "error" else 0,
+        "on_truncation": on_truncation,
     }
+
+
+def truncation_warning(summary: dict[str, Any], max_tokens: int | None) -> str | None:
+    """The warning of a run whose answers were cut at the completion budget."""
+    count = summary.get("truncated") or 0
+    if not count:
+        return None
+    budget = f"--max-tokens {max_tokens}" if max_tokens else "the endpoint's completion limit"
+    handled = ("not scored (--on-truncation error; they score 0)" if summary.get(
+        "truncated_unscored") else "scored as they are (--on-truncation score)")
+    return (f"{count} answers were cut at {budget} (finish_reason length) and are {handled}; "
+            "raise --max-tokens to let them finish")
 
 
 def finish_run(
@@ -72,7 +105,7 @@ def finish_run(
     predictions = []
     for example in prepared.examples:
         row = rows.get(example.id)
-        if row is None or row.get("error") is not None or row.get("abstained"):
+        if row is None or unscored(row, settings.on_truncation) or row.get("abstained"):
             continue
         retrieved = row.get("retrieved")
         answer = ModelAnswer(row.get("answer"), row.get("raw_output") or "",
@@ -86,7 +119,8 @@ def finish_run(
     scored_predictions: Predictions[Any] = loaded
     mcr_block = None
     if settings.protocol == "mcr":
-        scorer, scored_predictions, mcr_block = _mcr(prepared, rows, loaded)
+        scorer, scored_predictions, mcr_block = _mcr(prepared, rows, loaded,
+                                                     settings.on_truncation)
     writer = ScoresWriter(out / "scores.jsonl")
     try:
         spec, clusters = settings.interval_options()
@@ -96,12 +130,15 @@ def finish_run(
         writer.close(keep=False)
         raise
     writer.close()
-    summary = run_summary(prepared, rows)
+    summary = run_summary(prepared, rows, settings.on_truncation)
     if summary["errors"]:
         report.warnings.append(
             f"{summary['errors']} requests failed after their retries (no prediction; they "
             "score 0 here); re-run the same command to retry only them"
         )
+    cut = truncation_warning(summary, settings.max_tokens)
+    if cut is not None:
+        report.warnings.append(cut)
     metrics = report.to_json()
     metrics["run"] = {"model": str(prepared.spec), "protocol": settings.protocol,
                       "extraction": settings.extraction if settings.protocol != "mcr" else "mcr",
@@ -113,7 +150,8 @@ def finish_run(
 
 
 def _mcr(
-    prepared: Prepared, rows: dict[str, dict[str, Any]], loaded: Predictions[Any]
+    prepared: Prepared, rows: dict[str, dict[str, Any]], loaded: Predictions[Any],
+    on_truncation: str = "score",
 ) -> tuple[Benchmark[Any, Any], Predictions[Any], dict[str, Any]]:
     from hopscore.run.mcr import McrPrediction, McrScoring, mcr_summary
 
@@ -122,9 +160,10 @@ def _mcr(
     total = 0.0
     for example in prepared.examples:
         row = rows.get(example.id)
-        if row is None or row.get("error") is not None:
+        if unscored(row, on_truncation):
             errors += 1
             continue
+        assert row is not None
         score = row.get("mcr_score")
         if row.get("abstained") or score is None:
             abstained += 1
@@ -149,12 +188,25 @@ def write_config(
     outcome: BatchOutcome | None = None,
     stats: EngineStats | None = None,
 ) -> dict[str, Any]:
-    """config.json: every setting, the prompt's hashes, versions and the run's status."""
+    """config.json: every setting, the prompt's hashes, versions, the run's status and counts."""
+    path = settings.output_dir / "config.json"
+    summary = run_summary(prepared, rows, settings.on_truncation) if rows is not None else {}
+    config = config_record(settings, prepared, status)
+    if summary:
+        config["summary"] = summary
+    if outcome is not None:
+        config["batch"] = outcome.to_json()
+    if stats is not None:
+        config["requests"] = stats.to_json()
+    write_json_atomic(path, config)
+    return summary
+
+
+def config_record(settings: RunSettings, prepared: Prepared, status: str) -> dict[str, Any]:
+    """config.json without the counts: every setting, the prompt's hashes, versions, status."""
     from hopscore.run.tasks import corpus_info, shots_sha256
 
-    path = settings.output_dir / "config.json"
-    summary = run_summary(prepared, rows) if rows is not None else {}
-    config: dict[str, Any] = {
+    return {
         "hopscore_version": __version__,
         "status": status,
         "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -180,11 +232,38 @@ def write_config(
         "versions": versions(prepared.spec.is_local),
         "platform": platform.platform(),
     }
-    if summary:
-        config["summary"] = summary
-    if outcome is not None:
-        config["batch"] = outcome.to_json()
-    if stats is not None:
-        config["requests"] = stats.to_json()
-    write_json_atomic(path, config)
-    return summary
+
+
+def _comparable(config: dict[str, Any]) -> dict[str, Any]:
+    """What of a config.json decides the samples: settings (not the operational ones) and the
+    hashes of the gold, the prompt, the exemplars and the corpus, and the endpoint."""
+    from hopscore.run.settings import OPERATIONAL
+
+    def get(*path: str) -> Any:
+        value: Any = config
+        for name in path:
+            value = value.get(name) if isinstance(value, dict) else None
+        return value
+
+    settings = get("settings") or {}
+    out = {name: value for name, value in settings.items() if name not in OPERATIONAL}
+    out.update({"gold sha256": get("gold", "sha256"), "prompt sha256": get("prompt", "sha256"),
+                "shots sha256": get("prompt", "shots_sha256"),
+                "corpus sha256": get("context", "corpus", "sha256"),
+                "endpoint": get("model", "endpoint")})
+    return out
+
+
+def run_differences(settings: RunSettings, prepared: Prepared) -> list[str]:
+    """``setting: old -> new`` between the run directory's config.json and this run."""
+    from hopscore.io import load_json
+    from hopscore.reruns import settings_diff
+
+    path = settings.output_dir / "config.json"
+    try:
+        old = load_json(path)
+    except HopscoreError:
+        return []
+    if not isinstance(old, dict):
+        return []
+    return settings_diff(_comparable(old), _comparable(config_record(settings, prepared, "")))

@@ -39,10 +39,13 @@ from hopscore.engine import (
     run_key_of,
     warn_printer,
 )
+from hopscore.errors import Interrupted
+from hopscore.outputs import claim, output_dir
+from hopscore.reruns import REFUSE, prepare_results
 from hopscore.run.extract import extract_flexible, extract_mcr, extract_strict
-from hopscore.run.finish import finish_run, write_config
+from hopscore.run.finish import finish_run, run_differences, write_config
 from hopscore.run.providers import make_backend
-from hopscore.run.settings import RunSettings
+from hopscore.run.settings import RunSettings, run_writes
 from hopscore.run.tasks import Prepared, Task, prepare
 from hopscore.scoring import ScoreReport
 
@@ -82,6 +85,7 @@ class _Worker:
             assert call.failure is not None
             return RowResult(row, done=False, failure=call.failure)
         output = call.response.content or ""
+        row["truncated"] = call.response.finish_reason == "length"
         row.update(self.read(task, output))
         return RowResult(row)
 
@@ -146,14 +150,33 @@ async def execute(
     console: Console | None = None,
     warn: Console | None = None,
     prepared: Prepared | None = None,
+    rerun: str = REFUSE,
 ) -> RunResult:
-    """Run (or resume) one benchmark run into ``settings.output_dir``."""
+    """Run (or resume) one benchmark run into ``settings.output_dir``.
+
+    The directory is held for the whole run (:func:`hopscore.outputs.claim`). Samples of
+    other settings already there are handled by ``rerun`` (:mod:`hopscore.reruns`: refused by
+    default, naming the settings that differ). Ctrl-C keeps every finished sample, marks
+    config.json "interrupted" and raises :class:`~hopscore.errors.Interrupted`.
+    """
     prepared = prepared or prepare(settings)
     out = settings.output_dir
-    out.mkdir(parents=True, exist_ok=True)
+    writes = run_writes(prepared.benchmark.predictions_file)
+    with claim(output_dir(out, "--output-dir", writes=writes, create_parents=True)):
+        return await _execute(settings, prepared, backend, console, warn, rerun)
+
+
+async def _execute(settings: RunSettings, prepared: Prepared, backend: ChatBackend | None,
+                   console: Console | None, warn: Console | None, rerun: str) -> RunResult:
+    out = settings.output_dir
+    keys = [task.key for task in prepared.tasks]
+    kept = prepare_results(out / SAMPLES_FILE, keys, run_key_of, policy=rerun, what="samples",
+                           differences=lambda rows: run_differences(settings, prepared))
+    note = kept.note(out / SAMPLES_FILE)
+    if note and warn is not None:
+        warn.print(f"note: {note}", markup=False, highlight=False)
     log = ResultLog(out / SAMPLES_FILE, run_key_of)
     log.load(is_done)
-    keys = [task.key for task in prepared.tasks]
     note_resume(log, keys, warn,
                 "samples made with other settings or examples; this run replaces them")
     local = prepared.spec.is_local
@@ -172,6 +195,13 @@ async def execute(
             workers=1 if local else settings.concurrency, console=console,
             description=f"{prepared.benchmark.name} {prepared.spec}",
         )  # fmt: skip
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        rows = {str(row["id"]): row for row in log.latest(keys).values()}
+        write_config(settings, prepared, status="interrupted", rows=rows, stats=engine.stats)
+        finished = len(log.done_keys() & set(keys))
+        raise Interrupted(
+            f"{finished} of {len(keys)} samples are saved in {out / SAMPLES_FILE} (config.json "
+            "says interrupted); rerun the same command to resume") from None
     finally:
         await engine.aclose()
     rows = {str(row["id"]): row for row in log.latest(keys).values()}  # by example id

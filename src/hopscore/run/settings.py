@@ -66,6 +66,8 @@ class RunSettings:
     ci_level: float = DEFAULT_LEVEL
     cluster: str | None = None
     cluster_file: Path | None = None
+    #: an answer cut at max_tokens (finish_reason "length"): "score" it, or "error" (not scored)
+    on_truncation: str = "score"
 
     def check(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -84,6 +86,8 @@ class RunSettings:
             raise HopscoreError("--retrieve-k must be at least 1")
         if self.context_tokens < 100:
             raise HopscoreError("--context-tokens must be at least 100")
+        if self.on_truncation not in ("score", "error"):
+            raise HopscoreError("--on-truncation must be score or error")
         self.interval_options()  # a bad --ci or --ci-level stops the run before any request
 
     def interval_options(self) -> tuple[IntervalSpec, ClusterSpec | None]:
@@ -109,6 +113,19 @@ class RunSettings:
                 value = list(value)
             out[f.name] = value
         return out
+
+
+#: Settings that change how a run is carried out or reported, never its samples: a rerun that
+#: differs only in these is a plain resume, and a refused rerun does not name them.
+OPERATIONAL = ("output_dir", "concurrency", "timeout", "max_retries", "backoff",
+               "max_retry_wait", "deadline", "adaptive", "cache_dir", "resamples", "ci",
+               "ci_level", "cluster", "cluster_file", "on_truncation", "api_key_env")
+
+
+def run_writes(predictions_file: str) -> tuple[str, ...]:
+    """The files a run writes in its directory."""
+    return ("config.json", "samples.jsonl", "samples.other-settings.jsonl", "metrics.json",
+            "scores.jsonl", predictions_file)
 
 
 def default_output_dir(benchmark: str, model: str, protocol: str) -> Path:
