@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,94 +23,15 @@ from hopscore.benchmarks.base import Benchmark, E, P, Predictions
 from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.errors import HopscoreError
 from hopscore.io import bulk_load, json_line, write_json_atomic
-from hopscore.records import fast_init
+
+# the result records live in hopscore.results (below the intervals); imported from here too
+from hopscore.results import ExampleScore as ExampleScore
+from hopscore.results import GroupSummary as GroupSummary
+from hopscore.results import ScoreReport as ScoreReport
 
 if TYPE_CHECKING:
-    from hopscore.inference.ci import Interval
     from hopscore.inference.clusters import ClusterSpec
     from hopscore.intervals import ExampleValues, IntervalSpec
-
-
-@fast_init
-@dataclass(frozen=True, slots=True)
-class ExampleScore:
-    """The scores of one gold example, as written to ``scores.jsonl``."""
-
-    id: str
-    groups: dict[str, str]
-    metrics: dict[str, float]
-    missing: bool
-    prediction: str | None
-    gold: tuple[str, ...]
-    #: the example's cluster (``--cluster`` / ``--cluster-file``); None when not clustered
-    cluster: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out = {
-            "id": self.id,
-            "groups": self.groups,
-            "metrics": self.metrics,
-            "missing": self.missing,
-            "prediction": self.prediction,
-            "gold": list(self.gold),
-        }
-        if self.cluster is not None:
-            out["cluster"] = self.cluster
-        return out
-
-
-@dataclass(slots=True)
-class GroupSummary:
-    n: int
-    metrics: dict[str, float]
-    #: the group label (``"bridge"``); the group's name is ``"key=value"`` where labels collide
-    value: str | None = None
-    ci: dict[str, Interval | None] | None = None
-
-
-@dataclass(slots=True)
-class ScoreReport:
-    """What ``metrics.json`` holds."""
-
-    benchmark: str
-    n_gold: int
-    n_predictions: int
-    missing_ids: list[str]
-    extra_ids: list[str]
-    metrics: dict[str, float]
-    groups: dict[str, GroupSummary]
-    group_keys: dict[str, str] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    #: interval per metric (None: a metric without one); None: not computed
-    ci: dict[str, Interval | None] | None = None
-    #: how the intervals were made (None: not computed)
-    interval_spec: IntervalSpec | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "benchmark": self.benchmark,
-            "n_gold": self.n_gold,
-            "n_predictions": self.n_predictions,
-            "missing_ids": self.missing_ids,
-            "extra_ids": self.extra_ids,
-            "metrics": self.metrics,
-        }
-        if self.ci is not None:
-            from hopscore.intervals import intervals_to_json
-
-            out["ci"] = intervals_to_json(self.ci)
-            if self.interval_spec is not None:
-                out["ci_settings"] = self.interval_spec.to_json()
-        groups: dict[str, Any] = {}
-        for name, g in self.groups.items():
-            groups[name] = {"n": g.n, "key": self.group_keys.get(name), "metrics": g.metrics}
-            if g.ci is not None:
-                from hopscore.intervals import intervals_to_json
-
-                groups[name]["ci"] = intervals_to_json(g.ci)
-        out["groups"] = groups
-        out["warnings"] = self.warnings
-        return out
 
 
 def score_examples(

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from hopscore.benchmarks.hdr_tasks import read_tasks
 from hopscore.errors import InputError
-from hopscore.hdr.tasks import read_tasks
 from hopscore.hdr.validate import check_s2sql_answer, validate_predictions
 from tests.conftest import run_cli
 from tests.hdr.world import TASKS, write_jsonl

@@ -324,7 +324,7 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
 
     def make_prediction(self, example: FeverousExample, answer: ModelAnswer) -> FeverousPrediction:
         """The label named by the answer (yes/true: SUPPORTS, no/false: REFUTES); no evidence."""
-        from hopscore.run.extract import feverous_label
+        from hopscore.labels import feverous_label
 
         text = answer.text or ""
         return FeverousPrediction(id=example.id, answer=feverous_label(text) or text)

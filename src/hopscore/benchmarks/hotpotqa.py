@@ -277,7 +277,7 @@ def cited_facts(output: str, titles: Sequence[str]) -> tuple[Fact, ...]:
     punctuation, then as a paragraph number ("[Paragraph 2, 0]", "[2, 0]"); an unknown title is
     kept as written (it can only be a false positive). Duplicates are dropped, order kept.
     """
-    from hopscore.run.extract import strip_think  # a pure helper; run imports benchmarks
+    from hopscore.labels import strip_think
 
     text = strip_think(output)
     labels = list(_FACTS_LABEL.finditer(text))

@@ -310,7 +310,7 @@ class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
 
         Retrieved document ids, when the run retrieved any, are the predicted paragraphs.
         """
-        from hopscore.run.extract import yes_no
+        from hopscore.labels import yes_no
 
         word = yes_no(answer.text) if answer.text else None
         return StrategyQAPrediction(

@@ -5,6 +5,9 @@ imported only when their command is used (:class:`LazyGroup`): ``hopscore score 
 and parses the score command alone, and ``hopscore --version`` imports no command module at
 all, so start-up costs what the one command needs. :func:`main` turns user errors into one
 readable line and exit status 2, never a traceback.
+
+The package sits below :mod:`hopscore.launch`, the console script's entry point, which wraps
+:func:`main` in its error handling (:func:`hopscore.launch.guarded`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from rich.console import Console
 from typer.core import TyperGroup
 
 from hopscore import __version__
-from hopscore.launch import guarded
 
 #: Every command, in the order of --help (its panels follow their first command: score and
 #: grade, run models and agents, HybridDeepResearch, analyse), and the module defining it.
@@ -107,5 +109,9 @@ def _root(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the typer application (the ``hopscore`` script enters through :mod:`hopscore.launch`)."""
-    guarded(lambda: app(args=argv), err_console)
+    """Run the typer application on ``argv``; exits (``SystemExit``) with the command's status.
+
+    Errors are not turned into exit statuses here: the ``hopscore`` script and ``python -m
+    hopscore`` enter through :func:`hopscore.launch.main`, which does that.
+    """
+    app(args=argv)

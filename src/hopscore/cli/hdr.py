@@ -47,7 +47,7 @@ def validate_predictions(
     prefixes, missing tasks, and S2SQL answers without a fenced sql block. Exit status 1 when
     there is an error.
     """
-    from hopscore.hdr.tasks import load_tasks
+    from hopscore.benchmarks.hdr_tasks import load_tasks
     from hopscore.hdr.validate import validate_predictions as validate
 
     if overlay is not None and tasks is None:
@@ -83,7 +83,7 @@ def hdr_tasks(
         "--output", "-o", help="Write the resulting task set as one JSONL file.")] = None,
 ) -> None:
     """Check an HDR task set (and apply the v2 overlay): counts per family, overrides, sha256."""
-    from hopscore.hdr.tasks import family_counts, load_tasks, tasks_jsonl, tasks_sha256
+    from hopscore.benchmarks.hdr_tasks import family_counts, load_tasks, tasks_jsonl, tasks_sha256
     from hopscore.io import write_text_atomic
 
     task_list, merged = load_tasks(tasks, overlay)

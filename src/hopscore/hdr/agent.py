@@ -27,8 +27,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from hopscore.benchmarks.hdr_tasks import HdrTask
 from hopscore.engine import CallFailure, ChatEngine, ChatRequest, sha256_text
-from hopscore.hdr.tasks import HdrTask
 from hopscore.hdr.tools import FINAL_ANSWER, ArgumentError, Toolset, final_answer_text
 
 SYSTEM_PROMPT = """\

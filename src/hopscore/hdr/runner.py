@@ -29,6 +29,7 @@ from typing import Any
 
 from rich.console import Console
 
+from hopscore.benchmarks.hdr_tasks import HdrTask, load_tasks
 from hopscore.engine import (
     BatchOutcome,
     ChatBackend,
@@ -48,10 +49,10 @@ from hopscore.errors import HopscoreError
 from hopscore.hdr.agent import MODEL_ERROR, AgentLoop, AgentSettings, prompt_sha256
 from hopscore.hdr.grade import AttemptOutcome, GradeOptions, GradeSummary, grade
 from hopscore.hdr.knowledge import KnowledgeBase
+from hopscore.hdr.prepared import Prepared, attempt_key
 from hopscore.hdr.report import finish_metrics, write_config, write_predictions
 from hopscore.hdr.search import Bm25Search, HttpSearch, SearchBackend
 from hopscore.hdr.settings import HdrSettings
-from hopscore.hdr.tasks import HdrTask, Overlay, load_tasks
 from hopscore.hdr.tools import SCHEMAS, ToolLimits, Toolset, openai_tools
 from hopscore.hdr.trajectory import file_name, read_trajectory, write_trajectory
 from hopscore.judge.prompt import JudgePrompt
@@ -63,19 +64,6 @@ from hopscore.sql.sandbox import SqlExecutor
 
 SAMPLES_FILE = "samples.jsonl"
 TRAJECTORIES = "trajectories"
-
-
-@dataclass(slots=True)
-class Prepared:
-    settings: HdrSettings
-    spec: ModelSpec
-    base_url: str | None
-    endpoint: str
-    tasks: list[HdrTask]
-    overlay: Overlay | None
-    knowledge: dict[str, KnowledgeBase | None]
-    search: SearchBackend
-    fingerprint: str
 
 
 @dataclass(slots=True)
@@ -146,11 +134,6 @@ def prepare(settings: HdrSettings, search: SearchBackend | None = None) -> Prepa
     }))[:16]
     return Prepared(settings, spec, base_url, endpoint, tasks, merged, knowledge, search,
                     fingerprint)
-
-
-def attempt_key(prepared: Prepared, task: HdrTask, attempt: int) -> str:
-    record = sha256_text(canonical_json(task.record))[:12]
-    return f"{task.id}#{attempt}@{prepared.fingerprint}:{record}"
 
 
 class _AttemptWorker:

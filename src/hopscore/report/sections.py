@@ -3,15 +3,26 @@ template escapes every string)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from hopscore.analysis.categories import DimensionResult
 from hopscore.analysis.compare import PairComparison
+from hopscore.analysis.scored import ScoredSet
 from hopscore.report.charts import Bar
 from hopscore.stats import Difference
 
-if TYPE_CHECKING:
-    from hopscore.report.build import RunAnalysis
+
+@dataclasses.dataclass(slots=True)
+class RunAnalysis:
+    """One input of the report with what was read for it: its samples' records, its error
+    categories and the metric that says whether an example is right."""
+
+    scored: ScoredSet
+    records: dict[str, dict[str, Any]]
+    dimensions: list[DimensionResult]
+    ok_metric: str | None
 
 
 def pct(value: float | None) -> str:
