@@ -45,6 +45,8 @@ class ExampleScore:
 
 @dataclass(slots=True)
 class GroupSummary:
+    """The scores of one group of examples (a question type, a difficulty level, ...)."""
+
     n: int
     metrics: dict[str, float]
     #: the group label (``"bridge"``); the group's name is ``"key=value"`` where labels collide
@@ -54,7 +56,15 @@ class GroupSummary:
 
 @dataclass(slots=True)
 class ScoreReport:
-    """What ``metrics.json`` holds."""
+    """What ``metrics.json`` holds: the scores of a whole set of gold examples.
+
+    ``metrics`` maps each metric to its unrounded mean (a fraction; 1.0 is perfect),
+    ``groups`` each group name to its :class:`GroupSummary`, ``ci`` each metric to its
+    confidence interval (``low``, ``high``, ``method``, ``level``; None when not computed),
+    ``missing_ids`` the gold examples without a prediction (scored 0), ``extra_ids`` the
+    predictions not in the gold (ignored), and ``warnings`` what a user should know.
+    ``to_json()`` is the ``metrics.json`` document.
+    """
 
     benchmark: str
     n_gold: int
