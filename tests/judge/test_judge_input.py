@@ -31,3 +31,31 @@ def test_every_bad_line_is_named_and_nothing_is_sent(tmp_path: Path) -> None:
                         (4, "invalid JSON"), (5, "not valid UTF-8")):
         assert f"{source}:{line}: " in result.stderr and words in result.stderr, line
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_lone_surrogate_is_named_not_an_internal_error(tmp_path: Path) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(GOOD) + "\n"
+                      '{"question": "q \\ud800?", "response": "a", "correct_answer": "a"}\n',
+                      encoding="utf-8")
+    result = run_cli("judge", "-i", source, "-o", tmp_path / "out.jsonl", "--model", "m",
+                     "--base-url", "http://127.0.0.1:9/v1", "--no-progress", "--no-cache")
+    assert result.returncode == 2, result.stderr
+    assert f"{source}:2: field 'question': contains a lone surrogate at character 3" \
+        in result.stderr
+
+
+def test_a_lone_surrogate_in_another_field_is_judged_and_kept(tmp_path: Path) -> None:
+    from tests.openai_server import FakeOpenAI, judge_reply
+
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"instance_id": "x\\ud800", "question": "q", "response": "a", '
+                      '"correct_answer": "a"}\n', encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    with FakeOpenAI(lambda prompt, attempt: judge_reply(True, answer="a")) as server:
+        result = run_cli("judge", "-i", source, "-o", out, "--model", "m", "--base-url",
+                         server.base_url, "--no-progress", "--no-cache",
+                         env={"JUDGE_API_KEY": "sk-test"})
+    assert result.returncode == 0, result.stderr
+    row = json.loads(out.read_text(encoding="utf-8"))
+    assert row["instance_id"] == "x\ud800" and row["correct"] is True

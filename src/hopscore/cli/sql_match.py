@@ -64,8 +64,8 @@ def _print_summary(summary: Summary, output: Path) -> None:
         f"verdicts ({summary.other_sql} rows read another SQL that way)",
         markup=False, highlight=False)
     if summary.resumed:
-        err_console.print(f"resumed: {summary.resumed} rows were already in {output}",
-                          markup=False, highlight=False)
+        err_console.print(f"resumed: {summary.resumed} rows were already in {output} with these "
+                          "settings", markup=False, highlight=False)
     err_console.print(f"wrote {output}", markup=False, highlight=False)
 
 
@@ -76,7 +76,7 @@ def sql_match(
         "gold_sql/sql, db or db_path, optional messages + message_format.")],
     output: Annotated[Path, typer.Option(
         "--output", "-o", help="Verdicts (JSON Lines), one per input row; an existing file is "
-        "resumed.")],
+        "resumed (rows of other settings or edited lines are graded again).")],
     db_root: Annotated[Path | None, typer.Option(
         "--db-root", help="Folder of the databases, for records that give db, not db_path.")
     ] = None,
@@ -137,7 +137,8 @@ def sql_match(
         err_console.print(f"warning: SQLite {sqlite_version()}: {note}", style="yellow",
                           markup=False, highlight=False)
     with SqlExecutor(workers, memory_mb=memory_mb) as executor:
-        summary = run_sql_match(input, output, options, executor=executor, restart=restart)
+        summary = run_sql_match(input, output, options, executor=executor, restart=restart,
+                                warn=err_console)
     _print_summary(summary, output)
     invalid = summary.reasons["invalid_input"]
     if invalid == summary.total:

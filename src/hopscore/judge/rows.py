@@ -59,6 +59,11 @@ def _text(record: Fields, name: str, *, nullable: bool) -> str:
     if value is None and nullable:
         return ""
     if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:  # it could not be sent to any endpoint
+            raise record.error(name, f"contains a lone surrogate at character {exc.start + 1}"
+                               ) from None
         return value.strip()
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return json.dumps(value)
