@@ -141,3 +141,23 @@ def test_packages_form_layers() -> None:
 def test_the_checker_sees_a_circle() -> None:
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_module_reads_the_package_face() -> None:
+    """``hopscore/__init__.py`` names the whole API, so it sits on top: a module that imported
+    from it (``from hopscore import __version__``, ``import hopscore``) would import upwards.
+    ``hopscore.version`` holds the version; ``from hopscore import benchmarks`` (a submodule)
+    is fine."""
+    known = modules()
+    offenders = []
+    for name, path in known.items():
+        if name == "hopscore":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "hopscore":
+                offenders += [f"{name}: from hopscore import {a.name}" for a in node.names
+                              if f"hopscore.{a.name}" not in known]
+            elif isinstance(node, ast.Import):
+                offenders += [f"{name}: import hopscore" for a in node.names
+                              if a.name == "hopscore"]
+    assert not offenders, "\n".join(offenders)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from hopscore.version import __version__ as __version__
 
 #: public name -> the module that defines it (imported on first use)
 _PUBLIC = {

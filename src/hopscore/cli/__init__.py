@@ -20,7 +20,7 @@ import typer.main
 from rich.console import Console
 from typer.core import TyperGroup
 
-from hopscore import __version__
+from hopscore.version import __version__
 
 #: Every command, in the order of --help (its panels follow their first command: score and
 #: grade, run models and agents, HybridDeepResearch, analyse), and the module defining it.

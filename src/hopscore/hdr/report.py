@@ -9,7 +9,6 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from hopscore import __version__
 from hopscore.benchmarks.hdr_tasks import FAMILIES, HdrTask, family_counts, tasks_sha256
 from hopscore.benchmarks.hybrid_deep_research import HdrExample, HybridDeepResearch
 from hopscore.hdr.grade import GRADES, GradeSummary
@@ -18,6 +17,7 @@ from hopscore.io import write_json_atomic, write_jsonl_atomic
 from hopscore.run.finish import versions
 from hopscore.scoring import ScoreReport, ScoresWriter, score_examples
 from hopscore.sql.sandbox import sqlite_version
+from hopscore.version import __version__
 
 if TYPE_CHECKING:
     from hopscore.engine import BatchOutcome, EngineStats

@@ -24,7 +24,6 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from hopscore import __version__
 from hopscore.analysis.categories import (
     Inputs,
     analyze,
@@ -46,6 +45,7 @@ from hopscore.report import COMPRESS_CHOICES as COMPRESS_CHOICES
 from hopscore.report import DEFAULT_MAX_TEXT as DEFAULT_MAX_TEXT
 from hopscore.report.charts import Bar, Cluster, bar_chart
 from hopscore.report.sections import RunAnalysis, comparison_view, group_rows_view, summary_view
+from hopscore.version import __version__
 
 #: Sample data above this many bytes of JSON is embedded gzip-compressed (``--compress auto``).
 COMPRESS_ABOVE = 4_000_000

@@ -10,10 +10,10 @@ from collections import Counter
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
-from hopscore import __version__
 from hopscore.benchmarks.base import Benchmark, ModelAnswer, Predictions
 from hopscore.io import write_json_atomic
 from hopscore.scoring import ScoreReport, ScoresWriter, score_examples
+from hopscore.version import __version__
 
 if TYPE_CHECKING:
     from hopscore.engine import BatchOutcome, EngineStats
