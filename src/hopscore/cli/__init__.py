@@ -18,7 +18,8 @@ from typing import Any
 import typer
 import typer.main
 from rich.console import Console
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
+from typer.models import DefaultPlaceholder
 
 from hopscore.version import __version__
 
@@ -32,7 +33,38 @@ COMMANDS: dict[str, str] = {
 }  # fmt: skip
 
 
-class LazyGroup(TyperGroup):
+class HelpCommand(TyperCommand):
+    """A command whose ``--help`` is rendered by :mod:`hopscore.cli.help` (whole at any width)."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from hopscore.cli.help import render
+
+        render(self, ctx)
+
+
+class HelpGroup(TyperGroup):
+    """A group of commands (``hopscore suite``) with the same ``--help``."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from hopscore.cli.help import render
+
+        render(self, ctx)
+
+
+def _use_help_classes(typer_app: typer.Typer) -> None:
+    """Make every command and group of ``typer_app`` (and of its sub-apps) render its help
+    with :mod:`hopscore.cli.help`, unless it chose a class of its own."""
+    for info in typer_app.registered_commands:
+        if info.cls in (None, TyperCommand):  # typer's default class: not chosen by the command
+            info.cls = HelpCommand
+    for group in typer_app.registered_groups:
+        if isinstance(group.cls, DefaultPlaceholder) or group.cls in (None, TyperGroup):
+            group.cls = HelpGroup
+        if group.typer_instance is not None:
+            _use_help_classes(group.typer_instance)
+
+
+class LazyGroup(HelpGroup):
     """The root group: a command's module is imported, and its click command built, on first use."""
 
     def list_commands(self, ctx: Any) -> list[str]:
@@ -48,6 +80,7 @@ class LazyGroup(TyperGroup):
         """Build the click commands of every typer command registered so far and not yet built."""
         options: dict[str, Any] = {"pretty_exceptions_short": app.pretty_exceptions_short,
                                    "rich_markup_mode": app.rich_markup_mode}
+        _use_help_classes(app)
         for info in app.registered_commands:
             name = info.name or typer.main.get_command_name(info.callback.__name__)  # type: ignore[union-attr]
             if name not in self.commands:

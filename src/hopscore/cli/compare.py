@@ -167,6 +167,14 @@ def compare(
 
     Examples are aligned by id; ids in only one input are listed and left out. With more than
     two inputs every run is compared to the baseline and a matrix is printed.
+
+    Examples:
+
+      hopscore compare runs/a runs/b
+
+      hopscore compare runs/base runs/x runs/y --baseline runs/base --output comparison.json
+
+      hopscore compare judged_a.jsonl judged_b.jsonl --flip-metric correct
     """
     from hopscore.analysis.compare import compare_to_baseline
     from hopscore.analysis.scored import load_many

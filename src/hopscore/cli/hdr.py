@@ -46,6 +46,13 @@ def validate_predictions(
     whitespace-variant duplicates, ids against the task set (with --tasks) or the family
     prefixes, missing tasks, and S2SQL answers without a fenced sql block. Exit status 1 when
     there is an error.
+
+    Examples:
+
+      hopscore validate-predictions predictions.jsonl --tasks tasks.jsonl
+
+      hopscore validate-predictions predictions.jsonl --tasks hdr_v1/ --overlay hdr_v2_patch/ \
+          --allow-missing
     """
     from hopscore.benchmarks.hdr_tasks import load_tasks
     from hopscore.hdr.validate import validate_predictions as validate
@@ -82,7 +89,14 @@ def hdr_tasks(
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Write the resulting task set as one JSONL file.")] = None,
 ) -> None:
-    """Check an HDR task set (and apply the v2 overlay): counts per family, overrides, sha256."""
+    """Check an HDR task set (and apply the v2 overlay): counts per family, overrides, sha256.
+
+    Examples:
+
+      hopscore hdr-tasks hdr_v1/
+
+      hopscore hdr-tasks hdr_v1/ --overlay hdr_v2_patch/ --output tasks.jsonl
+    """
     from hopscore.benchmarks.hdr_tasks import family_counts, load_tasks, tasks_jsonl, tasks_sha256
     from hopscore.io import write_text_atomic
 

@@ -91,6 +91,13 @@ def judge(
     'judge' object (status, model, prompt_sha256, attempts, latency, tokens, ...). Rows are
     appended as they finish; re-running the same command resumes, retrying only rows that
     are missing or failed. Exit status 1 when some rows still failed after their retries.
+
+    Examples:
+
+      hopscore judge --input answers.jsonl --output judged.jsonl --model gpt-4.1-mini
+
+      hopscore judge -i answers.jsonl -o judged.jsonl --model qwen3-32b \
+          --base-url http://localhost:8000/v1 --prompt-file answer_judge.txt
     """
     from hopscore.engine import RetryPolicy
     from hopscore.judge import run_judge

@@ -77,7 +77,14 @@ def report(
 ) -> None:
     """Write one self-contained HTML report (works offline from disk): summary with 95%
     intervals, per-group charts with error bars, paired comparison and flip tables against the
-    baseline, error-analysis categories, and a per-sample browser with filters and search."""
+    baseline, error-analysis categories, and a per-sample browser with filters and search.
+
+    Examples:
+
+      hopscore report runs/a runs/b --output report.html
+
+      hopscore report runs/hybridqa --gold dev.traced.json --tables WikiTables-WithLinks/
+    """
     started = time.perf_counter()
     if compress not in COMPRESS_CHOICES:
         raise HopscoreError(f"--compress must be one of {', '.join(COMPRESS_CHOICES)}")
@@ -125,7 +132,14 @@ def analyze(
     output: Path | None = typer.Option(None, "--output", "-o",
                                        help="Write the categories (with examples) as JSON here."),
 ) -> None:
-    """Error analysis: sort examples into the benchmark's error categories and count them."""
+    """Error analysis: sort examples into the benchmark's error categories and count them.
+
+    Examples:
+
+      hopscore analyze runs/a --gold hotpot_dev_distractor_v1.json
+
+      hopscore analyze verdicts.jsonl --output categories.json
+    """
     from hopscore.analysis.categories import Inputs, dimensions_for, samples_of
     from hopscore.analysis.categories import analyze as categorize
     from hopscore.analysis.samples import read_records

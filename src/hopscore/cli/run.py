@@ -178,6 +178,19 @@ def run_command(
     web_fetch, final_answer) on every task: --tasks FILE --db-root DIR, a search backend
     (--corpus FILE.jsonl for local BM25, or --search-backend http), and a judge for SQL2S and
     Parallel answers (--judge-model); see the HybridDeepResearch panel below.
+
+    Examples:
+
+      hopscore run hotpotqa --gold hotpot_dev_distractor_v1.json --model openai/gpt-4o-mini \
+          --limit 200
+
+      hopscore run strategyqa --gold dev.json --model openai/Qwen2.5-7B-Instruct \
+          --base-url http://localhost:8000/v1 --shots 2
+
+      hopscore run strategyqa --gold dev.json --model local/smollm2 --limit 20
+
+      hopscore run hybrid-deep-research --tasks tasks.jsonl --db-root livesqlbench/ \
+          --corpus corpus.jsonl --model openai/gpt-4o-mini --judge-model gpt-4o-mini
     """
     from hopscore.cli.hdr import is_hdr
 
@@ -302,7 +315,11 @@ def mcr_line(block: dict[str, object]) -> str:
             f"({block['abstained']} abstained, {block['errors']} errors)")
 
 
-suite_app = typer.Typer(help="Run a benchmark suite.", no_args_is_help=True)
+suite_app = typer.Typer(help=(
+    "Run a benchmark suite: several datasets with one model, one table.\n\n"
+    "Examples:\n\n"
+    "  hopscore suite mcr --data-dir mcrdata --model openai/gpt-4o-mini --sample 500"),
+    no_args_is_help=True)
 app.add_typer(suite_app, name="suite", rich_help_panel="Run models and agents")
 
 
@@ -344,6 +361,12 @@ def suite_mcr(
     hotpotqa/hotpot_dev_fullwiki_v1.json or hotpot_dev_distractor_v1.json; 2wikimultihopqa/dev.json;
     bamboogle/bamboogle_prerelease_random.csv (or Bamboogle_Prerelease.tsv, bamboogle.json);
     feverous/feverous_dev_challenges.jsonl. Missing datasets are reported and skipped.
+
+    Examples:
+
+      hopscore suite mcr --data-dir mcrdata --model openai/gpt-4o-mini --sample 500
+
+      hopscore suite mcr --data-dir mcrdata --model local/smollm2 --shots 2 --limit 3
     """
     from hopscore.run.runner import run
     from hopscore.run.settings import RunSettings, default_output_dir

@@ -89,6 +89,18 @@ def score(
     Every metric and group gets a 95% confidence interval (metrics.json "ci", naming method and
     level): Wilson for 0/1 metrics, BCa for the others (--ci to choose), over whole clusters with
     --cluster. Shown as value ± half-width when symmetric, else value [low, high].
+
+    Examples:
+
+      hopscore score hotpotqa --gold hotpot_dev_distractor_v1.json --predictions pred.json \
+          --output-dir runs/score
+
+      hopscore score 2wikimultihopqa -g dev.json --aliases id_aliases.json -p pred.json --strict
+
+      hopscore score hotpotqa -g hf:hotpotqa/hotpot_qa:distractor@validation -p samples.jsonl \
+          --from lm-eval
+
+      hopscore score bamboogle -g bamboogle.csv -p pred.jsonl --judge --judge-model gpt-4.1-mini
     """
     from hopscore.hub import official_gold
 

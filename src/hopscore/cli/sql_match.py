@@ -114,6 +114,13 @@ def sql_match(
     queries run on a read-only connection in sandboxed worker processes; the result tables are
     compared with the HybridDeepResearch rule (--compare reference, the default) or a stricter
     one (strict, rows, spider, bird). Prints accuracy and counts per reason.
+
+    Examples:
+
+      hopscore sql-match --input records.jsonl --output verdicts.jsonl --db-root livesqlbench/
+
+      hopscore sql-match -i records.jsonl -o strict.jsonl --db-root livesqlbench/ \
+          --compare strict
     """
     from hopscore.sql.runner import MatchOptions, run_sql_match
     from hopscore.sql.sandbox import SqlExecutor, sqlite_version
