@@ -70,7 +70,7 @@ def test_import_hopscore_loads_nothing_else() -> None:
             " or m.split('.')[0] in ('numpy', 'rich', 'typer', 'openai', 'msgspec'))))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={"PYTHONPATH": str(SRC)}, check=True)
-    assert json.loads(proc.stdout) == ["hopscore"]
+    assert json.loads(proc.stdout) == ["hopscore", "hopscore.version"]
 
 
 @pytest.fixture(scope="module")

@@ -339,29 +339,53 @@ def sql_match(
         return [value for _, value in iter_jsonl(path)]
 
 
-def compare(a: PathLike, b: PathLike, *, resamples: int = 2000, seed: int = 0,
-            flip_metric: str | None = None) -> PairComparison:
+def compare(
+    a: PathLike,
+    b: PathLike,
+    *,
+    ci: str = "auto",
+    ci_level: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+    correction: str = "holm",
+    alpha: float = 0.05,
+    power: float = 0.8,
+    cluster: str | None = None,
+    cluster_file: PathLike | None = None,
+    flip_metric: str | None = None,
+) -> PairComparison:
     """Paired comparison of two systems on the same examples, as ``hopscore compare``: for
-    every common metric, ``B - A`` with its paired bootstrap interval, McNemar's exact test
-    for 0/1 metrics, per-group differences and the flipped examples.
+    every common metric, overall and per group, ``B - A`` with its paired interval, one test
+    (McNemar's exact test for 0/1 metrics, a paired permutation test for the others) with its
+    p-value adjusted over every row (``correction``: holm, bh or none), and the minimum
+    detectable effect (docs/statistics.md).
 
     ``a`` and ``b`` are score or run directories (``score(..., output_dir=...)``,
     ``hopscore run``), ``scores.jsonl`` files, or ``hopscore judge`` / ``sql-match`` output.
+    ``pair.metrics`` holds one row per metric (``a``, ``b``, ``delta``, ``interval``,
+    ``test``, ``flips``, ``significant``); ``pair.groups`` the same per group.
 
     >>> import tempfile
     >>> files, out = sample_files("bamboogle"), tempfile.mkdtemp()
     >>> _ = score("bamboogle", files.gold, files.predictions, output_dir=out + "/a")
     >>> _ = score("bamboogle", files.gold, {"0": "Jonas Arden"}, output_dir=out + "/b")
     >>> pair = compare(out + "/a", out + "/b")
-    >>> em = next(m for m in pair.metrics if m.metric == "em")
-    >>> pair.n, em.difference.a, em.difference.b, em.mcnemar.right_to_wrong
-    (5, 0.6, 0.2, 2)
+    >>> em = next(row for row in pair.metrics if row.metric == "em")
+    >>> pair.n, em.a, em.b, em.flips.right_to_wrong, em.significant
+    (5, 0.6, 0.2, 2, False)
     """
-    from hopscore.analysis.compare import compare_pair
+    from hopscore.analysis.compare import CompareOptions, compare_to_baseline
     from hopscore.analysis.scored import load_many
+    from hopscore.inference.clusters import ClusterSpec
 
-    first, second = load_many([Path(a), Path(b)])
-    return compare_pair(first, second, resamples=resamples, seed=seed, flip_metric=flip_metric)
+    clusters = None
+    if cluster is not None or cluster_file is not None:
+        clusters = ClusterSpec(field=cluster,
+                               file=None if cluster_file is None else Path(cluster_file))
+    options = CompareOptions(ci=ci.lower(), level=ci_level, resamples=resamples, seed=seed,
+                             correction=correction.lower(), alpha=alpha, power=power,
+                             clusters=clusters, flip_metric=flip_metric)
+    return compare_to_baseline(load_many([Path(a), Path(b)]), 0, options)[0]
 
 
 # --- helpers -------------------------------------------------------------------------------
