@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from hopscore.cli import app, console, err_console
+from hopscore.display import print_table
 from hopscore.errors import HopscoreError
 from hopscore.io import write_json_atomic
 
@@ -112,7 +113,7 @@ def hdr_tasks(
         table.add_row(label, str(count), *([str(merged.overrides[label])] if merged else []))
     table.add_row("all", str(len(task_list)),
                   *([str(sum(merged.overrides.values()))] if merged else []))
-    console.print(table)
+    print_table(console, table)
     without_gold = sum(1 for t in task_list if t.gold is None)
     if without_gold:
         console.print(f"{without_gold} tasks carry no gold (final_answer, or sql for S2SQL): "
@@ -182,9 +183,9 @@ def run_hdr(settings: HdrSettings, *, progress: bool) -> None:
         raise HopscoreError(
             f"stopped early: {result.outcome.aborted}. Attempts finished so far are in {out}; "
             "fix the model name, endpoint or key and re-run the same command to continue.")
-    console.print(activity_table(result))
+    print_table(console, activity_table(result))
     if result.report is not None:
-        console.print(result_table(result))
+        print_table(console, result_table(result))
         for warning in result.report.warnings:
             err_console.print(f"warning: {warning}", style="yellow", markup=False,
                               highlight=False)

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from hopscore.cli import app, console, err_console
 from hopscore.defaults import DEFAULT_MAX_TOKENS
+from hopscore.display import print_table
 from hopscore.errors import HopscoreError
 from hopscore.io import write_json_atomic
 
@@ -113,7 +114,7 @@ def judge(
         input_path, output_path, config,
         console=err_console if progress else None, warn=err_console,
     )
-    console.print(summary_table(summary))
+    print_table(console, summary_table(summary))
     if summary_json is not None:
         write_json_atomic(summary_json, summary.to_json())
     if summary.aborted:

@@ -6,6 +6,7 @@ import typer
 from rich.table import Table
 
 from hopscore.cli import app, console
+from hopscore.display import print_table
 from hopscore.errors import HopscoreError
 
 DEFAULT_DELTAS = (0.01, 0.02, 0.03, 0.05, 0.1)
@@ -70,7 +71,7 @@ def plan(
         table.add_row(f"{100 * row.delta:.1f}", f"{row.paired:,}",
                       f"{100 * (row.discordance or 0):.1f}%", f"{row.unpaired:,}",
                       *([f"{row.continuous:,}"] if row.continuous is not None else []))
-    console.print(table)
+    print_table(console, table)
     if n is not None:
         if discordance is not None:
             paired = mde_binary(n, discordance, alpha=level, power=power)

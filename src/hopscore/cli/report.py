@@ -11,6 +11,7 @@ from rich.table import Table
 
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
+from hopscore.display import print_table
 from hopscore.errors import HopscoreError, InputError
 from hopscore.io import Fields, iter_jsonl, write_json_atomic
 from hopscore.report import COMPRESS_CHOICES, DEFAULT_MAX_TEXT
@@ -165,7 +166,7 @@ def analyze(
             table.add_row(category.name, str(category.count),
                           f"{100 * category.count / result.total:.1f}%",
                           " ".join(category.examples))
-        console.print(table)
+        print_table(console, table)
     for warning in scored.warnings:
         err_console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
     if output is not None:

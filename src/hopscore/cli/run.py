@@ -11,7 +11,7 @@ from rich.table import Table
 from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
-from hopscore.display import print_report
+from hopscore.display import print_report, print_table
 from hopscore.errors import HopscoreError
 
 if TYPE_CHECKING:
@@ -233,7 +233,7 @@ def run_command(
         cluster_file=cluster_file,
     )  # fmt: skip
     result = run(settings, console=err_console if progress else None, warn=err_console)
-    console.print(summary_table(result))
+    print_table(console, summary_table(result))
     if result.outcome.aborted is not None:
         raise HopscoreError(
             f"stopped early: {result.outcome.aborted}. Samples finished so far are in "
@@ -427,7 +427,7 @@ def suite_mcr(
     write_json_atomic(root / "suite.json", {"suite": "mcr", "model": model,
                                             "data_dir": str(data_dir),
                                             "datasets": [r.to_json() for r in rows]})
-    console.print(suite_table(rows, model))
+    print_table(console, suite_table(rows, model))
     err_console.print(f"wrote {root / 'suite.json'} and one run directory per dataset",
                       markup=False, highlight=False)
     if not any(r.status in ("ok", "incomplete") for r in rows):

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from hopscore.cli import app, console, err_console
+from hopscore.display import print_table
 from hopscore.errors import HopscoreError, InputError
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ def _print_summary(summary: Summary, output: Path) -> None:
     table.add_column("rows", justify="right")
     for reason, count in summary.reasons.most_common():
         table.add_row(reason, str(count))
-    console.print(table)
+    print_table(console, table)
     console.print(
         f"accuracy {100 * summary.accuracy:.2f}% ({summary.matched}/{summary.total}, every row "
         f"counts, as the leaderboard does)", markup=False, highlight=False)

@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hopscore.benchmarks.base import Benchmark, E, P
+from hopscore.display import print_table
 from hopscore.engine import endpoint_of
 from hopscore.errors import HopscoreError, Location
 from hopscore.intervals import ExampleValues, IntervalSpec, attach_intervals
@@ -231,4 +232,4 @@ def print_disagreements(judged: JudgedReport, console: Console, limit: int = 20)
     for item in judged.disagreements[:limit]:
         table.add_row(item.id, item.prediction or "", " | ".join(item.gold),
                       f"{item.metric_value:g}", "correct" if item.judge_correct else "wrong")
-    console.print(table)
+    print_table(console, table)
