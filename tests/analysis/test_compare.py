@@ -85,7 +85,7 @@ def test_cli_two_runs(runs, tmp_path):
     out = tmp_path / "cmp.json"
     result = run_cli("compare", runs["base"], runs["new"], "--resamples", "300", "-o", out)
     assert result.returncode == 0, result.stderr
-    assert "new vs base on 40 paired examples" in result.stdout
+    assert "B = new vs A = base on 40 paired examples" in result.stdout
     assert "Flips of em by group" in result.stdout
     assert "q010" in result.stdout  # a flipped example is listed
     data = json.loads(out.read_text())
@@ -106,7 +106,7 @@ def test_cli_matrix_against_a_chosen_baseline(runs):
                      "--resamples", "200")
     assert result.returncode == 0, result.stderr
     assert "Δ against the baseline new" in result.stdout
-    assert "base vs new" in result.stdout and "third vs new" in result.stdout
+    assert "B = base vs A = new" in result.stdout and "B = third vs A = new" in result.stdout
 
 
 def test_more_than_two_runs_give_one_comparison_each(runs):
