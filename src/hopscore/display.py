@@ -215,5 +215,7 @@ def print_table(console: Console, table: Table, *, keys: int = 1) -> None:
 
 def print_report(report: ScoreReport, console: Console, err_console: Console) -> None:
     print_table(console, report_table(report))
+    for note in report.notes:
+        console.print(f"note: {note}", markup=False, highlight=False)
     for warning in report.warnings:
         err_console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)

@@ -62,7 +62,8 @@ class ScoreReport:
     ``groups`` each group name to its :class:`GroupSummary`, ``ci`` each metric to its
     confidence interval (``low``, ``high``, ``method``, ``level``; None when not computed),
     ``missing_ids`` the gold examples without a prediction (scored 0), ``extra_ids`` the
-    predictions not in the gold (ignored), and ``warnings`` what a user should know.
+    predictions not in the gold (ignored), ``warnings`` what a user should know, and
+    ``notes`` footnotes to numbers only the official semantics explain.
     ``to_json()`` is the ``metrics.json`` document.
     """
 
@@ -79,6 +80,9 @@ class ScoreReport:
     ci: dict[str, Interval | None] | None = None
     #: how the intervals were made (None: not computed)
     interval_spec: IntervalSpec | None = None
+    #: footnotes to numbers only the official semantics explain (an exact answer with F1
+    #: below 100, evidence recall above 100), each with how many examples call for it
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -100,4 +104,6 @@ class ScoreReport:
                 groups[name]["ci"] = intervals_to_json(g.ci)
         out["groups"] = groups
         out["warnings"] = self.warnings
+        if self.notes:
+            out["notes"] = self.notes
         return out

@@ -28,6 +28,7 @@ from hopscore.io import bulk_load, json_line, write_json_atomic
 from hopscore.results import ExampleScore as ExampleScore
 from hopscore.results import GroupSummary as GroupSummary
 from hopscore.results import ScoreReport as ScoreReport
+from hopscore.words import agree, counted
 
 if TYPE_CHECKING:
     from hopscore.inference.clusters import ClusterSpec
@@ -66,11 +67,16 @@ def score_examples(
     gold_ids: set[str] = set()
     by_id = predictions.by_id
     by_position = predictions.by_position
+    noting = type(benchmark).notes is not Benchmark.notes
+    noted: dict[str, int] = {}
     for index, example in enumerate(examples):
         key = str(index) if by_position else example.id
         gold_ids.add(key)
         prediction = by_id.get(key)
         values = benchmark.score(example, prediction)
+        if noting:
+            for note in benchmark.notes(values):
+                noted[note] = noted.get(note, 0) + 1
         is_missing = benchmark.is_missing(example, prediction)
         if is_missing:
             missing.append(example.id)
@@ -112,6 +118,8 @@ def score_examples(
         groups={},
         warnings=list(predictions.warnings),
     )
+    report.notes = [f"{benchmark.note_texts[note]} ({count} of {counted(kept.n, 'example')}; "
+                    "docs/scoring.md)" for note, count in noted.items()]
     group_rows = kept.group_rows()
     _fill_groups(benchmark, report, kept, group_rows, plain)
     if spec.enabled:
@@ -121,19 +129,23 @@ def score_examples(
         report.interval_spec = spec
     if missing:
         report.warnings.append(
-            f"{len(missing)} of {kept.n} gold examples have no prediction; they score 0 and "
-            f"stay in the denominator (first: {', '.join(missing[:5])})"
+            f"{len(missing)} of {counted(kept.n, 'gold example')} "
+            f"{agree(len(missing), 'has', 'have')} no prediction; "
+            f"{agree(len(missing), 'it scores', 'they score')} 0 and "
+            f"{agree(len(missing), 'stays', 'stay')} in the denominator "
+            f"(first: {', '.join(missing[:5])})"
         )
     if extra and by_position:
         report.warnings.append(
             f"{predictions.source} has no ids and is matched to the gold by position; its "
-            f"{len(extra)} records after the gold's {kept.n} were ignored"
+            f"{counted(len(extra), 'record')} after the gold's {kept.n} "
+            f"{agree(len(extra), 'was', 'were')} ignored"
         )
         report.extra_ids = [f"position {pid}" for pid in extra]
     elif extra:
         report.warnings.append(
-            f"{len(extra)} predicted ids are not in the gold and were ignored "
-            f"(first: {', '.join(extra[:5])})"
+            f"{counted(len(extra), 'predicted id')} {agree(len(extra), 'is', 'are')} not in the "
+            f"gold and {agree(len(extra), 'was', 'were')} ignored (first: {', '.join(extra[:5])})"
         )
     return report
 

@@ -137,7 +137,7 @@ def test_judge_files_compare_on_correct(tmp_path):
     assert {g.key for g in pair.groups} == {"hybrid_type"}
     result = run_cli("compare", a, b, "--resamples", "200")
     assert result.returncode == 0, result.stderr
-    assert "correct" in result.stdout and "1 ids only in a" in result.stderr
+    assert "correct" in result.stdout and "1 id only in a is left out" in result.stderr
 
 
 def test_sql_match_files_compare_on_match(tmp_path):

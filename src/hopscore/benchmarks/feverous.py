@@ -45,6 +45,7 @@ from hopscore.benchmarks.base import (
 from hopscore.errors import InputError, Location
 from hopscore.io import Fields, iter_jsonl, json_type, write_jsonl_atomic
 from hopscore.records import fast_init
+from hopscore.words import agree, counted
 
 Element = tuple[str, str, str]
 TABLE_TYPES = frozenset({"cell", "item", "table_caption", "header_cell"})
@@ -276,12 +277,15 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
                                   by_position=positional[0])
         if no_evidence:
             predictions.warnings.append(
-                f"{path}: {len(no_evidence)} predictions have no evidence (first: "
-                f"{', '.join(no_evidence[:5])}); they are scored with empty evidence"
+                f"{path}: {counted(len(no_evidence), 'prediction')} "
+                f"{agree(len(no_evidence), 'has', 'have')} no evidence (first: "
+                f"{', '.join(no_evidence[:5])}); "
+                f"{agree(len(no_evidence), 'it is', 'they are')} scored with empty evidence"
             )
         if odd_labels:
             predictions.warnings.append(
-                f"{path}: {len(odd_labels)} predicted labels are not one of {', '.join(LABELS)} "
+                f"{path}: {counted(len(odd_labels), 'predicted label')} "
+                f"{agree(len(odd_labels), 'is', 'are')} not one of {', '.join(LABELS)} "
                 f"(first: id {odd_labels[0]!r}, {by_id[odd_labels[0]].answer!r}); "
                 "they score as wrong"
             )

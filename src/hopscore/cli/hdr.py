@@ -13,6 +13,7 @@ from hopscore.cli import app, console, err_console
 from hopscore.display import print_table
 from hopscore.errors import HopscoreError
 from hopscore.io import write_json_atomic
+from hopscore.words import counted
 
 if TYPE_CHECKING:
     from hopscore.hdr.runner import HdrRunResult
@@ -70,12 +71,15 @@ def validate_predictions(
     if json_output is not None:
         write_json_atomic(json_output, report.to_json())
     if report.ok:
-        note = f" ({len(report.warnings)} warnings)" if report.warnings else ""
-        console.print(f"OK: {len(report.ids)} unique prediction records in {predictions}{note}",
+        note = f" ({counted(len(report.warnings), 'warning')})" if report.warnings else ""
+        console.print(f"OK: {counted(len(report.ids), 'unique prediction record')} in "
+                      f"{predictions}{note}",
                       markup=False, highlight=False, soft_wrap=True)
         return
-    console.print(f"FAILED: {len(report.errors)} errors, {len(report.warnings)} warnings in "
-                  f"{report.records} records of {predictions}", markup=False, highlight=False,
+    console.print(f"FAILED: {counted(len(report.errors), 'error')}, "
+                  f"{counted(len(report.warnings), 'warning')} in "
+                  f"{counted(report.records, 'record')} of {predictions}", markup=False,
+                  highlight=False,
                   soft_wrap=True)
     raise typer.Exit(1)
 
@@ -158,7 +162,7 @@ def activity_table(result: HdrRunResult) -> Table:
     table.add_row("attempts this run / already done",
                   f"{result.outcome.processed} / {result.outcome.already_done}")
     table.add_row("mean turns", str(s.get("mean_turns")))
-    tools = ", ".join(f"{name} {t['calls']} ({t['errors']} errors, "
+    tools = ", ".join(f"{name} {t['calls']} ({counted(t['errors'], 'error')}, "
                       f"{1000 * t['mean_latency_s']:.0f} ms)"
                       for name, t in (s.get("tools") or {}).items())
     table.add_row("tool calls", f"{s.get('tool_calls')}  {tools}")

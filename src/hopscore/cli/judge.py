@@ -14,6 +14,7 @@ from hopscore.defaults import DEFAULT_MAX_TOKENS
 from hopscore.display import print_table
 from hopscore.errors import HopscoreError
 from hopscore.io import write_json_atomic
+from hopscore.words import agree, counted
 
 if TYPE_CHECKING:  # the judge's client stack loads when a command runs, not for --help
     from hopscore.engine import RetryPolicy
@@ -125,8 +126,9 @@ def judge(
     err_console.print(f"wrote {output_path}", markup=False, highlight=False)
     if summary.errors:
         err_console.print(
-            f"{summary.errors} rows failed after their retries (correct is null there); "
-            "re-run the same command to retry only them.", style="yellow",
+            f"{counted(summary.errors, 'row')} failed after {agree(summary.errors, 'its', 'their')}"
+            " retries (correct is null there); re-run the same command to retry only "
+            f"{agree(summary.errors, 'it', 'them')}.", style="yellow",
         )
         raise typer.Exit(1)
 

@@ -13,6 +13,7 @@ from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.display import print_report, print_table
 from hopscore.errors import HopscoreError
+from hopscore.words import counted
 
 if TYPE_CHECKING:
     from hopscore.run.runner import RunResult
@@ -312,7 +313,11 @@ def mcr_line(block: dict[str, object]) -> str:
 
     return (f"MCR {block['metric']}: {pct(block['score_answered'])} over {block['answered']} "
             f"answered, {pct(block['score_all'])} over all {block['n']} "
-            f"({block['abstained']} abstained, {block['errors']} errors)")
+            f"({block['abstained']} abstained, {counted(_count(block['errors']), 'error')})")
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) else 0
 
 
 suite_app = typer.Typer(help=(

@@ -11,6 +11,7 @@ from rich.table import Table
 from hopscore.cli import app, console, err_console
 from hopscore.display import print_table
 from hopscore.errors import HopscoreError, InputError
+from hopscore.words import agree, counted
 
 if TYPE_CHECKING:
     from hopscore.sql.runner import Summary
@@ -50,8 +51,9 @@ def _print_summary(summary: Summary, output: Path) -> None:
             f"{100 * summary.accuracy_without_gold_failures:.2f}%", markup=False, highlight=False)
     if summary.undecided:
         err_console.print(
-            f"warning: {summary.undecided} rows have no verdict (invalid input or internal "
-            "error, see their reason); they count as misses in the accuracy", style="yellow",
+            f"warning: {counted(summary.undecided, 'row')} "
+            f"{agree(summary.undecided, 'has', 'have')} no verdict (invalid input or internal "
+            "error, see the reason); they count as misses in the accuracy", style="yellow",
             markup=False, highlight=False)
     if summary.decided_by:
         decided = ", ".join(f"{name} {n}" for name, n in summary.decided_by.most_common())
@@ -61,11 +63,13 @@ def _print_summary(summary: Summary, output: Path) -> None:
         console.print(f"flags: {flags}", markup=False, highlight=False)
     other = "lenient" if summary.extract == "reference" else "reference"
     console.print(
-        f"{other} extraction (--extract {other}) would change {summary.other_changes} "
-        f"verdicts ({summary.other_sql} rows read another SQL that way)",
+        f"{other} extraction (--extract {other}) would change "
+        f"{counted(summary.other_changes, 'verdict')} ({counted(summary.other_sql, 'row')} "
+        f"{agree(summary.other_sql, 'reads', 'read')} another SQL that way)",
         markup=False, highlight=False)
     if summary.resumed:
-        err_console.print(f"resumed: {summary.resumed} rows were already in {output} with these "
+        err_console.print(f"resumed: {counted(summary.resumed, 'row')} "
+                          f"{agree(summary.resumed, 'was', 'were')} already in {output} with these "
                           "settings", markup=False, highlight=False)
     err_console.print(f"wrote {output}", markup=False, highlight=False)
 

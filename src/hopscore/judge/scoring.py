@@ -29,6 +29,7 @@ from hopscore.judge.rows import JudgeItem, item_key, key_of
 from hopscore.judge.runner import JudgeConfig, JudgeSummary, judge_items
 from hopscore.scoring import ExampleScore, ScoreReport, ScoresWriter, score_examples
 from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
+from hopscore.words import counted
 
 METRIC = "judge_accuracy"
 #: The benchmark metric the judge is compared with: the first of these that it reports.
@@ -127,12 +128,14 @@ def score_files_with_judge(
         _attach_intervals(benchmark, report, scores, rows, spec)
     if summary.errors:
         report.warnings.append(
-            f"the judge failed on {summary.errors} examples (no verdict; counted as wrong in "
+            f"the judge failed on {counted(summary.errors, 'example')} (no verdict; counted as "
+            "wrong in "
             f"{METRIC}); re-run the same command to retry only them"
         )
     if disagreements:
         report.warnings.append(
-            f"the judge and {metric} disagree on {len(disagreements)} of {report.n_gold} examples"
+            f"the judge and {metric} disagree on {len(disagreements)} of "
+            f"{counted(report.n_gold, 'example')}"
             + (" (judge_disagreements.jsonl lists them)" if output_dir else "")
         )
     if output_dir is not None:
