@@ -214,8 +214,13 @@ def print_table(console: Console, table: Table, *, keys: int = 1) -> None:
 
 
 def print_report(report: ScoreReport, console: Console, err_console: Console) -> None:
+    """The score table, its footnotes (stdout) and the warnings (stderr)."""
     print_table(console, report_table(report))
     for note in report.notes:
         console.print(f"note: {note}", markup=False, highlight=False)
+    print_warnings(report, err_console)
+
+
+def print_warnings(report: ScoreReport, err_console: Console) -> None:
     for warning in report.warnings:
         err_console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)

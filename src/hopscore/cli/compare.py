@@ -243,6 +243,7 @@ def compare(
     output: Path | None = typer.Option(
         None, "--output", "-o", help="Write the full comparison (every flip) as JSON here."
     ),
+    json_output: bool = o.JSON,
 ) -> None:
     """Compare runs on the same examples: for every metric, overall and per group, the
     difference B − A with its paired interval (Newcombe for 0/1 metrics, BCa for the others),
@@ -277,14 +278,19 @@ def compare(
                                 f"({', '.join(s.label for s in sets)})")
         index = matches[0]
     pairs = compare_to_baseline(sets, index, options)
-    print_comparison(pairs, console, show)
+    if not json_output:
+        print_comparison(pairs, console, show)
     for warning in dict.fromkeys(w for pair in pairs for w in pair.warnings):
         err_console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
-    if output is not None:
+    if output is not None or json_output:
         from hopscore.analysis.compare import family_size
 
-        write_json_atomic(output, {
+        document = {
             "baseline": sets[index].label, "options": options.to_json(),
             "family": {"correction": options.correction, "tests": family_size(pairs)},
-            "comparisons": [pair.to_json() for pair in pairs]})
-        err_console.print(f"wrote {output}", markup=False, highlight=False)
+            "comparisons": [pair.to_json() for pair in pairs]}
+        if json_output:
+            o.print_json(document)
+        if output is not None:
+            write_json_atomic(output, document)
+            err_console.print(f"wrote {output}", markup=False, highlight=False)

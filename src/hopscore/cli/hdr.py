@@ -177,8 +177,9 @@ def activity_table(result: HdrRunResult) -> Table:
     return table
 
 
-def run_hdr(settings: HdrSettings, *, progress: bool) -> None:
+def run_hdr(settings: HdrSettings, *, progress: bool, json_output: bool = False) -> None:
     """``hopscore run hybrid-deep-research``: run, grade, print, set the exit status."""
+    from hopscore.cli.options import print_json
     from hopscore.hdr.runner import run
 
     result = run(settings, console=err_console if progress else None, warn=err_console)
@@ -187,9 +188,14 @@ def run_hdr(settings: HdrSettings, *, progress: bool) -> None:
         raise HopscoreError(
             f"stopped early: {result.outcome.aborted}. Attempts finished so far are in {out}; "
             "fix the model name, endpoint or key and re-run the same command to continue.")
-    print_table(console, activity_table(result))
+    if json_output:  # metrics.json when graded, else the attempts' counts
+        print_json(result.metrics if result.metrics is not None
+                   else {"graded": False, "hdr": result.summary})
+    else:
+        print_table(console, activity_table(result))
     if result.report is not None:
-        print_table(console, result_table(result))
+        if not json_output:
+            print_table(console, result_table(result))
         for warning in result.report.warnings:
             err_console.print(f"warning: {warning}", style="yellow", markup=False,
                               highlight=False)

@@ -11,7 +11,7 @@ from rich.table import Table
 from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
-from hopscore.display import print_report, print_table
+from hopscore.display import print_report, print_table, print_warnings
 from hopscore.errors import HopscoreError
 from hopscore.words import counted
 
@@ -167,6 +167,7 @@ def run_command(
                                   help="Run the agent and write predictions; do not grade."),
     compare: str = typer.Option("reference", "--compare", rich_help_panel=HDR,
                                 help="S2SQL comparison: reference, strict, rows, spider, bird."),
+    json_output: bool = o.JSON,
 ) -> None:
     """Ask a model every example of a benchmark, extract and score its answers.
 
@@ -234,7 +235,8 @@ def run_command(
         cluster_file=cluster_file,
     )  # fmt: skip
     result = run(settings, console=err_console if progress else None, warn=err_console)
-    print_table(console, summary_table(result))
+    if not json_output:
+        print_table(console, summary_table(result))
     if result.outcome.aborted is not None:
         raise HopscoreError(
             f"stopped early: {result.outcome.aborted}. Samples finished so far are in "
@@ -242,9 +244,13 @@ def run_command(
             "command to continue."
         )
     assert result.report is not None
-    print_report(result.report, console, err_console)
-    if result.metrics and "mcr" in result.metrics:
-        console.print(mcr_line(result.metrics["mcr"]), markup=False, highlight=False)
+    if json_output:  # metrics.json: the report with its run (and mcr) block
+        o.print_json(result.metrics or result.report.to_json())
+        print_warnings(result.report, err_console)
+    else:
+        print_report(result.report, console, err_console)
+        if result.metrics and "mcr" in result.metrics:
+            console.print(mcr_line(result.metrics["mcr"]), markup=False, highlight=False)
     err_console.print(f"wrote {settings.output_dir}", markup=False, highlight=False)
     if result.summary.get("errors"):
         raise typer.Exit(1)
@@ -304,7 +310,7 @@ def _run_hdr(args: dict[str, Any]) -> None:
         compare=args["compare"], resamples=args["resamples"], ci=args["ci"].lower(),
         ci_level=args["ci_level"],
     )  # fmt: skip
-    run_hdr(settings, progress=args["progress"])
+    run_hdr(settings, progress=args["progress"], json_output=args["json_output"])
 
 
 def mcr_line(block: dict[str, object]) -> str:
@@ -357,6 +363,7 @@ def suite_mcr(
                                           show_default=False),
     no_cache: bool = typer.Option(False, "--no-cache"),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
+    json_output: bool = o.JSON,
 ) -> None:
     """The MCR protocol on its seven datasets (StrategyQA, Fermi, QuaRTz, HotpotQA, 2WikiMQA,
     Bamboogle, FEVEROUS), each run like hopscore run --protocol mcr, then one table.
@@ -429,10 +436,13 @@ def suite_mcr(
     root.mkdir(parents=True, exist_ok=True)
     from hopscore.io import write_json_atomic
 
-    write_json_atomic(root / "suite.json", {"suite": "mcr", "model": model,
-                                            "data_dir": str(data_dir),
-                                            "datasets": [r.to_json() for r in rows]})
-    print_table(console, suite_table(rows, model))
+    document = {"suite": "mcr", "model": model, "data_dir": str(data_dir),
+                "datasets": [r.to_json() for r in rows]}
+    write_json_atomic(root / "suite.json", document)
+    if json_output:
+        o.print_json(document)
+    else:
+        print_table(console, suite_table(rows, model))
     err_console.print(f"wrote {root / 'suite.json'} and one run directory per dataset",
                       markup=False, highlight=False)
     if not any(r.status in ("ok", "incomplete") for r in rows):

@@ -9,7 +9,7 @@ import typer
 from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
-from hopscore.display import print_report
+from hopscore.display import print_report, print_warnings
 from hopscore.errors import HopscoreError
 
 
@@ -72,6 +72,7 @@ def score(
         help="With --from lm-eval: the filter whose responses are scored (needed when the file "
         "holds several, e.g. strict-match and flexible-extract).",
     ),
+    json_output: bool = o.JSON,
 ) -> None:
     """Score predictions against a benchmark's gold file, as its official scorer would.
 
@@ -126,7 +127,11 @@ def score(
             reader = predictions_reader(bench, predictions, source, lm_filter, note)
         report = score_files(bench, gold, predictions, output_dir, aliases=aliases,
                              intervals=spec, clusters=clusters, read_predictions=reader)
-        print_report(report, console, err_console)
+        if json_output:
+            o.print_json(report.to_json())
+            print_warnings(report, err_console)
+        else:
+            print_report(report, console, err_console)
         if output_dir is not None:
             err_console.print(f"wrote {output_dir / 'metrics.json'} and "
                               f"{output_dir / 'scores.jsonl'}", markup=False, highlight=False)
@@ -148,8 +153,12 @@ def score(
                                     aliases=aliases, console=err_console, warn=err_console,
                                     intervals=spec)
     report = judged.report
-    print_report(report, console, err_console)
-    print_disagreements(judged, console)
+    if json_output:
+        o.print_json(judged.to_json())
+        print_warnings(report, err_console)
+    else:
+        print_report(report, console, err_console)
+        print_disagreements(judged, console)
     if output_dir is not None:
         err_console.print(f"wrote {output_dir / 'metrics.json'} and {output_dir / 'scores.jsonl'}",
                           markup=False, highlight=False)

@@ -60,6 +60,17 @@ class JudgedReport:
     match_metric: str
     disagreements: list[Disagreement]
 
+    def to_json(self) -> dict[str, Any]:
+        """What ``metrics.json`` holds: the report and a ``judge`` block."""
+        data = self.report.to_json()
+        data["judge"] = {
+            "model": self.summary.model, "prompt_sha256": self.summary.prompt_sha256,
+            "compared_with": self.match_metric, "disagreements": len(self.disagreements),
+            "parse_failures": self.summary.parse_failures, "errors": self.summary.errors,
+            "empty_responses": self.summary.empty_responses,
+        }  # fmt: skip
+        return data
+
 
 def match_metric(metrics: tuple[str, ...] | list[str]) -> str:
     """The exact-match-like metric to compare with; else the first metric (1.0 = a match)."""
@@ -138,9 +149,10 @@ def score_files_with_judge(
             f"{counted(report.n_gold, 'example')}"
             + (" (judge_disagreements.jsonl lists them)" if output_dir else "")
         )
+    judged = JudgedReport(report, summary, metric, disagreements)
     if output_dir is not None:
-        _write(output_dir, report, scores, rows, disagreements, summary, metric)
-    return JudgedReport(report, summary, metric, disagreements)
+        _write(output_dir, judged, scores, rows)
+    return judged
 
 
 def _attach_intervals(
@@ -194,11 +206,8 @@ def merge(
     return disagreements
 
 
-def _write(
-    output_dir: Path, report: ScoreReport, scores: list[ExampleScore],
-    rows: list[dict[str, Any] | None], disagreements: list[Disagreement], summary: JudgeSummary,
-    metric: str,
-) -> None:
+def _write(output_dir: Path, judged: JudgedReport, scores: list[ExampleScore],
+           rows: list[dict[str, Any] | None]) -> None:
     writer = ScoresWriter(output_dir / "scores.jsonl")
     try:
         for score, row in zip(scores, rows, strict=True):
@@ -208,16 +217,10 @@ def _write(
         writer.close(keep=False)
         raise
     writer.close()
-    data = report.to_json()
-    data["judge"] = {
-        "model": summary.model, "prompt_sha256": summary.prompt_sha256, "compared_with": metric,
-        "disagreements": len(disagreements), "parse_failures": summary.parse_failures,
-        "errors": summary.errors, "empty_responses": summary.empty_responses,
-    }
-    write_json_atomic(output_dir / "metrics.json", data)
+    write_json_atomic(output_dir / "metrics.json", judged.to_json())
     path = output_dir / "judge_disagreements.jsonl"
     with path.open("w", encoding="utf-8") as handle:
-        for item in disagreements:
+        for item in judged.disagreements:
             handle.write(json.dumps(item.to_json(), ensure_ascii=False) + "\n")
 
 
