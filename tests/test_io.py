@@ -9,10 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hopscore.benchmarks.base import Prediction, load_universal
 from hopscore.errors import InputError, Location
 from hopscore.io import Fields, bulk_load, iter_jsonl, json_line, sniff_json_kind
+from tests.conftest import run_cli
 
 
 def write(path: Path, data: bytes) -> Path:
@@ -144,3 +147,32 @@ def test_quick_universal_reading_equals_the_checked_one(tmp_path: Path) -> None:
         path = write(tmp_path / "p.jsonl", lines[0] + b"\n" + bad + b"\n")
         with pytest.raises(InputError, match=message):
             load_universal(path, _universal_record, quick=quick_answer)
+
+
+@given(st.recursive(st.text() | st.integers() | st.none(),
+                    lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
+                    max_leaves=8))
+def test_json_writers_round_trip_any_string_even_lone_surrogates(value):
+    """Valid JSON can hold a lone surrogate ("\\ud800"); the writers escape it instead of
+    failing to encode UTF-8, and the text reads back to the same value."""
+    from hopscore.io import json_text
+
+    for text in (json_line(value), json_text(value, indent=2)):
+        assert json.loads(text.encode("utf-8").decode("utf-8")) == value
+
+
+def test_score_output_with_a_lone_surrogate_answer(tmp_path):
+    """A prediction file holding ``"\\ud800 x"`` (valid JSON) is scored, as officially, and
+    scores.jsonl keeps the answer exactly (it used to crash with exit 3 while writing)."""
+    gold = tmp_path / "gold.json"
+    gold.write_text('[{"question": "q", "answer": "x"}]')
+    predictions = tmp_path / "pred.json"
+    predictions.write_text('{"0": "\\ud800 x"}')
+    result = run_cli("score", "bamboogle", "--gold", gold, "--predictions", predictions,
+                     "--output-dir", tmp_path / "out", "--resamples", "10")
+    assert result.returncode == 0, result.stderr
+    row = json.loads((tmp_path / "out" / "scores.jsonl").read_text(encoding="utf-8"))
+    assert row["prediction"] == "\ud800 x"
+    assert row["metrics"]["f1"] == pytest.approx(2 / 3) and row["metrics"]["em"] == 0.0
+    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["metrics"]["f1"] == pytest.approx(2 / 3)

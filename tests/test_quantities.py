@@ -11,7 +11,6 @@ from hopscore.quantities import (
     fp_score,
     mcr_fermi_score,
     parse_quantity,
-    too_costly,
 )
 
 
@@ -95,21 +94,48 @@ def test_fermi_repository_units():
     assert parse_quantity("4 pa").magnitude == 4
     assert parse_quantity("5 gm").magnitude == pytest.approx(0.005)
     assert parse_quantity("2 Newton").magnitude == 2
-    # person/sheet/factorial quantities stay unconverted, as the official code leaves them
+    # person/sheet/factorial quantities cannot be converted: kept unconverted, as officially
     assert parse_quantity("300 people * km ** -2").magnitude == 300
     assert parse_quantity("10000 sheets").magnitude == 10000
     assert parse_quantity("3 factorial").magnitude == 3
 
 
-def test_unparseable_and_costly_answers_have_no_value():
-    for text in ["about 5 km", "five", "5 million", "(5", "1/0", "5 m + 3 s"]:
+def test_sums_with_the_unresolvable_fermi_units_fail_as_officially():
+    """units.txt leaves person/sheet/factorial undefined (``= _``): the official convert_units
+    raises on a sum or difference naming one, so it has no value (scores 0); products,
+    quotients and powers keep the unconverted magnitude, as officially."""
+    for text in ["5 people + 3 people", "1 sheet + 1", "3 factorial + 1", "5 people - 2 people",
+                 "1 + 1 sheet", "5 km + 3 people", "(5 people + 3 people) * 2"]:
         quantity = parse_quantity(text)
         assert quantity.magnitude is None and quantity.error, text
-    for text in ["10**10**10", "2**(3)**2", "10**(10*10)", "((9**100*1)**100*1)**100", "x" * 101]:
-        assert too_costly(text) is not None, text
-        assert parse_quantity(text).magnitude is None
-    for text in ["4.39e+26 kg*meters**2*s** -1", "(10**3)**2", "5 km squared", "10^12"]:
-        assert too_costly(text) is None, text
+        assert fermi_score("8", text) == 0.0
+    assert parse_quantity("5 people / 2 people").magnitude == 2.5
+    assert parse_quantity("2 people * 3").magnitude == 6
+    assert parse_quantity("2 sheets ** 2").magnitude == 2
+    assert parse_quantity("people").magnitude == 1
+
+
+def test_unparseable_answers_have_no_value():
+    for text in ["about 5 km", "five", "5 million", "(5", "1/0", "5 m + 3 s", "x" * 101]:
+        quantity = parse_quantity(text)
+        assert quantity.magnitude is None and quantity.error, text
+
+
+def test_exact_integer_arithmetic_within_the_budget_and_none_beyond():
+    # pint's own values, however the expression is written
+    assert parse_quantity("2**2**2**2").magnitude == 65536
+    assert parse_quantity("2**(3)**2").magnitude == 512
+    assert parse_quantity("(10**3)**2").magnitude == 10**6
+    assert parse_quantity("10^12").magnitude == 10**12
+    assert parse_quantity("4.39e+26 kg*meters**2*s** -1").magnitude == pytest.approx(4.39e26)
+    assert parse_quantity("9**99999").magnitude == 9**99999
+    long_sum = " + ".join(["1 km"] * 40)  # longer than 100 characters: evaluated all the same
+    assert parse_quantity(long_sum).magnitude == 40_000
+    # beyond the budget: not evaluated (exactly, pint would hang or run out of memory)
+    for text in ["10**10**10", "((9**100*1)**100*1)**100", "2**99999999",
+                 "(2**1000000)*(2**1000000)", " * ".join(["2**900000"] * 40)]:
+        quantity = parse_quantity(text)
+        assert quantity.magnitude is None and "not evaluated" in (quantity.error or ""), text
 
 
 def test_mcr_variant_quirks():
@@ -121,3 +147,14 @@ def test_mcr_variant_quirks():
     assert mcr_fermi_score("5 trillion", "5e9") == 1.0
     assert mcr_fermi_score("unknown", "5") == 0.0
     assert mcr_fermi_score("5 people", "5") == 1.0  # no Fermi units: float of the first word
+
+
+def test_mcr_variant_gives_mcrs_verdict_where_pint_can_compute_it():
+    """MCR runs pint without length or power guards: "x = 2**2**2**2" against 65536 is 1.0."""
+    assert mcr_fermi_score("x = 2**2**2**2", "65536") == 1.0
+    assert mcr_fermi_score("2**(3)**2", "512") == 1.0
+    long_answer = "the total is " + "1 + " * 40 + "1 = " + " + ".join(["1000 m"] * 30)
+    assert len(long_answer) > 100
+    assert mcr_fermi_score(long_answer, "30 km") == 1.0
+    # beyond the size budget MCR would not finish; hopscore scores it 0 at once
+    assert mcr_fermi_score("10**10**10", "5") == 0.0

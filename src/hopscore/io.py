@@ -12,6 +12,8 @@ import csv
 import gc
 import json
 import os
+import re
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -141,38 +143,99 @@ def iter_jsonl_numbered(path: Path | str) -> Iterator[tuple[int, Any]]:
                 raw = raw[3:]
             try:
                 value = loads(raw)
-            except decode_error:
+            except (decode_error, RecursionError):
                 if not raw.strip():
                     continue
                 value = _parse_line_slowly(p, number, raw)
             yield number, value
 
 
+def iter_jsonl_checked(path: Path | str) -> Iterator[tuple[Location, Any]]:
+    """Like :func:`iter_jsonl`, but a line that cannot be read is yielded as its
+    :class:`InputError` (instead of raised), so a caller can report every bad line."""
+    p = Path(path)
+    loads = _DECODER.decode
+    decode_error = msgspec.DecodeError
+    with open_binary(p) as handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                value = loads(raw)
+            except (decode_error, RecursionError):
+                if not raw.strip():
+                    continue
+                try:
+                    value = _parse_line_slowly(p, number, raw)
+                except InputError as exc:
+                    value = exc
+            yield Location(str(p), line=number), value
+
+
 def _parse_line_slowly(path: Path, number: int, raw: bytes) -> Any:
     where = Location(str(path), line=number)
     try:
         line = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(where, "not valid UTF-8") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(where, f"not valid UTF-8 (byte {exc.start + 1})") from None
+    return parse_json_line(line, where)
+
+
+def parse_json_line(text: str | bytes, where: Location) -> Any:
+    """One JSON value from one line; every way it can fail is a located :class:`InputError`:
+    invalid JSON, nesting deeper than Python's recursion limit, an integer with more digits
+    than Python converts (4,300), invalid UTF-8."""
     try:
-        return json.loads(line)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(where, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(where, f"not valid UTF-8 (byte {exc.start + 1})") from None
+    except RecursionError:
+        raise InputError(where, "invalid JSON: nested too deeply to read") from None
+    except ValueError as exc:  # an integer beyond int_max_str_digits
+        if "integer string conversion" in str(exc):
+            limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+            raise InputError(where, f"invalid JSON: an integer has more than {limit:,} digits"
+                             ) from None
+        raise InputError(where, f"invalid JSON: {exc}") from None
 
 
 _DECODER = msgspec.json.Decoder()
 _ENCODER = msgspec.json.Encoder()
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """JSON text with every lone surrogate written as its ``\\uXXXX`` escape.
+
+    ``json.dumps(..., ensure_ascii=False)`` keeps a lone surrogate (valid JSON such as
+    ``"\\ud800 x"`` decodes to one) as a raw character, which UTF-8 cannot encode; escaped, the
+    text encodes and decodes back to the same string. Surrogates only occur inside JSON strings,
+    so the replacement is always an escape within a string.
+    """
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def json_text(value: Any, *, indent: int | None = None) -> str:
+    """``json.dumps`` with UTF-8 characters unescaped that is always encodable as UTF-8."""
+    separators = (",", ":") if indent is None else None
+    return escape_surrogates(json.dumps(value, ensure_ascii=False, indent=indent,
+                                        separators=separators))
+
+
 def json_line(value: Any) -> str:
     """One JSON Lines line (with its newline): compact, UTF-8 characters unescaped.
 
-    msgspec writes it; a value it cannot serialise falls back to the standard library.
+    msgspec writes it; a value it cannot serialise (or a string holding a lone surrogate, which
+    it refuses) falls back to the standard library, with lone surrogates escaped.
     """
     try:
         return _ENCODER.encode(value).decode("utf-8") + "\n"
-    except TypeError:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"
+    except (TypeError, UnicodeEncodeError):
+        return json_text(value) + "\n"
 
 
 @contextmanager
@@ -266,7 +329,7 @@ def write_json_atomic(path: Path | str, value: Any, *, indent: int | None = 2) -
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(value, handle, ensure_ascii=False, indent=indent)
+            handle.write(escape_surrogates(json.dumps(value, ensure_ascii=False, indent=indent)))
             handle.write("\n")
         os.replace(tmp, p)
     except BaseException:
@@ -290,7 +353,8 @@ def write_text_atomic(path: Path | str, text: str) -> None:
 
 def write_jsonl_atomic(path: Path | str, rows: Iterable[Any]) -> None:
     """Write one JSON value per line, atomically."""
-    write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    write_text_atomic(path, "".join(
+        escape_surrogates(json.dumps(r, ensure_ascii=False)) + "\n" for r in rows))
 
 
 class Fields:

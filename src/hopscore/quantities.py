@@ -9,49 +9,48 @@ compared -- units are never checked against each other. :func:`fp_score` is the 
 
 Decisions where the official code is broken or can hang (documented in the README):
 
-* The repository's ``units.txt`` declares ``person``/``people``, ``sheet(s)`` and ``factorial``
-  with a definition pint can parse but not resolve (``'_' is not defined``, under Pint 0.17 and
-  0.25 alike). A quantity naming one of them therefore fails ``to_base_units()`` and the official
-  code keeps it *unconverted*: "300 people * km ** -2" has magnitude 300, not 3e-4. We reproduce
-  that (they are declared as counts, and such quantities are not converted); ``pa``, ``gm`` and
-  ``Newton`` are pascal, gram and newton.
+* The repository's ``units.txt`` is loaded as it is (``person = _ = people``, ``sheet = _ =
+  sheets``, ``factorial = _``, ``pa``, ``gm``, ``Newton``). pint can parse the three ``_``
+  definitions but not resolve them, so exactly what fails officially fails here: a quantity
+  naming one of them cannot be converted to base units and is kept *unconverted* ("300 people *
+  km ** -2" has magnitude 300), and a sum or difference with one ("5 people + 3 people", "1 sheet
+  + 1") raises, so it has no value and scores 0, as the official pipeline (which raises) does.
 * A string pint cannot evaluate (the official raises) has no value and scores 0.
-* A string longer than 100 characters, with chained powers ("10**10**10"), with a power whose
-  exponent is not a plain number, or whose exponents multiply to more than 10,000, is not
-  evaluated (scores 0): pint computes integer powers exactly and such input could hang.
+* pint computes integer arithmetic exactly, so "10**10**10" would run for hours. Expressions are
+  evaluated by pint's own tokenizer and evaluation tree with a size budget on the integers that
+  multiplication and powers produce (:data:`MAX_INT_BITS` per value, :data:`MAX_INT_WORK` in
+  all): anything within it gets exactly pint's value ("2**2**2**2" is 65536), anything beyond is
+  not evaluated (no value, scores 0) where the official code would hang or run out of memory.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-#: Units the Fermi repository adds to pint (see the module docstring).
+#: The Fermi repository's ``units.txt``, line by line (see the module docstring).
 FERMI_UNIT_DEFINITIONS = (
-    "person = 1 = _ = people",
-    "sheet = 1 = _ = sheets",
-    "factorial = 1",
-    "pa = pascal",
-    "gm = gram",
-    "Newton = newton",
+    "person = _ = people",
+    "sheet = _ = sheets",
+    "pa = 1 * pascal",
+    "factorial = _",
+    "gm = 1 * g",
+    "Newton = 1 * newton",
 )
-#: Quantities naming one of these units are not converted to base units, as officially.
-UNCONVERTED_UNITS = frozenset({"person", "sheet", "factorial"})
 #: Exact magnitude types the official metric accepts; anything else (bool, np.int64, complex,
 #: Decimal, a pint Quantity) scores 0.
 NUMBER_TYPES = (int, float, np.float64)
-MAX_ANSWER_CHARS = 100
-#: Bound on the product of all exponents in one answer, so that exact integer powers stay small.
-MAX_EXPONENT_PRODUCT = 10_000
-
-_LITERAL = r"[-+]?\s*(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-_EXPONENT = re.compile(rf"\*\*\s*(?:\(\s*({_LITERAL})\s*\)|({_LITERAL}))")
-_CHAINED = re.compile(rf"\*\*\s*(?:\(\s*{_LITERAL}\s*\)|{_LITERAL})\s*\*\*")
+#: The largest integer (in bits, about 315,000 digits) a product or power may produce.
+MAX_INT_BITS = 1 << 20
+#: The bits of all such large integers together, for one answer (bounds the time: under a
+#: second for the worst case on one core).
+MAX_INT_WORK = 1 << 24
+#: Integers below this many bits are never charged (the common case costs nothing).
+_FREE_BITS = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,45 +107,95 @@ def _registry(fermi_units: bool) -> Any:
     return registry
 
 
-def too_costly(text: str) -> str | None:
-    """Why pint should not evaluate ``text`` (it could hang), or None when it is safe."""
-    if len(text) > MAX_ANSWER_CHARS:
-        return f"longer than {MAX_ANSWER_CHARS} characters"
+class TooCostly(Exception):
+    """An answer whose exact integer arithmetic exceeds the size budget."""
+
+
+class _Budget:
+    __slots__ = ("work",)
+
+    def __init__(self) -> None:
+        self.work = 0
+
+    def charge(self, bits: float) -> None:
+        if bits <= _FREE_BITS:
+            return
+        if bits > MAX_INT_BITS:
+            raise TooCostly(f"an integer of about {bits:.3g} bits (more than {MAX_INT_BITS})")
+        self.work += int(bits)
+        if self.work > MAX_INT_WORK:
+            raise TooCostly(f"integer arithmetic beyond {MAX_INT_WORK} bits in all")
+
+
+def _int_magnitude(value: Any) -> int | None:
+    magnitude = getattr(value, "magnitude", value)
+    return magnitude if type(magnitude) is int else None
+
+
+def _bounded_operators(budget: _Budget) -> dict[str, Any]:
+    """pint's binary operators, with products and powers of exact integers charged first."""
+    import operator
+
+    from pint import pint_eval
+
+    operators: dict[str, Any] = dict(pint_eval._BINARY_OPERATOR_MAP)
+    power, multiply = operators["**"], operators["*"]
+
+    def bounded_power(left: Any, right: Any) -> Any:
+        base, exponent = _int_magnitude(left), _int_magnitude(right)
+        if base is not None and exponent is not None and exponent > 1 and abs(base) > 1:
+            budget.charge(exponent * math.log2(abs(base)))
+        return power(left, right)
+
+    def bounded_multiply(left: Any, right: Any) -> Any:
+        a, b = _int_magnitude(left), _int_magnitude(right)
+        if a is not None and b is not None:
+            budget.charge(a.bit_length() + b.bit_length())
+        return multiply(left, right)
+
+    operators["**"] = bounded_power
+    operators["*"] = bounded_multiply
+    if operators.get("") is operator.mul:
+        operators[""] = bounded_multiply
+    return operators
+
+
+def bounded_parse(registry: Any, text: str) -> Any:
+    """``registry.parse_expression(text)`` (what ``ureg(text)`` does) within the size budget.
+
+    The same preprocessing, tokenizer, evaluation tree and token evaluation as pint; only the
+    product and power operators check the size of exact integer results first, raising
+    :class:`TooCostly` instead of computing one beyond the budget.
+    """
+    from pint import pint_eval
     from pint.util import string_preprocessor
 
-    expression = string_preprocessor(text)
-    if "**" not in expression:
-        return None
-    if _CHAINED.search(expression):
-        return "chained powers"
-    exponents = [a or b for a, b in _EXPONENT.findall(expression)]
-    if len(exponents) != expression.count("**"):
-        return "a power whose exponent is not a plain number"
-    product = 1.0
-    for exponent in exponents:
-        product *= max(1.0, abs(float(exponent.replace(" ", ""))))
-    if product > MAX_EXPONENT_PRODUCT:
-        return f"exponents multiplying to more than {MAX_EXPONENT_PRODUCT}"
-    return None
+    if not text:
+        return registry.Quantity(1)
+    for preprocessor in registry.preprocessors:
+        text = preprocessor(text)
+    tokens = pint_eval.tokenizer(string_preprocessor(text))
+    operators = _bounded_operators(_Budget())
+    result = pint_eval.build_eval_tree(tokens).evaluate(
+        lambda token: registry._eval_token(token), operators
+    )
+    return result if isinstance(result, registry.Quantity) else registry.Quantity(result)
 
 
 def _evaluate(text: str, fermi_units: bool) -> Quantity:
-    reason = too_costly(text)
-    if reason is not None:
-        return Quantity(None, False, f"not evaluated: {reason}")
     try:
-        value = _registry(fermi_units).parse_expression(text)
+        value = bounded_parse(_registry(fermi_units), text)
+    except TooCostly as exc:
+        return Quantity(None, False, f"not evaluated: {exc}")
     except Exception as exc:  # pint raises many kinds: undefined unit, syntax, dimensionality
         return Quantity(None, False, f"{type(exc).__name__}: {exc}")
     if isinstance(value, (int, float)):  # older pint returns plain numbers
         return Quantity(value, False)
     names = {name for name, _ in value.unit_items()}
-    converted = value
-    if not (fermi_units and names & UNCONVERTED_UNITS):
-        try:
-            converted = value.to_base_units()
-        except Exception:  # the official keeps the unconverted quantity when conversion fails
-            converted = value
+    try:
+        converted = value.to_base_units()
+    except Exception:  # the official keeps the unconverted quantity when conversion fails
+        converted = value
     return Quantity(converted.magnitude, bool(names))
 
 

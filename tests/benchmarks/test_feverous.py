@@ -269,3 +269,58 @@ def test_shipped_sample_scores_every_example():
         SAMPLES / "feverous" / manifest["gold"], SAMPLES / "feverous" / manifest["predictions"]
     )
     assert report.n_gold == 5 and not report.missing_ids and not report.extra_ids
+
+
+def test_submission_is_joined_to_real_integer_ids_by_gold_order(tmp_path):
+    """The case of the parity report: a header plus gold ids 1 and 2, and the two perfect lines
+    prepare_submission.py writes for them (no ids) score 1.0, as the official pairing does."""
+    gold = lines(tmp_path / "g.jsonl", [
+        HEADER,
+        gold_row(1, "SUPPORTS", ["P_cell_0_1_1", "P_sentence_0"]),
+        gold_row(2, "REFUTES", ["Q_header_cell_0_0_1"]),
+    ])
+    preds = lines(tmp_path / "p.submission.jsonl", [
+        {"predicted_label": "SUPPORTS",
+         "predicted_evidence": [["P", "cell", "0_1_1"], ["P", "sentence", "0"]]},
+        {"predicted_label": "REFUTES", "predicted_evidence": [["Q", "header_cell", "0_0_1"]]},
+    ])
+    report, rows = run(gold, preds)
+    assert set(rows) == {"1", "2"}
+    assert report.metrics["feverous_score"] == 1.0 and report.metrics["label_accuracy"] == 1.0
+    assert report.missing_ids == [] and report.extra_ids == []
+
+
+def test_submission_longer_than_the_gold_and_mixed_ids(tmp_path, capsys):
+    gold = lines(tmp_path / "g.jsonl", [HEADER, gold_row(7, "SUPPORTS", ["P_sentence_0"])])
+    line = {"predicted_label": "SUPPORTS", "predicted_evidence": [["P", "sentence", "0"]]}
+    report, rows = run(gold, lines(tmp_path / "p.jsonl", [line, line]))
+    assert rows["7"]["feverous_score"] == 1.0
+    assert report.extra_ids == ["position 1"]
+    assert any("by position" in w for w in report.warnings)
+    mixed = lines(tmp_path / "m.jsonl", [line, {"id": 7, **line}])
+    message = cli_error(capsys, "score", "feverous", "--gold", gold, "--predictions", mixed)
+    assert "m.jsonl:1: field 'id': no id" in message and "m.jsonl:2" in message
+
+
+def test_prepare_submission_output_scores_like_the_gold_file_through_the_cli(tmp_path):
+    """hopscore score on the official gold and on its prepare_submission.py form agree."""
+    rows = [json.loads(x) for x in GOLD.read_text().splitlines()]
+    evaluate_input = [rows[0]] + [
+        {**r, "predicted_label": r["label"],
+         "predicted_evidence": r["evidence"][0]["content"] if r["evidence"] else []}
+        for r in rows[1:]
+    ]
+    submission = [
+        {"predicted_label": r["predicted_label"],
+         "predicted_evidence": [list(parse_element(e)) for e in r["predicted_evidence"]]}
+        for r in evaluate_input[1:]
+    ]
+    by_id = lines(tmp_path / "by_id.jsonl", evaluate_input)
+    positional = lines(tmp_path / "input.submission.jsonl", submission)
+    first = run_cli("score", "feverous", "--gold", GOLD, "--predictions", by_id, "-o",
+                    tmp_path / "a", "--resamples", "0")
+    second = run_cli("score", "feverous", "--gold", GOLD, "--predictions", positional, "-o",
+                     tmp_path / "b", "--resamples", "0")
+    assert first.returncode == second.returncode == 0, second.stderr
+    metrics = [json.loads((tmp_path / d / "metrics.json").read_text())["metrics"] for d in "ab"]
+    assert metrics[0] == metrics[1] and metrics[0]["label_accuracy"] == 1.0

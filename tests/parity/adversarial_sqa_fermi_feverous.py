@@ -249,6 +249,39 @@ MCR_PAIRS = [
     ("5 billion", "5e9"),
     ("10 million dollars", "1e7"),
     ("0.5 trillion", "5e11"),
+    # pint computes these exactly; MCR has no length or power guard
+    ("x = 2**2**2**2", "65536"),
+    ("2**2**2**2", "65536"),
+    ("2**(3)**2", "512"),
+    ("3**3**2 m", "19683 m"),
+    ("(10**3)**2", "1e6"),
+    ("so the total is 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 "
+     "+ 1 + 1 + 1 + 1 + 1 + 1 = 25", "25"),
+    (" + ".join(["1000 m"] * 30), "30 km"),
+    ("2**100", "1.2676506e30"),
+    ("5 people + 3 people", "8"),
+    ("1 sheet + 1", "2"),
+]
+
+#: (gold, prediction) pairs for the official convert_units + accuracy_metric: sums with the
+#: units that units.txt leaves unresolved (``person = _``) raise there; products do not.
+FERMI_PAIRS = [
+    ("8", "5 people + 3 people"),
+    ("2", "1 sheet + 1"),
+    ("4", "3 factorial + 1"),
+    ("3", "5 people - 2 people"),
+    ("8", "(5 people + 3 people) * 2"),
+    ("5", "5 people"),
+    ("300", "300 people * km ** -2"),
+    ("2.5", "5 people / 2 people"),
+    ("6", "2 people * 3"),
+    ("2", "2 sheets ** 2"),
+    ("8 people", "8"),
+    ("5 people + 3 people", "8"),
+    ("65536", "2**2**2**2"),
+    ("512", "2**(3)**2"),
+    ("40 km", " + ".join(["1 km"] * 40)),
+    ("1e30", "2**100"),
 ]
 
 

@@ -238,7 +238,8 @@ def run_fermi(official: Path, shared: Path) -> dict[str, Any]:
         pred = str(generated[str(i)])
         pairs.append([pred, record["answer"], mcr(pred, record["answer"])])
     print("mcr pairs", len(pairs), sum(1 for p in pairs if p[2] is None), "crashed")
-    return {"cases": cases, "mcr_pairs": pairs}
+    official_pairs = [[g, p, official_score(g, p)] for g, p in adversarial.FERMI_PAIRS]
+    return {"cases": cases, "mcr_pairs": pairs, "official_pairs": official_pairs}
 
 
 # --- FEVEROUS -----------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hopscore.quantities import mcr_fermi_score
+from hopscore.quantities import fermi_score, mcr_fermi_score
 from tests.parity import adversarial_sqa_fermi_feverous as adversarial
 from tests.parity.common import TOLERANCE, digest, expected, resolve, score
 
@@ -49,3 +49,11 @@ def test_mcr_variant_matches_mcr_evaluator(pair: list[Any]) -> None:
     prediction, gold, official = pair
     assert official is not None
     assert mcr_fermi_score(prediction, gold) == pytest.approx(official, abs=TOLERANCE)
+
+
+@pytest.mark.parametrize("pair", RECORDED["official_pairs"], ids=lambda p: f"{p[1]!r} vs {p[0]!r}")
+def test_official_pairs(pair: list[Any]) -> None:
+    """None: the official pipeline raised (a sum with person/sheet/factorial); hopscore: 0."""
+    gold, prediction, official = pair
+    want = 0.0 if official is None else official
+    assert fermi_score(gold, prediction) == pytest.approx(want, abs=TOLERANCE)

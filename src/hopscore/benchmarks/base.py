@@ -90,6 +90,9 @@ class Predictions(Generic[P]):
     source: str
     format: str
     warnings: list[str] = field(default_factory=list)
+    #: The file has no ids: ``by_id`` is keyed by 0-based position ("0", "1", ...) and the
+    #: i-th prediction belongs to the i-th gold example (FEVEROUS ``prepare_submission.py``).
+    by_position: bool = False
 
 
 class Benchmark(ABC, Generic[E, P]):

@@ -8,7 +8,9 @@ Predictions, joined to the gold by ``id``:
 * the input of the official ``evaluate.py``: gold and prediction fields on the same line (pass
   the same file as ``--gold`` and ``--predictions``);
 * the leaderboard submission of ``prepare_submission.py`` (``predicted_evidence`` as
-  ``[page, type, position]`` lists, no ids: records are matched by position);
+  ``[page, type, position]`` lists, no ids): its i-th line is the i-th gold claim after the
+  header, whatever the gold's ids are (any prediction file without ids is read that way; one
+  where only some records have ids is an error);
 * universal JSON Lines ``{"id", "label" (or "answer"), "evidence": [element ids]}``.
 
 A record without an ``id`` gets its position (0-based, after the header) as its id. The first
@@ -155,21 +157,41 @@ def _is_header(value: Any) -> bool:
     )
 
 
-def _records(path: Path) -> Iterator[tuple[Fields, str]]:
-    """Located records after the header, with their ids (the ``id`` field or the position)."""
+def _records(path: Path, *, positional: list[bool] | None = None) -> Iterator[tuple[Fields, str]]:
+    """Located records after the header, with their ids (the ``id`` field or the position).
+
+    With ``positional`` (a one-item list, set here): a file where no record has an id is keyed
+    by position and ``positional[0]`` becomes True; a file where some records have ids and
+    others do not is an error, since neither reading pairs it with the gold safely.
+    """
     seen: dict[str, Location] = {}
     position = 0
+    first_with: Location | None = None
+    first_without: Location | None = None
     for number, (where, value) in enumerate(iter_jsonl(path)):
         if number == 0 and _is_header(value):
             continue
         record = Fields(value, where)
-        example_id = record.id("id") if record.has("id") else str(position)
+        has_id = record.has("id")
+        if has_id and first_with is None:
+            first_with = where
+        if not has_id and first_without is None:
+            first_without = where
+        if positional is not None and first_with is not None and first_without is not None:
+            raise InputError(
+                first_without if has_id else where,
+                f"no id, but the record at {first_with} has one: either every prediction has "
+                "an id (joined to the gold by id) or none has (joined by position, as the "
+                "prepare_submission.py output)", field="id")
+        example_id = record.id("id") if has_id else str(position)
         position += 1
         if example_id in seen:
             raise InputError(
                 where, f"duplicate id {example_id!r} (first seen at {seen[example_id]})", field="id"
             )
         seen[example_id] = where
+        if positional is not None:
+            positional[0] = first_without is not None
         yield record, example_id
 
 
@@ -223,7 +245,8 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
         official: bool | None = None
         no_evidence: list[str] = []
         odd_labels: list[str] = []
-        for record, example_id in _records(path):
+        positional = [False]
+        for record, example_id in _records(path, positional=positional):
             if official is None:
                 official = record.has("predicted_label") or record.has("predicted_evidence")
             if official:
@@ -249,7 +272,8 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
                 answer=label,
                 evidence=truncate(_elements(evidence or [], record, field)),
             )
-        predictions = Predictions(by_id, str(path), "official" if official else "universal")
+        predictions = Predictions(by_id, str(path), "official" if official else "universal",
+                                  by_position=positional[0])
         if no_evidence:
             predictions.warnings.append(
                 f"{path}: {len(no_evidence)} predictions have no evidence (first: "

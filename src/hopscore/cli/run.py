@@ -10,7 +10,7 @@ from rich.table import Table
 
 from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
-from hopscore.defaults import DEFAULT_RESAMPLES
+from hopscore.cli import options as o
 from hopscore.display import print_report
 from hopscore.errors import HopscoreError
 
@@ -101,8 +101,11 @@ def run_command(
         None, "--cache-dir", envvar="HOPSCORE_CACHE_DIR", show_default=False,
         help="Response cache folder (default ~/.cache/hopscore)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
-    resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=0,
-                                  help="Bootstrap resamples for the intervals (0: none)."),
+    resamples: int = o.RESAMPLES,
+    ci: str = o.CI,
+    ci_level: float = o.CI_LEVEL,
+    cluster: str | None = o.CLUSTER,
+    cluster_file: Path | None = o.CLUSTER_FILE,
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
     overlay: Path | None = typer.Option(None, "--overlay", rich_help_panel=HDR,
                                         help="v2 sparse patch overlaid on --tasks."),
@@ -195,12 +198,17 @@ def run_command(
                             + ", ".join(f"--{n.replace('_', '-')}" for n in sorted(hdr_given)))
     if gold is None:
         raise HopscoreError("missing option --gold (the benchmark's gold file)")
+    from hopscore.hub import official_gold
     from hopscore.run.runner import run
     from hopscore.run.settings import RunSettings, default_output_dir
 
+    gold_file = official_gold(benchmark.lower(), gold)
+    for line in (gold_file.note(), *gold_file.warnings):
+        if line:
+            err_console.print(line, markup=False, highlight=False)
     local = model.startswith("local/")
     settings = RunSettings(
-        benchmark=benchmark.lower(), gold=gold, model=model,
+        benchmark=benchmark.lower(), gold=gold_file.path, model=model,
         output_dir=output_dir or default_output_dir(benchmark.lower(), model, protocol),
         base_url=base_url, api_key_env=api_key_env, protocol=protocol, shots=shots,
         temperature=temperature, max_tokens=max_tokens or None, seed=seed, stop=tuple(stop),
@@ -210,7 +218,8 @@ def run_command(
         retrieve_k=retrieve_k, concurrency=concurrency,
         timeout=timeout if timeout is not None else (900.0 if local else 120.0),
         max_retries=max_retries, cache_dir=None if no_cache else (cache_dir or _cache_dir()),
-        resamples=resamples,
+        resamples=resamples, ci=ci.lower(), ci_level=ci_level, cluster=cluster,
+        cluster_file=cluster_file,
     )  # fmt: skip
     result = run(settings, console=err_console if progress else None, warn=err_console)
     console.print(summary_table(result))
@@ -234,6 +243,7 @@ NOT_HDR: dict[str, object] = {
     "protocol": "default", "shots": 0, "sample": None, "sample_seed": 11, "stop": [],
     "prompt_template": None, "answer_marker": "Answer:", "extraction": "flexible",
     "aliases": None, "tables_dir": None, "context_tokens": 3000, "retrieve_k": 5,
+    "cluster": None, "cluster_file": None,
 }
 #: Options of HDR agent runs only, with their defaults.
 HDR_DEFAULTS: dict[str, object] = {
@@ -282,7 +292,8 @@ def _run_hdr(args: dict[str, Any]) -> None:
         grade=not args["no_grade"], judge_model=args["judge_model"],
         judge_base_url=args["judge_base_url"], judge_api_key_env=args["judge_api_key_env"],
         judge_prompt_file=args["judge_prompt_file"], judge_concurrency=args["concurrency"],
-        compare=args["compare"], resamples=args["resamples"],
+        compare=args["compare"], resamples=args["resamples"], ci=args["ci"].lower(),
+        ci_level=args["ci_level"],
     )  # fmt: skip
     run_hdr(settings, progress=args["progress"])
 

@@ -121,6 +121,21 @@ def prepare(settings: RunSettings) -> Prepared:
     )  # fmt: skip
 
 
+def render_messages(
+    benchmark: Benchmark[Any, Any], variables: dict[str, Any], template: PromptTemplate,
+    shots: list[dict[str, Any]], protocol: str, answer_marker: str, kind: str,
+    retrieved: tuple[Document, ...] | None = None,
+) -> list[dict[str, str]]:
+    """The chat messages of one example: its template variables, rendered with the run's
+    exemplars and settings (also the prompts of hopscore's inspect_ai tasks)."""
+    return template.render({
+        **variables, "shots": shots, "protocol": protocol, "benchmark": benchmark.name,
+        "answer_marker": answer_marker if protocol != "mcr" else DEFAULT_MARKER,
+        "answer_kind": kind,
+        "documents": [d.to_json() for d in retrieved] if retrieved is not None else [],
+    })  # fmt: skip
+
+
 def _task(
     benchmark: Benchmark[Any, Any], example: Example, settings: RunSettings, inputs: PromptInputs,
     template: PromptTemplate, shots: list[dict[str, Any]], corpus: Corpus | None, kind: str,
@@ -129,12 +144,8 @@ def _task(
     variables = benchmark.prompt_variables(example, inputs)
     query = variables["mcr_question"] if settings.protocol == "mcr" else variables["question"]
     retrieved = tuple(corpus.search(query, settings.retrieve_k)) if corpus is not None else None
-    messages = template.render({
-        **variables, "shots": shots, "protocol": settings.protocol, "benchmark": benchmark.name,
-        "answer_marker": settings.answer_marker if settings.protocol != "mcr" else DEFAULT_MARKER,
-        "answer_kind": kind,
-        "documents": [d.to_json() for d in retrieved] if retrieved is not None else [],
-    })  # fmt: skip
+    messages = render_messages(benchmark, variables, template, shots, settings.protocol,
+                               settings.answer_marker, kind, retrieved)
     request = ChatRequest(
         model=spec.name, messages=messages, temperature=settings.temperature,
         max_tokens=settings.max_tokens, seed=settings.seed,
