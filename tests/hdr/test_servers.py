@@ -104,9 +104,18 @@ def test_auto_switches_to_text_when_tools_are_ignored(tmp_path: Path) -> None:
     notices within the first replies, warns once, and the run finishes in the text protocol with
     real tool calls and the same grades as natively."""
     world = build_world(tmp_path)
-    with FakeOpenAI(body_responder=scripted(SCRIPTS),
-                    behaviour=ServerBehaviour(ignore_tools=True)) as server:
+    server = FakeOpenAI(body_responder=scripted(SCRIPTS),
+                        behaviour=ServerBehaviour(ignore_tools=True)).start()
+    try:
         result = run_agent(world, server, tmp_path / "run")
+        sent = len(server.log)
+        # a re-run with every attempt done sends nothing and keeps what this run found out
+        again = run_agent(world, server, tmp_path / "run")
+        assert again.returncode == 0 and len(server.log) == sent
+    finally:
+        server.stop()
+    kept = config(tmp_path / "run")["tool_protocol"]
+    assert kept["used"] == "text" and kept["this_run"].startswith("no model requests")
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("does not take the offered tools natively") == 1
     assert "the first 3 replies to requests offering tools had no tool call" in result.stderr
@@ -115,7 +124,7 @@ def test_auto_switches_to_text_when_tools_are_ignored(tmp_path: Path) -> None:
     assert {r["tool_protocol"] for r in rows.values()} <= {"native->text", "text"}
     assert sum(r["tool_protocol"] == "native->text" for r in rows.values()) == 3
     assert all(r["tool_call_count"] >= 1 for r in rows.values())
-    block = config(tmp_path / "run")["tool_protocol"]
+    block = kept
     assert block["requested"] == "auto" and block["used"] == "text"
     assert block["native_tool_calls"] == 0 and block["text_tool_calls"] >= 8
     text_requests = [b for b in agent_bodies(server)
@@ -128,6 +137,7 @@ def test_auto_switches_to_text_when_tools_are_ignored(tmp_path: Path) -> None:
                for b in text_requests for m in b["messages"])
     trajectory = json.loads((tmp_path / "run" / rows["sql2s_001"]["trajectory_file"]).read_text())
     assert any(m["role"] == "tool" for m in trajectory["messages"])
+    assert trajectory["tool_protocol"] == rows["sql2s_001"]["tool_protocol"]
 
 
 def test_text_protocol_on_request(tmp_path: Path) -> None:

@@ -65,6 +65,8 @@ class ToolProtocol:
     replies: int = 0
     switch: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    #: the block an earlier run of this directory wrote (kept when this run sent nothing)
+    previous: dict[str, Any] | None = None
     _said: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -142,7 +144,11 @@ class ToolProtocol:
             self.warn(text)
 
     def to_json(self) -> dict[str, Any]:
-        """The ``tool_protocol`` block of config.json."""
+        """The ``tool_protocol`` block of config.json. A run that sent no request (every
+        attempt was already done) keeps what the run that made them found."""
+        if self.replies == 0 and self.previous and self.previous.get("requested") == \
+                self.requested:
+            return {**self.previous, "this_run": "no model requests (attempts already done)"}
         return {"requested": self.requested, "used": self.mode, "switch": self.switch,
                 "native_tool_calls": self.native_calls, "text_tool_calls": self.text_calls,
                 "replies": self.replies}

@@ -192,12 +192,23 @@ class _AttemptWorker:
         write_trajectory(out / relative, {
             "instance_id": task.id, "attempt": index, "model": str(self.prepared.spec),
             "status": attempt.status, "message_format": "openai", "tools": toolset.schemas(),
-            "messages": attempt.messages})
+            "tool_protocol": attempt.summary()["tool_protocol"], "messages": attempt.messages})
         row = {"run_key": key, "id": task.id, "instance_id": task.id, "attempt": index,
                "hybrid_type": task.hybrid_type, "db": task.db, "trajectory_file": relative,
                **attempt.summary()}
         done = attempt.status != MODEL_ERROR
         return RowResult(row, done=done, failure=attempt.failure)
+
+
+def previous_protocol(out: Path) -> dict[str, Any] | None:
+    """The tool_protocol block of the config.json an earlier run left here, if readable."""
+    import json
+
+    try:
+        block = json.loads((out / "config.json").read_text(encoding="utf-8")).get("tool_protocol")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return block if isinstance(block, dict) else None
 
 
 def note_no_tool_calls(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> None:
@@ -275,6 +286,7 @@ async def execute(settings: HdrSettings, *, backend: ChatBackend | None = None,
     local = prepared.spec.is_local
     backend = backend or make_backend(prepared.spec, prepared.base_url, settings.api_key_env,
                                       settings.concurrency)
+    prepared.protocol.previous = previous_protocol(out)
     write_config(prepared, status="running")
     cache = ResponseCache.in_dir(settings.cache_dir) if settings.cache_dir is not None else None
     workers = 1 if local else settings.concurrency
