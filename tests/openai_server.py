@@ -164,7 +164,7 @@ class FakeOpenAI:
     """Start with ``with FakeOpenAI(responder) as server: ... server.base_url``."""
 
     def __init__(self, responder: Responder | None = None, latency: float = 0.0, *,
-                 body_responder: BodyResponder | None = None,
+                 body_responder: BodyResponder | None = None, slots: int | None = None,
                  behaviour: ServerBehaviour | None = None) -> None:
         if (responder is None) == (body_responder is None):
             raise ValueError("give exactly one of responder and body_responder")
@@ -172,6 +172,9 @@ class FakeOpenAI:
         self.body_responder = body_responder
         self.latency = latency
         self.behaviour = behaviour
+        #: like llama.cpp's server: at most this many requests are worked on at once, the
+        #: others wait in its queue (the latency is paid per request, one after the other)
+        self.slots = threading.Semaphore(slots) if slots else None
         self.log: list[LoggedRequest] = []
         #: (status, request body) of every answer a behaviour fault produced
         self.faults: list[tuple[int, dict[str, Any]]] = []
@@ -285,7 +288,11 @@ def _handler_class(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 server.in_flight += 1
                 server.max_in_flight = max(server.max_in_flight, server.in_flight)
             try:
-                self._answer(reply, body, prompt)
+                if server.slots is not None:
+                    with server.slots:
+                        self._answer(reply, body, prompt)
+                else:
+                    self._answer(reply, body, prompt)
             finally:
                 with server._lock:
                     server.in_flight -= 1

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from hopscore.run.suite import SuiteRow
 
 HDR = "HybridDeepResearch agent (hopscore run hybrid-deep-research)"
-MODEL_HELP = "PROVIDER/NAME: openai/<model> (any OpenAI-compatible endpoint) or local/smollm2."
+MODEL_HELP = ("PROVIDER/NAME: openai/<model> (any OpenAI-compatible endpoint), "
+              "anthropic/<model> (Messages API) or local/smollm2.")
 
 
 def summary_table(result: RunResult) -> Table:
@@ -92,11 +93,23 @@ def run_command(
     corpus: Path | None = typer.Option(
         None, "--corpus", help="JSONL documents {id, title, text} for BM25 retrieval."),
     retrieve_k: int = typer.Option(5, "--retrieve-k", min=1, help="Documents per question."),
-    concurrency: int = typer.Option(8, "--concurrency", "-c", min=1, help="Requests in flight."),
+    concurrency: int = typer.Option(
+        8, "--concurrency", "-c", min=1,
+        help="Most requests in flight; fewer while the endpoint cannot sustain more."),
+    adaptive: bool = typer.Option(
+        True, "--adaptive-concurrency/--fixed-concurrency",
+        help="Fit requests in flight to what the endpoint sustains, or always --concurrency."),
     timeout: float | None = typer.Option(
         None, "--timeout", min=0.001, show_default=False,
         help="Seconds per attempt (default 120; 900 for local/smollm2)."),
     max_retries: int = typer.Option(5, "--max-retries", min=0, help="Retries per request."),
+    max_retry_wait: float = typer.Option(
+        60.0, "--max-retry-wait", min=0.0,
+        help="Longest wait before a retry, whatever the server's Retry-After asks."),
+    deadline: float | None = typer.Option(
+        None, "--deadline", min=0.001, show_default=False,
+        help="Seconds one request may take over all its attempts and waits "
+        "(default: --timeout x (retries + 1))."),
     cache_dir: Path | None = typer.Option(
         None, "--cache-dir", envvar="HOPSCORE_CACHE_DIR", show_default=False,
         help="Response cache folder (default ~/.cache/hopscore)."),
@@ -217,7 +230,8 @@ def run_command(
         tables_dir=tables_dir, context_tokens=context_tokens, corpus=corpus,
         retrieve_k=retrieve_k, concurrency=concurrency,
         timeout=timeout if timeout is not None else (900.0 if local else 120.0),
-        max_retries=max_retries, cache_dir=None if no_cache else (cache_dir or _cache_dir()),
+        max_retries=max_retries, max_retry_wait=max_retry_wait, deadline=deadline,
+        adaptive=adaptive, cache_dir=None if no_cache else (cache_dir or _cache_dir()),
         resamples=resamples, ci=ci.lower(), ci_level=ci_level, cluster=cluster,
         cluster_file=cluster_file,
     )  # fmt: skip
@@ -287,7 +301,8 @@ def _run_hdr(args: dict[str, Any]) -> None:
         max_context_tokens=args["max_context_tokens"], sql_timeout=args["sql_timeout"],
         max_observation_chars=args["max_observation_chars"],
         timeout=args["timeout"] if args["timeout"] is not None else (900.0 if local else 300.0),
-        max_retries=args["max_retries"],
+        max_retries=args["max_retries"], max_retry_wait=args["max_retry_wait"],
+        deadline=args["deadline"], adaptive=args["adaptive"],
         cache_dir=None if args["no_cache"] else (args["cache_dir"] or _cache_dir()),
         grade=not args["no_grade"], judge_model=args["judge_model"],
         judge_base_url=args["judge_base_url"], judge_api_key_env=args["judge_api_key_env"],

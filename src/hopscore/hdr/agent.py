@@ -124,6 +124,8 @@ class Attempt:
     context_dropped: list[str] = field(default_factory=list)
     #: a later prompt came back clearly shorter than an earlier one (silent truncation?)
     prompt_shrank: bool = False
+    #: model requests that needed more than one attempt (or failed): turn and every attempt
+    request_attempts: list[dict[str, Any]] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         counts: dict[str, int] = {}
@@ -141,6 +143,7 @@ class Attempt:
             "tool_protocol": _protocols(self.protocols),
             "context_dropped": self.context_dropped, "prompt_shrank": self.prompt_shrank,
             "error": None if self.failure is None else self.failure.to_json(),
+            "request_attempts": self.request_attempts,
             "tool_calls": self.tool_calls,
         }
 
@@ -205,6 +208,9 @@ class AgentLoop:
                 state.model_calls += 1
                 state.cached_calls += call.cached
                 state.protocols.append(wire.mode)
+                if len(call.attempt_log) > 1 or call.failure is not None:
+                    state.request_attempts.append(
+                        {"turn": turn, "attempts": [a.to_json() for a in call.attempt_log]})
                 if call.response is not None or not protocol.refused(call.failure, wire.mode):
                     break
             if call.response is None:
