@@ -84,6 +84,11 @@ class ScoreReport:
     #: below 100, evidence recall above 100), each with how many examples call for it
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def matched(self) -> int:
+        """Predicted ids that are gold ids."""
+        return self.n_predictions - len(self.extra_ids)
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "benchmark": self.benchmark,

@@ -4,11 +4,12 @@ run's output files (:mod:`hopscore.hdr.report`), which describe it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hopscore.benchmarks.hdr_tasks import HdrTask, Overlay
 from hopscore.engine import canonical_json, sha256_text
 from hopscore.hdr.knowledge import KnowledgeBase
+from hopscore.hdr.protocol import ToolProtocol
 from hopscore.hdr.search import SearchBackend
 from hopscore.hdr.settings import HdrSettings
 from hopscore.run.providers import ModelSpec
@@ -25,6 +26,10 @@ class Prepared:
     knowledge: dict[str, KnowledgeBase | None]
     search: SearchBackend
     fingerprint: str
+    #: "empty" or "null": the content of tool-call turns without text, for this endpoint
+    content_style: str = "empty"
+    #: native or text tools, shared by every attempt (auto switches once per run)
+    protocol: ToolProtocol = field(default_factory=ToolProtocol)
 
 
 def attempt_key(prepared: Prepared, task: HdrTask, attempt: int) -> str:

@@ -22,6 +22,8 @@ class RunAnalysis:
     records: dict[str, dict[str, Any]]
     dimensions: list[DimensionResult]
     ok_metric: str | None
+    #: judge rows by id: the judge file itself, ``--judge``, or an HDR run's judge.jsonl
+    judge_rows: Mapping[str, Any] | None = None
 
 
 def pct(value: float | None) -> str:
