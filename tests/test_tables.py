@@ -34,8 +34,11 @@ def check(text: str, width: int, names: list[str] = ()) -> None:  # type: ignore
 
 def cli(*args: object, width: int, cwd: Path | None = None,
         env: dict[str, str] | None = None) -> tuple[int, str]:
+    """Exit status and stdout, where the tables are (stderr holds messages, which keep long
+    paths on one line so that they can be copied)."""
     result = run_cli(*args, cwd=cwd, env={"COLUMNS": str(width), **(env or {})})
-    return result.returncode, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    return result.returncode, result.stdout
 
 
 @pytest.mark.parametrize("width", WIDTHS)
