@@ -7,6 +7,7 @@ code under test goes through the OpenAI SDK as it would against a hosted model.
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from pathlib import Path
@@ -58,11 +59,14 @@ def docs_model(samples_root: Path) -> object:
     """The stand-in model of the docs examples (``tests/docs_runner.py``), a body responder.
 
     It grades like :func:`judge_responder` when asked to judge; otherwise it answers the bundled
-    HotpotQA sample's questions, citing supporting facts as the built-in prompt asks. Models
-    whose name contains "mini" get every third answer wrong and cite only the first fact; the
-    others answer everything right.
+    HotpotQA sample's questions, citing supporting facts as the built-in prompt asks, and the
+    Bamboogle sample's. Models whose name contains "mini" get every third answer wrong (and cite
+    only the first fact); the others answer everything right.
     """
     gold = json.loads((samples_root / "hotpotqa" / "gold.json").read_text(encoding="utf-8"))
+    with (samples_root / "bamboogle" / "gold.csv").open(encoding="utf-8", newline="") as handle:
+        bamboogle = [(row["Question"], row["Answer_corrected"] or row["Answer"])
+                     for row in csv.DictReader(handle)]
 
     def respond(body: dict[str, object], attempt: int) -> Reply:
         messages = body.get("messages") or []
@@ -79,6 +83,11 @@ def docs_model(samples_root: Path) -> object:
                 answer = f"not {record['answer']}" if wrong else record["answer"]
                 return Reply(f"Reading the paragraphs step by step.\nSupporting facts: {cited}\n"
                              f"Answer: {answer}")
+        for index, (question, answer) in enumerate(bamboogle):
+            if question in prompt:
+                wrong = small and index % 3 == 2
+                return Reply("Thinking about the two hops.\nAnswer: "
+                             + (f"not {answer}" if wrong else answer))
         return Reply("I do not know.\nAnswer: unknown")
 
     return respond

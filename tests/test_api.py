@@ -220,3 +220,20 @@ def test_judge_rows_reports_bad_rows_by_index() -> None:
         hopscore.judge_rows([{"question": "q", "response": "a", "correct_answer": "a"},
                              {"question": ["x"], "response": "a", "correct_answer": "a"}],
                             model="judge", base_url="http://127.0.0.1:9/v1")
+
+
+def test_the_version_loads_neither_the_api_nor_the_help() -> None:
+    """``hopscore --version`` stays fast: no command module, no API, no help renderer."""
+    code = ("import sys, json, contextlib, io\n"
+            "from hopscore.launch import main\n"
+            "try:\n"
+            "    with contextlib.redirect_stdout(io.StringIO()):\n"
+            "        main(['--version'])\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('hopscore'))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={"PYTHONPATH": str(SRC)}, check=True)
+    loaded = set(json.loads(proc.stdout))
+    assert loaded.isdisjoint({"hopscore.api", "hopscore.cli.help", "hopscore.display",
+                              "hopscore.scoring", "hopscore.cli.score"}), loaded

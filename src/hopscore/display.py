@@ -195,13 +195,9 @@ def fit_table(table: Table, console: Console, *, keys: int = 1) -> list[Table]:
 
 
 def print_table(console: Console, table: Table, *, keys: int = 1) -> None:
-    """Print ``table`` whole at the console's width (:func:`fit_table`); when it is split, its
-    title and caption are printed above and below the parts at the console's width, not
-    squeezed to the width of one part."""
+    """Print ``table`` whole at the console's width (:func:`fit_table`). Its title and caption
+    are printed above and below it at the console's width, not squeezed to the table's."""
     parts = fit_table(table, console, keys=keys)
-    if len(parts) == 1:
-        console.print(table)
-        return
     title, caption = table.title, table.caption
     # a table renders its title and caption as rich markup: so do they here
     if title is not None:

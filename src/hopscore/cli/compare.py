@@ -178,12 +178,9 @@ def print_comparison(pairs: list[PairComparison], out: Console, show: int) -> No
         print_table(out, matrix_table(pairs), keys=2)
     for pair in pairs:
         for table, keys in ((metrics_table(pair), 1), (groups_table(pair), 2),
-                            (flips_table(pair), 2), (flipped_examples_table(pair, show), 0)):
+                            (flips_table(pair), 2), (flipped_examples_table(pair, show), 1)):
             if table is not None:
-                if keys:
-                    print_table(out, table, keys=keys)
-                else:
-                    out.print(table)
+                print_table(out, table, keys=keys)
 
 
 def compare_options(ci: str, ci_level: float, resamples: int, seed: int, cluster: str | None,
