@@ -323,11 +323,25 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
         return "Yes" if example.label == "SUPPORTS" else "No"
 
     def make_prediction(self, example: FeverousExample, answer: ModelAnswer) -> FeverousPrediction:
-        """The label named by the answer (yes/true: SUPPORTS, no/false: REFUTES); no evidence."""
+        """The label named by the answer (yes/true: SUPPORTS, no/false: REFUTES), and as
+        predicted evidence the element ids the reply cites (open book, ``--wiki-db``: ids
+        among the shown ones, or well-formed ids), or those the run gives
+        (``answer.evidence_ids``, the chain strategies' evidence); closed book: none."""
+        from hopscore.benchmarks.feverous_wiki import cited_elements
         from hopscore.run.extract import feverous_label
 
         text = answer.text or ""
-        return FeverousPrediction(id=example.id, answer=feverous_label(text) or text)
+        ids: list[str] = []
+        if answer.evidence_ids is not None:
+            ids = list(answer.evidence_ids)
+        elif answer.retrieved is not None:
+            ids = cited_elements(answer.output, answer.retrieved)
+        elements = [e for e in (parse_element(i) for i in ids) if e is not None]
+        return FeverousPrediction(id=example.id, answer=feverous_label(text) or text,
+                                  evidence=truncate(elements))
+
+    def prediction_details(self, prediction: FeverousPrediction) -> dict[str, Any]:
+        return {"evidence": ["_".join(e) for e in prediction.evidence]}
 
     def write_predictions(self, predictions: Sequence[FeverousPrediction], path: Path) -> None:
         write_jsonl_atomic(path, (

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from hopscore.run.suite import SuiteRow
 
 HDR = "HybridDeepResearch agent (hopscore run hybrid-deep-research)"
+METHODS = "MCR's methods and open-book FEVEROUS"
 MODEL_HELP = "PROVIDER/NAME: openai/<model> (any OpenAI-compatible endpoint) or local/smollm2."
 
 
@@ -67,7 +68,9 @@ def run_command(
                                     help="Environment variable holding the API key."),
     protocol: str = typer.Option("default", "--protocol",
                                  help="default, or mcr (MCR's extraction, abstention, metric)."),
-    shots: int = typer.Option(0, "--shots", min=0, help="Built-in chain-of-thought exemplars."),
+    shots: int | None = typer.Option(
+        None, "--shots", min=0, show_default=False,
+        help="Built-in exemplars (default: 0 for cot, 4 for the chain strategies)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first K examples."),
     sample: int | None = typer.Option(None, "--sample", min=1,
                                       help="A seeded random sample of N examples (as MCR)."),
@@ -150,6 +153,33 @@ def run_command(
                                   help="Run the agent and write predictions; do not grade."),
     compare: str = typer.Option("reference", "--compare", rich_help_panel=HDR,
                                 help="S2SQL comparison: reference, strict, rows, spider, bird."),
+    strategy: str = typer.Option(
+        "cot", "--strategy", rich_help_panel=METHODS,
+        help="cot (one answer), or MCR's methods: self-ask, sc (k chains, majority), mcr "
+             "(k chains, meta-reasoner)."),
+    chains: int | None = typer.Option(None, "--chains", min=1, rich_help_panel=METHODS,
+                                      show_default=False,
+                                      help="Chains per question for sc and mcr (default 5)."),
+    chain_temperature: float = typer.Option(0.7, "--chain-temperature", min=0.0,
+                                            rich_help_panel=METHODS,
+                                            help="Temperature of chains 1..k-1 (chain 0: "
+                                                 "--temperature)."),
+    num_retries: int | None = typer.Option(
+        None, "--num-retries", min=0, rich_help_panel=METHODS, show_default=False,
+        help="Re-run abstained questions up to N times (default: 2 for mcr, as MCR; else 0)."),
+    chain_calls: int = typer.Option(5, "--chain-calls", min=1, rich_help_panel=METHODS,
+                                    help="Model calls per chain (MCR: 5)."),
+    meta_facts: str | None = typer.Option(
+        None, "--meta-facts", rich_help_panel=METHODS, show_default=False,
+        help="What the meta-reasoner reads: qa, evidence or both (default: both when the "
+             "chains retrieve, else qa)."),
+    wiki_db: Path | None = typer.Option(
+        None, "--wiki-db", rich_help_panel=METHODS,
+        help="FEVEROUS: feverous_wikiv1.db, for open-book runs that cite element ids."),
+    wiki_pages: int = typer.Option(5, "--wiki-pages", min=1, rich_help_panel=METHODS,
+                                   help="FEVEROUS open book: pages retrieved per claim."),
+    wiki_elements: int = typer.Option(20, "--wiki-elements", min=1, rich_help_panel=METHODS,
+                                      help="FEVEROUS open book: elements shown per claim."),
 ) -> None:
     """Ask a model every example of a benchmark, extract and score its answers.
 
@@ -183,6 +213,8 @@ def run_command(
     from hopscore.run.settings import RunSettings, default_output_dir
 
     local = model.startswith("local/")
+    if search_backend not in ("bm25", "http"):
+        raise HopscoreError("--search-backend must be bm25 (with --corpus) or http")
     settings = RunSettings(
         benchmark=benchmark.lower(), gold=gold, model=model,
         output_dir=output_dir or default_output_dir(benchmark.lower(), model, protocol),
@@ -194,7 +226,12 @@ def run_command(
         retrieve_k=retrieve_k, concurrency=concurrency,
         timeout=timeout if timeout is not None else (900.0 if local else 120.0),
         max_retries=max_retries, cache_dir=None if no_cache else (cache_dir or _cache_dir()),
-        resamples=resamples,
+        resamples=resamples, strategy=strategy, chains=chains,
+        chain_temperature=chain_temperature, num_retries=num_retries, chain_calls=chain_calls,
+        meta_facts=meta_facts, search_backend="http" if search_backend == "http" else None,
+        search_url=search_url, fetch_url=fetch_url, search_api_key_env=search_api_key_env,
+        search_timeout=search_timeout, wiki_db=wiki_db, wiki_pages=wiki_pages,
+        wiki_elements=wiki_elements,
     )  # fmt: skip
     result = run(settings, console=err_console if progress else None, warn=err_console)
     console.print(summary_table(result))
@@ -208,6 +245,8 @@ def run_command(
     print_report(result.report, console, err_console)
     if result.metrics and "mcr" in result.metrics:
         console.print(mcr_line(result.metrics["mcr"]), markup=False, highlight=False)
+    if result.metrics and "methods" in result.metrics:
+        console.print(methods_table(result.metrics["methods"], f"{benchmark} with {model}"))
     err_console.print(f"wrote {settings.output_dir}", markup=False, highlight=False)
     if result.summary.get("errors"):
         raise typer.Exit(1)
@@ -215,15 +254,18 @@ def run_command(
 
 #: Options of the QA runs that an HDR agent run does not take, with their defaults.
 NOT_HDR: dict[str, object] = {
-    "protocol": "default", "shots": 0, "sample": None, "sample_seed": 11, "stop": [],
+    "protocol": "default", "shots": None, "sample": None, "sample_seed": 11, "stop": [],
     "prompt_template": None, "answer_marker": "Answer:", "extraction": "flexible",
     "aliases": None, "tables_dir": None, "context_tokens": 3000, "retrieve_k": 5,
+    "strategy": "cot", "chains": None, "chain_temperature": 0.7, "num_retries": None,
+    "chain_calls": 5, "meta_facts": None, "wiki_db": None, "wiki_pages": 5,
+    "wiki_elements": 20,
 }
-#: Options of HDR agent runs only, with their defaults.
+#: Options of HDR agent runs only, with their defaults (the search options also serve the
+#: chain strategies' retrieval; RunSettings.check says when they do not apply).
 HDR_DEFAULTS: dict[str, object] = {
     "overlay": None, "db_root": None, "db_template": "{db}/{db}_template.sqlite",
-    "search_backend": "bm25", "search_url": None, "fetch_url": None, "direct_fetch": False,
-    "search_api_key_env": None, "search_timeout": 30.0, "max_turns": 300,
+    "direct_fetch": False, "max_turns": 300,
     "task_timeout": 3600.0, "repeats": 1, "tool_choice": None, "sql_timeout": 120.0,
     "max_observation_chars": 100_000, "judge_api_key_env": "JUDGE_API_KEY",
     "judge_prompt_file": None, "no_grade": False, "compare": "reference",
@@ -265,6 +307,39 @@ def _run_hdr(args: dict[str, Any]) -> None:
         compare=args["compare"], resamples=args["resamples"],
     )  # fmt: skip
     run_hdr(settings, progress=args["progress"])
+
+
+def _pct(value: object) -> str:
+    return "-" if not isinstance(value, float) else f"{100 * value:.1f}"
+
+
+def _with_ci(value: object, ci: object) -> str:
+    if not isinstance(value, float):
+        return "-"
+    if isinstance(ci, dict):
+        return f"{100 * value:.1f} [{100 * ci['low']:.1f}, {100 * ci['high']:.1f}]"
+    return f"{100 * value:.1f}"
+
+
+def methods_table(block: dict[str, Any], title: str) -> Table:
+    """SA / SC / oracle / MCR of one chain-strategy run, both denominators, paired tests."""
+    table = Table(title=f"{title}: --strategy {block['strategy']}, k={block['chains']} "
+                        f"({block['metric']} in %, 95% intervals)", title_justify="left")
+    for column in ("method", "answered", "over answered", "over all"):
+        table.add_column(column, justify="left" if column == "method" else "right")
+    for method in block["methods"].values():
+        table.add_row(method["title"], f"{method['answered']}/{method['n']}",
+                      _with_ci(method["score_answered"], method.get("ci_answered")),
+                      _with_ci(method["score_all"], method.get("ci_all")))
+    for pair in block.get("pairs") or ():
+        titles = {name: m["title"] for name, m in block["methods"].items()}
+        diff, test = pair.get("difference"), pair.get("mcnemar")
+        delta = "" if diff is None else (f"{100 * diff['delta']:+.1f} "
+                                         f"[{100 * diff['low']:+.1f}, {100 * diff['high']:+.1f}]")
+        p = "" if test is None else f"McNemar p={test['p_value']:.3g}"
+        table.add_row(f"{titles[pair['b']]} - {titles[pair['a']]}", "", p, delta,
+                      style="dim")
+    return table
 
 
 def mcr_line(block: dict[str, object]) -> str:

@@ -1,0 +1,147 @@
+"""SA, SC, oracle and MCR side by side, from one chain-strategy run.
+
+For every method a run's rows carry (:func:`hopscore.run.strategy.method_names`),
+:func:`write_methods` writes ``methods/<method>/metrics.json`` + ``scores.jsonl`` exactly as
+``hopscore score`` would for that method's answers (under ``--protocol mcr`` with MCR's
+``mcr_all`` / ``answered`` / ``mcr_answered`` beside the benchmark's metrics), so ``hopscore
+compare RUN/methods/sa RUN/methods/mcr`` and ``hopscore report`` work on them, and returns the
+``methods`` block of the run's metrics.json:
+
+* per method: ``n``, ``answered`` (a question counts as answered when the method gave an
+  answer that was scored: no abstention, some chain answered), ``score_all`` (the mean over all
+  questions, unanswered ones scoring 0: MCR's number for SA, SC and the oracle) and
+  ``score_answered`` (the mean over answered questions: MCR's number for MCR, whose pandas mean
+  skips abstentions), each with its bootstrap interval;
+* ``pairs``: SA vs SC, SA vs MCR and SC vs MCR on the same questions (the paired bootstrap
+  interval of the difference of ``score_all``, and McNemar's exact test when the scores are 0/1),
+  from :func:`hopscore.analysis.compare.compare_pair`, as ``hopscore compare`` computes them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hopscore.benchmarks.base import Benchmark, ModelAnswer, Predictions
+from hopscore.defaults import DEFAULT_SEED
+from hopscore.io import write_json_atomic
+from hopscore.run.methods import TITLES
+from hopscore.run.strategy import answer_metric, method_names
+from hopscore.scoring import ScoresWriter, score_examples
+
+METHODS_DIR = "methods"
+#: The comparisons of MCR's table, (A, B): B - A.
+PAIRS = (("sa", "sc"), ("sa", "mcr"), ("sc", "mcr"))
+
+
+def _interval(values: np.ndarray, resamples: int) -> dict[str, float] | None:
+    if values.size == 0 or resamples < 1:
+        return None
+    from hopscore.stats import mean_intervals
+
+    interval = mean_intervals(values[:, None], ["score"], resamples=resamples,
+                              seed=DEFAULT_SEED)["score"]
+    return None if interval is None else {"low": interval.low, "high": interval.high,
+                                          "level": interval.level}
+
+
+def write_methods(settings: Any, prepared: Any, rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    bench: Benchmark[Any, Any] = prepared.benchmark
+    names = method_names(settings.strategy)
+    block: dict[str, Any] = {"strategy": settings.strategy,
+                             "metric": answer_metric(bench, settings.protocol),
+                             "protocol": settings.protocol,
+                             "chains": prepared.plan.chains, "methods": {}}
+    rounds = [len(row.get("rounds") or ()) for row in rows.values() if row.get("error") is None]
+    block["retried"] = sum(1 for r in rounds if r > 1)
+    root = settings.output_dir / METHODS_DIR
+    for name in names:
+        block["methods"][name] = _write_one(settings, prepared, rows, name, root / name)
+    metric = "mcr_all" if settings.protocol == "mcr" else block["metric"]
+    block["pairs"] = _pairs(root, [n for n in names if n != "oracle"], metric,
+                            settings.resamples)
+    return block
+
+
+def _write_one(settings: Any, prepared: Any, rows: dict[str, dict[str, Any]], name: str,
+               out: Path) -> dict[str, Any]:
+    bench: Benchmark[Any, Any] = prepared.benchmark
+    by_id: dict[str, Any] = {}
+    values: list[float] = []
+    answered: list[bool] = []
+    for example in prepared.examples:
+        row = rows.get(example.id) or {}
+        method = (row.get("methods") or {}).get(name) or {}
+        score = method.get("score") if method.get("answered") else None
+        values.append(float(score) if score is not None else 0.0)
+        answered.append(score is not None)
+        if method.get("answer") is None or (method.get("abstained") and name == "mcr"):
+            if settings.protocol == "mcr":
+                from hopscore.run.mcr import McrPrediction
+
+                by_id[example.id] = McrPrediction(id=example.id, inner=None, mcr=None)
+            continue
+        evidence = row.get("evidence_ids")
+        prediction = bench.make_prediction(example, ModelAnswer(
+            method["answer"], row.get("raw_output") or "", None,
+            None if evidence is None else tuple(evidence)))
+        if settings.protocol == "mcr":
+            from hopscore.run.mcr import McrPrediction
+
+            prediction = McrPrediction(id=example.id, inner=prediction,
+                                       mcr=None if score is None else float(score))
+        by_id[example.id] = prediction
+    scorer: Benchmark[Any, Any] = bench
+    if settings.protocol == "mcr":
+        from hopscore.run.mcr import McrScoring
+
+        scorer = McrScoring(bench)
+    out.mkdir(parents=True, exist_ok=True)
+    writer = ScoresWriter(out / "scores.jsonl")
+    try:
+        report = score_examples(scorer, prepared.examples,
+                                Predictions(by_id, f"{settings.output_dir} ({name})", "run"),
+                                writer, resamples=settings.resamples)
+    except BaseException:
+        writer.close(keep=False)
+        raise
+    writer.close()
+    metrics = report.to_json()
+    metrics["method"] = {"name": name, "title": TITLES[name], "run": str(settings.output_dir)}
+    write_json_atomic(out / "metrics.json", metrics)
+    array = np.array(values, dtype=np.float64)
+    mask = np.array(answered, dtype=bool)
+    n_answered = int(mask.sum())
+    return {
+        "title": TITLES[name], "n": len(values), "answered": n_answered,
+        "score_all": float(array.mean()) if values else None,
+        "score_answered": float(array[mask].mean()) if n_answered else None,
+        "ci_all": _interval(array, settings.resamples),
+        "ci_answered": _interval(array[mask], settings.resamples),
+        "dir": str(Path(METHODS_DIR) / name),
+    }
+
+
+def _pairs(root: Path, names: list[str], metric: str, resamples: int) -> list[dict[str, Any]]:
+    from hopscore.analysis.compare import compare_pair
+    from hopscore.analysis.scored import load_scored
+
+    out: list[dict[str, Any]] = []
+    for a, b in PAIRS:
+        if a not in names or b not in names:
+            continue
+        first = load_scored(root / a, TITLES[a])
+        second = load_scored(root / b, TITLES[b])
+        comparison = compare_pair(first, second, resamples=max(resamples, 1))
+        for compared in comparison.metrics:
+            if compared.metric != metric:
+                continue
+            difference = compared.difference
+            out.append({"a": a, "b": b, "metric": metric,
+                        "difference": None if difference is None or resamples < 1
+                        else difference.to_json(),
+                        "mcnemar": None if compared.mcnemar is None
+                        else compared.mcnemar.to_json()})
+    return out
