@@ -317,28 +317,33 @@ def _with_ci(value: object, ci: object) -> str:
     if not isinstance(value, float):
         return "-"
     if isinstance(ci, dict):
-        return f"{100 * value:.1f} [{100 * ci['low']:.1f}, {100 * ci['high']:.1f}]"
+        return f"{100 * value:.1f} [{100 * ci['low']:.0f}, {100 * ci['high']:.0f}]"
     return f"{100 * value:.1f}"
+
+
+def _pair_cells(pair: dict[str, Any]) -> tuple[str, str]:
+    """(McNemar p, difference with its interval) of one paired comparison, in points."""
+    diff, test = pair.get("difference"), pair.get("mcnemar")
+    delta = "" if diff is None else (f"{100 * diff['delta']:+.1f} [{100 * diff['low']:+.0f}, "
+                                     f"{100 * diff['high']:+.0f}]")
+    return ("" if test is None else f"p={test['p_value']:.3g}"), delta
 
 
 def methods_table(block: dict[str, Any], title: str) -> Table:
     """SA / SC / oracle / MCR of one chain-strategy run, both denominators, paired tests."""
     table = Table(title=f"{title}: --strategy {block['strategy']}, k={block['chains']} "
-                        f"({block['metric']} in %, 95% intervals)", title_justify="left")
+                        f"({block['metric']} in %, [95% interval]; differences in points, "
+                        "McNemar p)", title_justify="left")
     for column in ("method", "answered", "over answered", "over all"):
         table.add_column(column, justify="left" if column == "method" else "right")
     for method in block["methods"].values():
         table.add_row(method["title"], f"{method['answered']}/{method['n']}",
                       _with_ci(method["score_answered"], method.get("ci_answered")),
                       _with_ci(method["score_all"], method.get("ci_all")))
+    titles = {name: m["title"] for name, m in block["methods"].items()}
     for pair in block.get("pairs") or ():
-        titles = {name: m["title"] for name, m in block["methods"].items()}
-        diff, test = pair.get("difference"), pair.get("mcnemar")
-        delta = "" if diff is None else (f"{100 * diff['delta']:+.1f} "
-                                         f"[{100 * diff['low']:+.1f}, {100 * diff['high']:+.1f}]")
-        p = "" if test is None else f"McNemar p={test['p_value']:.3g}"
-        table.add_row(f"{titles[pair['b']]} - {titles[pair['a']]}", "", p, delta,
-                      style="dim")
+        p, delta = _pair_cells(pair)
+        table.add_row(f"{titles[pair['b']]}-{titles[pair['a']]}", "", p, delta, style="dim")
     return table
 
 
@@ -369,7 +374,9 @@ def suite_mcr(
                                         help="OpenAI-compatible endpoint."),
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env",
                                     help="Environment variable holding the API key."),
-    shots: int = typer.Option(0, "--shots", min=0, help="Built-in exemplars per prompt."),
+    shots: int | None = typer.Option(
+        None, "--shots", min=0, show_default=False,
+        help="Built-in exemplars per prompt (default: 0 for cot, 4 for the chain strategies)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="First K questions each."),
     sample: int | None = typer.Option(None, "--sample", min=1,
                                       help="Seeded random sample of N questions each (MCR)."),
@@ -384,6 +391,19 @@ def suite_mcr(
                                           show_default=False),
     no_cache: bool = typer.Option(False, "--no-cache"),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
+    strategy: str = typer.Option(
+        "cot", "--strategy", help="cot (one answer per question), or self-ask, sc, mcr: MCR's "
+        "methods; sc and mcr print SA, SC and MCR side by side."),
+    chains: int | None = typer.Option(None, "--chains", min=1, show_default=False,
+                                      help="Chains per question for sc and mcr (default 5)."),
+    chain_temperature: float = typer.Option(0.7, "--chain-temperature", min=0.0,
+                                            help="Temperature of chains 1..k-1."),
+    num_retries: int | None = typer.Option(
+        None, "--num-retries", min=0, show_default=False,
+        help="Re-run abstained questions up to N times (default: 2 for mcr; else 0)."),
+    chain_calls: int = typer.Option(5, "--chain-calls", min=1, help="Model calls per chain."),
+    meta_facts: str | None = typer.Option(None, "--meta-facts", show_default=False,
+                                          help="qa, evidence or both (meta-reasoner input)."),
 ) -> None:
     """The MCR protocol on its seven datasets (StrategyQA, Fermi, QuaRTz, HotpotQA, 2WikiMQA,
     Bamboogle, FEVEROUS), each run like hopscore run --protocol mcr, then one table.
@@ -412,7 +432,9 @@ def suite_mcr(
         max_tokens=max_tokens or None, seed=seed, limit=limit, sample=sample,
         sample_seed=sample_seed, corpus=corpus, retrieve_k=retrieve_k, concurrency=concurrency,
         timeout=900.0 if local else 120.0,
-        cache_dir=None if no_cache else (cache_dir or _cache_dir()),
+        cache_dir=None if no_cache else (cache_dir or _cache_dir()), strategy=strategy,
+        chains=chains, chain_temperature=chain_temperature, num_retries=num_retries,
+        chain_calls=chain_calls, meta_facts=meta_facts,
     )  # fmt: skip
     rows: list[SuiteRow] = []
     shared = None
@@ -441,7 +463,8 @@ def suite_mcr(
                 )
             mcr = (result.metrics or {}).get("mcr")
             status = "ok" if not result.summary.get("errors") else "incomplete"
-            rows.append(SuiteRow(name, status, mcr, result.summary))
+            rows.append(SuiteRow(name, status, mcr, result.summary,
+                                 methods=(result.metrics or {}).get("methods")))
     finally:
         if shared is not None:
             import asyncio
@@ -451,9 +474,12 @@ def suite_mcr(
     from hopscore.io import write_json_atomic
 
     write_json_atomic(root / "suite.json", {"suite": "mcr", "model": model,
-                                            "data_dir": str(data_dir),
+                                            "data_dir": str(data_dir), "strategy": strategy,
                                             "datasets": [r.to_json() for r in rows]})
-    console.print(suite_table(rows, model))
+    if any(r.methods for r in rows):
+        console.print(suite_methods_table(rows, model, strategy))
+    else:
+        console.print(suite_table(rows, model))
     err_console.print(f"wrote {root / 'suite.json'} and one run directory per dataset",
                       markup=False, highlight=False)
     if not any(r.status in ("ok", "incomplete") for r in rows):
@@ -486,6 +512,38 @@ def suite_table(rows: list[SuiteRow], model: str) -> Table:
         table.add_row(row.benchmark, str(m["metric"]), str(m["n"]), str(m["answered"]),
                       str(m["abstained"]), str(m["errors"]), pct(m["score_answered"]),
                       pct(m["score_all"]), *([""] if notes and row.status == "ok" else note))
+    return table
+
+
+def suite_methods_table(rows: list[SuiteRow], model: str, strategy: str) -> Table:
+    """Per dataset: each method's answered count, its score over answered questions and over
+    all questions (95% intervals), then the paired differences with McNemar's test."""
+    table = Table(title=f"MCR's methods: {model}, --strategy {strategy} (in %, [95% "
+                  "interval]; over answered: MCR's number for MCR; over all: unanswered score "
+                  "0, MCR's number for SA and SC; differences in points, McNemar p)",
+                  title_justify="left")
+    for column in ("dataset", "method", "answered", "over answered", "over all"):
+        table.add_column(column, justify="left" if column in ("dataset", "method")
+                         else "right", overflow="fold")
+    for row in rows:
+        if not row.methods:
+            table.add_row(row.benchmark, row.status if row.status != "missing" else
+                          f"missing: {row.detail}", "", "", "")
+            continue
+        block = row.methods
+        labels = [row.benchmark, f"({block['metric']})"]
+        for method in block["methods"].values():
+            table.add_row(labels.pop(0) if labels else "", method["title"],
+                          f"{method['answered']}/{method['n']}",
+                          _with_ci(method["score_answered"], method.get("ci_answered")),
+                          _with_ci(method["score_all"], method.get("ci_all")))
+        titles = {name: m["title"] for name, m in block["methods"].items()}
+        for pair in block.get("pairs") or ():
+            p, delta = _pair_cells(pair)
+            table.add_row("", f"{titles[pair['b']]}-{titles[pair['a']]}", "", p, delta,
+                          style="dim")
+        if row.status != "ok":
+            table.add_row("", row.status, "", "", "")
     return table
 
 

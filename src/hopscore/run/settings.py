@@ -27,7 +27,7 @@ class RunSettings:
     api_key_env: str = "OPENAI_API_KEY"
     protocol: str = "default"
     #: built-in exemplars (None: 0 for the cot strategy, 4 for the chain strategies)
-    shots: int | None = 0
+    shots: int | None = None
     temperature: float | None = 0.0
     #: None: send no max_tokens
     max_tokens: int | None = 1024
