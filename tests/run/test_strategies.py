@@ -132,7 +132,7 @@ def test_sc_and_mcr_match_the_hand_computed_scores(tmp_path: Path) -> None:
                        "--resamples", "20")
     assert compared.returncode == 0, compared.stderr
     assert "mcr_all" in compared.stdout
-    assert "MCR - SC" in result.stdout and "SA" in result.stdout
+    assert "MCR-SC" in result.stdout and "SA" in result.stdout
 
 
 def test_num_retries_resamples_abstained_questions(tmp_path: Path) -> None:
