@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -258,11 +258,21 @@ def score_files(
     aliases: Path | None = None,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    read_predictions: Callable[[Sequence[E]], Predictions[P]] | None = None,
 ) -> ScoreReport:
-    """Load and score; with ``output_dir``, write ``metrics.json`` and ``scores.jsonl``."""
+    """Load and score; with ``output_dir``, write ``metrics.json`` and ``scores.jsonl``.
+
+    ``read_predictions``, when given, makes the predictions from the gold examples instead of
+    ``benchmark.load_predictions(predictions_path)`` (another harness's output, joined to the
+    gold: :mod:`hopscore.harness`).
+    """
     with bulk_load():
-        examples = benchmark.iter_gold(gold_path, aliases=aliases)
-        predictions = benchmark.load_predictions(predictions_path)
+        if read_predictions is None:
+            examples: Iterable[E] = benchmark.iter_gold(gold_path, aliases=aliases)
+            predictions = benchmark.load_predictions(predictions_path)
+        else:  # replies are read against whole examples (HotpotQA citations need the titles)
+            examples = benchmark.load_gold(gold_path, aliases=aliases)
+            predictions = read_predictions(examples)
     if output_dir is None:
         return score_examples(benchmark, examples, predictions, resamples=resamples, seed=seed)
     writer = ScoresWriter(output_dir / "scores.jsonl")

@@ -23,4 +23,7 @@ def gold_index(benchmark: str | None, path: Path | None) -> dict[str, Any]:
 
     if path is None or not benchmark or benchmark.lower() not in benchmarks.REGISTRY:
         return {}
-    return _load(benchmark.lower(), Path(path).resolve())
+    from hopscore.hub import official_gold
+
+    official = official_gold(benchmark.lower(), path).path
+    return _load(benchmark.lower(), Path(official).resolve())

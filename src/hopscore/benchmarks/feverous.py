@@ -317,7 +317,9 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
     def prompt_variables(self, example: FeverousExample, inputs: PromptInputs) -> dict[str, Any]:
         """The claim; MCR asks "Is it true that <claim>?" with gold Yes iff SUPPORTS."""
         mcr = f"Is it true that {example.question}?".replace(".?", "?")
-        return {"question": example.question, "claim": example.question, "mcr_question": mcr}
+        # "wiki": the elements shown in an open-book run (--wiki-db), filled in by the run
+        return {"question": example.question, "claim": example.question, "mcr_question": mcr,
+                "wiki": []}
 
     def mcr_gold(self, example: FeverousExample) -> str:
         return "Yes" if example.label == "SUPPORTS" else "No"

@@ -1,19 +1,64 @@
 """The ``hopscore`` command line: a thin typer layer over the library.
 
-Each command lives in its own module and registers itself on :data:`app`; :func:`main` turns
-user errors into one readable line and exit status 2, never a traceback.
+Each command lives in its own module and registers itself on :data:`app`. The modules are
+imported only when their command is used (:class:`LazyGroup`): ``hopscore score ...`` builds
+and parses the score command alone, and ``hopscore --version`` imports no command module at
+all, so start-up costs what the one command needs. :func:`main` turns user errors into one
+readable line and exit status 2, never a traceback.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 import typer
+import typer.main
 from rich.console import Console
+from typer.core import TyperGroup
 
 from hopscore import __version__
 from hopscore.launch import guarded
 
+#: Every command, in the order of --help (its panels follow their first command: score and
+#: grade, run models and agents, HybridDeepResearch, analyse), and the module defining it.
+COMMANDS: dict[str, str] = {
+    "score": "score", "judge": "judge", "sql-match": "sql_match",
+    "run": "run", "demo": "demo", "suite": "run",
+    "validate-predictions": "hdr", "hdr-tasks": "hdr",
+    "compare": "compare", "report": "report", "analyze": "report",
+}  # fmt: skip
+
+
+class LazyGroup(TyperGroup):
+    """The root group: a command's module is imported, and its click command built, on first use."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            importlib.import_module(f"hopscore.cli.{COMMANDS[cmd_name]}")
+            self._add_registered()
+        return self.commands.get(cmd_name)
+
+    def _add_registered(self) -> None:
+        """Build the click commands of every typer command registered so far and not yet built."""
+        options: dict[str, Any] = {"pretty_exceptions_short": app.pretty_exceptions_short,
+                                   "rich_markup_mode": app.rich_markup_mode}
+        for info in app.registered_commands:
+            name = info.name or typer.main.get_command_name(info.callback.__name__)  # type: ignore[union-attr]
+            if name not in self.commands:
+                self.commands[name] = typer.main.get_command_from_info(info, **options)
+        for group in app.registered_groups:
+            if group.name not in self.commands:
+                self.commands[str(group.name)] = typer.main.get_group_from_info(
+                    group, suggest_commands=app.suggest_commands, **options)
+
+
 app = typer.Typer(
     name="hopscore",
+    cls=LazyGroup,
     help=(
         "Evaluate multi-hop question answering over text, tables and SQL.\n\n"
         "hopscore scores predictions with the exact semantics of each benchmark's official "
@@ -59,24 +104,6 @@ def _root(
     ),
 ) -> None:
     """Evaluate multi-hop question answering over text, tables and SQL."""
-
-
-# Command modules register themselves on import.
-from hopscore.cli import compare as _compare  # noqa: E402,F401
-from hopscore.cli import demo as _demo  # noqa: E402,F401
-from hopscore.cli import hdr as _hdr  # noqa: E402,F401
-from hopscore.cli import judge as _judge  # noqa: E402,F401
-from hopscore.cli import report as _report  # noqa: E402,F401
-from hopscore.cli import run as _run  # noqa: E402,F401
-from hopscore.cli import score as _score  # noqa: E402,F401
-from hopscore.cli import sql_match as _sql_match  # noqa: E402,F401
-
-#: The order of --help (its panels follow their first command): score and grade, run models and
-#: agents, HybridDeepResearch, analyse. ``suite`` (a group) comes last in its panel.
-ORDER = ("score", "judge", "sql-match", "run", "demo", "validate-predictions", "hdr-tasks",
-         "compare", "report", "analyze")
-app.registered_commands.sort(
-    key=lambda command: ORDER.index(command.name or getattr(command.callback, "__name__", "")))
 
 
 def main(argv: list[str] | None = None) -> None:

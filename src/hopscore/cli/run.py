@@ -209,14 +209,19 @@ def run_command(
                             + ", ".join(f"--{n.replace('_', '-')}" for n in sorted(hdr_given)))
     if gold is None:
         raise HopscoreError("missing option --gold (the benchmark's gold file)")
+    from hopscore.hub import official_gold
     from hopscore.run.runner import run
     from hopscore.run.settings import RunSettings, default_output_dir
 
+    gold_file = official_gold(benchmark.lower(), gold)
+    for line in (gold_file.note(), *gold_file.warnings):
+        if line:
+            err_console.print(line, markup=False, highlight=False)
     local = model.startswith("local/")
     if search_backend not in ("bm25", "http"):
         raise HopscoreError("--search-backend must be bm25 (with --corpus) or http")
     settings = RunSettings(
-        benchmark=benchmark.lower(), gold=gold, model=model,
+        benchmark=benchmark.lower(), gold=gold_file.path, model=model,
         output_dir=output_dir or default_output_dir(benchmark.lower(), model, protocol),
         base_url=base_url, api_key_env=api_key_env, protocol=protocol, shots=shots,
         temperature=temperature, max_tokens=max_tokens or None, seed=seed, stop=tuple(stop),

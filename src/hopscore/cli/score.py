@@ -1,4 +1,4 @@
-"""``hopscore score`` (its usual form also runs without typer: :mod:`hopscore.launch`)."""
+"""``hopscore score``: score a prediction file against a benchmark's gold file."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.display import print_report
-from hopscore.launch import ScoreRequest, run_score
+from hopscore.errors import HopscoreError
 
 
 @app.command(rich_help_panel="Score and grade")
@@ -18,7 +18,11 @@ def score(
     benchmark: str = typer.Argument(
         ..., help=f"Benchmark name: {', '.join(benchmarks.names())}.", show_default=False
     ),
-    gold: Path = typer.Option(..., "--gold", "-g", help="The benchmark's official gold file."),
+    gold: Path = typer.Option(
+        ..., "--gold", "-g",
+        help="The benchmark's official gold file, or a Hugging Face copy: hf:NAME[:CONFIG][@SPLIT],"
+        " parquet, a save_to_disk folder or a JSON Lines export (docs/getting-the-data.md).",
+    ),
     predictions: Path = typer.Option(
         ..., "--predictions", "-p", help="Predictions: the official format or universal JSONL."
     ),
@@ -56,6 +60,17 @@ def score(
         help="Bootstrap resamples for the 95% confidence intervals (0: no intervals).",
     ),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap."),
+    source: str | None = typer.Option(
+        None, "--from", show_default=False, metavar="HARNESS",
+        help="Read --predictions as another harness's output: lm-eval (a samples_<task>_*.jsonl"
+        " file of lm_eval --log_samples) or inspect (an inspect_ai .eval or .json log); replies"
+        " are joined to the gold by id, else by question (docs/integrations.md).",
+    ),
+    lm_filter: str | None = typer.Option(
+        None, "--filter", show_default=False,
+        help="With --from lm-eval: the filter whose responses are scored (needed when the file "
+        "holds several, e.g. strict-match and flexible-extract).",
+    ),
 ) -> None:
     """Score predictions against a benchmark's gold file, as its official scorer would.
 
@@ -73,19 +88,45 @@ def score(
     Every metric gets a seeded percentile bootstrap 95% interval (metrics.json "ci"), shown as
     value ± half-width.
     """
+    from hopscore.hub import official_gold
+
+    bench = benchmarks.get(benchmark)
+    gold_file = official_gold(bench.name, gold)
+    for line in (gold_file.note(), *gold_file.warnings):
+        if line:
+            err_console.print(line, markup=False, highlight=False)
+    gold = gold_file.path
+    if lm_filter is not None and source != "lm-eval":
+        raise HopscoreError("--filter needs --from lm-eval")
     if not judge:
-        request = ScoreRequest(
-            benchmark, gold, predictions, output_dir, aliases, strict, resamples, seed
-        )
-        status = run_score(request, console, err_console)
-        if status:
-            raise typer.Exit(status)
+        from hopscore.scoring import score_files
+
+        reader = None
+        if source is not None:
+            from hopscore.harness import predictions_reader
+
+            def note(line: str) -> None:
+                err_console.print(line, markup=False, highlight=False)
+
+            reader = predictions_reader(bench, predictions, source, lm_filter, note)
+        report = score_files(bench, gold, predictions, output_dir, aliases=aliases,
+                             resamples=resamples, seed=seed, read_predictions=reader)
+        print_report(report, console, err_console)
+        if output_dir is not None:
+            err_console.print(f"wrote {output_dir / 'metrics.json'} and "
+                              f"{output_dir / 'scores.jsonl'}", markup=False, highlight=False)
+        if strict and (report.missing_ids or report.extra_ids):
+            err_console.print(f"--strict: {len(report.missing_ids)} missing and "
+                              f"{len(report.extra_ids)} extra ids", style="red")
+            raise typer.Exit(1)
         return
     from hopscore.cli.judge import judge_config  # the judge stack loads only when asked for
     from hopscore.engine import RetryPolicy
     from hopscore.judge.scoring import print_disagreements, score_files_with_judge
 
-    bench = benchmarks.get(benchmark)
+    if source is not None:
+        raise HopscoreError("--judge does not read --from harness outputs yet: score the "
+                            "harness output without --judge")
     config = judge_config(judge_model, judge_base_url, judge_concurrency, judge_prompt_file,
                           retry=RetryPolicy(max_retries=judge_max_retries))
     judged = score_files_with_judge(bench, gold, predictions, output_dir, config,

@@ -167,6 +167,21 @@ def _chain_task(
                 sha256_text(canonical_json(request.messages)), question=question)
 
 
+def render_messages(
+    benchmark: Benchmark[Any, Any], variables: dict[str, Any], template: PromptTemplate,
+    shots: list[dict[str, Any]], protocol: str, answer_marker: str, kind: str,
+    retrieved: tuple[Document, ...] | None = None,
+) -> list[dict[str, str]]:
+    """The chat messages of one example: its template variables, rendered with the run's
+    exemplars and settings (also the prompts of hopscore's inspect_ai tasks)."""
+    return template.render({
+        **variables, "shots": shots, "protocol": protocol, "benchmark": benchmark.name,
+        "answer_marker": answer_marker if protocol != "mcr" else DEFAULT_MARKER,
+        "answer_kind": kind,
+        "documents": [d.to_json() for d in retrieved] if retrieved is not None else [],
+    })  # fmt: skip
+
+
 def _task(
     benchmark: Benchmark[Any, Any], example: Example, settings: RunSettings, inputs: PromptInputs,
     template: PromptTemplate, shots: list[dict[str, Any]], corpus: Corpus | None, kind: str,
@@ -175,22 +190,18 @@ def _task(
     variables = benchmark.prompt_variables(example, inputs)
     query = variables["mcr_question"] if settings.protocol == "mcr" else variables["question"]
     retrieved = tuple(corpus.search(query, settings.retrieve_k)) if corpus is not None else None
-    if benchmark.name == "feverous":
-        variables["wiki"] = []
-        if wiki is not None:  # open book: elements of the claim's pages, with their ids
-            from hopscore.benchmarks.feverous_wiki import render
+    shown: list[Document] = []
+    if wiki is not None:  # FEVEROUS open book: elements of the claim's pages, with their ids
+        from hopscore.benchmarks.feverous_wiki import render
 
-            units = wiki.retrieve(example.question, settings.wiki_pages, settings.wiki_elements)
-            variables["wiki"] = render(units, wiki)
-            shown = [Document(i, page["title"], "") for page in variables["wiki"]
-                     for i in page["ids"]]
-            retrieved = (*(retrieved or ()), *shown)
-    messages = template.render({
-        **variables, "shots": shots, "protocol": settings.protocol, "benchmark": benchmark.name,
-        "answer_marker": settings.answer_marker if settings.protocol != "mcr" else DEFAULT_MARKER,
-        "answer_kind": kind,
-        "documents": [d.to_json() for d in retrieved] if retrieved is not None else [],
-    })  # fmt: skip
+        units = wiki.retrieve(example.question, settings.wiki_pages, settings.wiki_elements)
+        variables["wiki"] = render(units, wiki)
+        shown = [Document(i, page["title"], "") for page in variables["wiki"]
+                 for i in page["ids"]]
+    messages = render_messages(benchmark, variables, template, shots, settings.protocol,
+                               settings.answer_marker, kind, retrieved)
+    if shown:  # the shown element ids: cited ids are read against them
+        retrieved = (*(retrieved or ()), *shown)
     request = ChatRequest(
         model=spec.name, messages=messages, temperature=settings.temperature,
         max_tokens=settings.max_tokens, seed=settings.seed,
