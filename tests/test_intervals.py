@@ -1,4 +1,4 @@
-"""Bootstrap intervals inside ``hopscore score``: metrics.json, groups, derived metrics, table."""
+"""Intervals inside ``hopscore score``: metrics.json, groups, methods, derived metrics, table."""
 
 from __future__ import annotations
 
@@ -13,11 +13,19 @@ from rich.console import Console
 from hopscore import benchmarks
 from hopscore.benchmarks.base import Benchmark, Example, Prediction, Predictions
 from hopscore.display import report_table
-from hopscore.intervals import ExampleValues
+from hopscore.inference.ci import bca_mean, moments, wilson
+from hopscore.intervals import ExampleValues, IntervalSpec
 from hopscore.scoring import score_examples, score_files
-from hopscore.stats import mean_intervals
 from tests.analysis.builders import write_hotpot_gold, write_hotpot_predictions
 from tests.conftest import run_cli
+
+
+def binary_and_constant(gold: Path, predictions: Path, tmp_path: Path) -> tuple[set, set]:
+    score_files(benchmarks.get("hotpotqa"), gold, predictions, tmp_path / "values", resamples=0)
+    rows = [json.loads(x) for x in (tmp_path / "values" / "scores.jsonl").read_text().splitlines()]
+    values = {name: {r["metrics"][name] for r in rows} for name in rows[0]["metrics"]}
+    binary = {name for name, seen in values.items() if seen <= {0.0, 1.0}}
+    return binary, {name for name in binary if len(values[name]) == 1}
 
 
 @pytest.fixture
@@ -26,6 +34,10 @@ def hotpot(tmp_path: Path) -> tuple[Path, Path]:
     records = write_hotpot_gold(gold, 30)
     predictions = tmp_path / "pred.json"
     write_hotpot_predictions(predictions, records, wrong={1, 4, 7, 9, 12, 20}, wrong_sp={2, 3, 5})
+    data = json.loads(predictions.read_text())
+    for i in (5, 13, 17, 21, 25):  # partly right answers: F1 strictly between 0 and 1
+        data["answer"][records[i]["_id"]] = "the office of " + records[i]["answer"] + " here"
+    predictions.write_text(json.dumps(data))
     return gold, predictions
 
 
@@ -33,33 +45,36 @@ def test_metrics_are_unchanged_and_every_metric_has_an_interval(hotpot, tmp_path
     gold, predictions = hotpot
     bench = benchmarks.get("hotpotqa")
     plain = score_files(bench, gold, predictions, None, resamples=0)
-    with_ci = score_files(bench, gold, predictions, tmp_path / "out", resamples=500, seed=3)
+    with_ci = score_files(bench, gold, predictions, tmp_path / "out")
     assert with_ci.metrics == plain.metrics  # same floats, unrounded
     assert plain.ci is None and "ci" not in plain.to_json()
     written = json.loads((tmp_path / "out" / "metrics.json").read_text())
     assert written["metrics"] == plain.metrics
     assert set(written["ci"]) == set(written["metrics"])
+    assert written["ci_settings"]["method"] == "auto"
+    binary, _ = binary_and_constant(gold, predictions, tmp_path)
+    assert {"em", "f1", "sp_prec"} & binary == {"em", "sp_prec"}
     for name, interval in written["ci"].items():
-        assert interval["resamples"] == 500 and interval["seed"] == 3
+        assert interval["level"] == 0.95
+        assert interval["method"] == ("wilson" if name in binary else "bca"), name
         assert interval["low"] <= written["metrics"][name] + 1e-12
         assert interval["high"] >= written["metrics"][name] - 1e-12
     for group in written["groups"].values():
         assert set(group["ci"]) == set(group["metrics"])
 
 
-def test_interval_equals_the_bootstrap_of_the_per_example_values(hotpot, tmp_path):
+def test_intervals_equal_the_methods_applied_to_the_per_example_values(hotpot, tmp_path):
     gold, predictions = hotpot
-    report = score_files(benchmarks.get("hotpotqa"), gold, predictions, tmp_path, resamples=400)
+    report = score_files(benchmarks.get("hotpotqa"), gold, predictions, tmp_path)
     rows = [json.loads(x) for x in (tmp_path / "scores.jsonl").read_text().splitlines()]
-    names = list(rows[0]["metrics"])
-    values = np.array([[r["metrics"][n] for n in names] for r in rows])
-    expected = mean_intervals(values, names, reported=report.metrics, resamples=400, seed=0)
-    assert report.ci == expected
-    bridge = [r for r in rows if r["groups"]["type"] == "bridge"]
-    bridge_values = np.array([[r["metrics"][n] for n in names] for r in bridge])
-    group = report.groups["bridge"]
-    assert group.ci == mean_intervals(bridge_values, names, reported=group.metrics,
-                                      resamples=400, seed=0)
+    for subset, ci in ((rows, report.ci), ([r for r in rows if r["groups"]["type"] == "bridge"],
+                                            report.groups["bridge"].ci)):
+        em = [r["metrics"]["em"] for r in subset]
+        assert (ci["em"].low, ci["em"].high) == pytest.approx(
+            wilson(sum(em), len(em), 0.95), abs=1e-12)
+        f1 = [r["metrics"]["f1"] for r in subset]
+        assert (ci["f1"].low, ci["f1"].high) == pytest.approx(bca_mean(moments(f1), 0.95),
+                                                             abs=1e-12)
 
 
 def test_a_group_holding_every_example_has_the_overall_interval(tmp_path):
@@ -70,35 +85,71 @@ def test_a_group_holding_every_example_has_the_overall_interval(tmp_path):
     gold.write_text(json.dumps(records))
     predictions = tmp_path / "pred.json"
     write_hotpot_predictions(predictions, records, wrong={0, 5})
-    report = score_files(benchmarks.get("hotpotqa"), gold, predictions, None, resamples=300)
+    report = score_files(benchmarks.get("hotpotqa"), gold, predictions, None)
     assert report.groups["hard"].ci == report.ci
 
 
-def test_terminal_table_shows_value_plus_minus_half_width(hotpot):
+@pytest.mark.parametrize("method", ["wilson", "clopper-pearson", "bootstrap", "bca", "t"])
+def test_every_method_is_recorded_and_applies_where_it_can(hotpot, method, tmp_path):
     gold, predictions = hotpot
-    report = score_files(benchmarks.get("hotpotqa"), gold, predictions, None, resamples=300)
+    binary, constant = binary_and_constant(gold, predictions, tmp_path)
+    spec = IntervalSpec(method=method, level=0.9, resamples=300, seed=4)
+    report = score_files(benchmarks.get("hotpotqa"), gold, predictions, None, intervals=spec)
+    for name, interval in report.ci.items():
+        binary_only = method in ("wilson", "clopper-pearson")
+        expected = method if name in binary or not binary_only else "bca"
+        if name in constant and method not in ("wilson", "clopper-pearson"):
+            expected = "wilson"  # never a point
+        assert interval.method == expected, name
+        assert interval.level == 0.9
+        assert interval.low <= report.metrics[name] <= interval.high
+        if interval.method == "bootstrap":
+            assert (interval.resamples, interval.seed) == (300, 4)
+        if expected != method:
+            assert "applies to binary" in interval.note or "single point" in interval.note
+
+
+def test_a_binary_interval_is_never_a_point(tmp_path):
+    gold = tmp_path / "gold.json"
+    records = write_hotpot_gold(gold, 20)
+    predictions = tmp_path / "pred.json"
+    write_hotpot_predictions(predictions, records, wrong=set())  # all right
+    for method in ("auto", "bootstrap", "bca", "t", "clopper-pearson"):
+        report = score_files(benchmarks.get("hotpotqa"), gold, predictions, None,
+                             intervals=IntervalSpec(method=method, resamples=200))
+        em = report.ci["em"]
+        assert report.metrics["em"] == 1.0
+        assert em.high == 1.0 and em.low < 0.9, method
+        assert em.method in ("wilson", "clopper-pearson")
+
+
+def test_terminal_table_prints_symmetric_intervals_as_plus_minus_and_others_as_bounds(hotpot):
+    gold, predictions = hotpot
+    report = score_files(benchmarks.get("hotpotqa"), gold, predictions, None)
     console = Console(width=250, record=True)
     console.print(report_table(report))
     text = console.export_text()
-    em = report.metrics["em"]
-    half = report.ci["em"].half_width
-    assert f"{100 * em:.2f} ± {100 * half:.2f}" in text
-    assert "bootstrap interval (300 resamples, seed 0)" in text.replace("\n", " ")
+    em, ci = report.metrics["em"], report.ci["em"]
+    assert f"{100 * em:.2f} [{100 * ci.low:.2f}, {100 * ci.high:.2f}]" in text  # lopsided at n=30
+    assert "95% intervals: Wilson (em, recall, sp_em" in text.replace("\n", " ")
 
 
-def test_cli_resamples_option(hotpot, tmp_path):
+def test_cli_interval_options(hotpot, tmp_path):
     gold, predictions = hotpot
     result = run_cli("score", "hotpotqa", "-g", gold, "-p", predictions, "-o", tmp_path / "a",
                      "--resamples", "0")
     assert result.returncode == 0, result.stderr
-    assert "±" not in result.stdout
+    assert "±" not in result.stdout and "intervals" not in result.stdout
     assert "ci" not in json.loads((tmp_path / "a" / "metrics.json").read_text())
     result = run_cli("score", "hotpotqa", "-g", gold, "-p", predictions, "-o", tmp_path / "b",
-                     "--seed", "7", "--resamples", "250")
+                     "--seed", "7", "--resamples", "250", "--ci", "bootstrap", "--ci-level", "0.8")
     assert result.returncode == 0, result.stderr
-    assert "±" in result.stdout
-    ci = json.loads((tmp_path / "b" / "metrics.json").read_text())["ci"]["em"]
-    assert (ci["seed"], ci["resamples"]) == (7, 250)
+    ci = json.loads((tmp_path / "b" / "metrics.json").read_text())["ci"]["f1"]
+    assert (ci["seed"], ci["resamples"], ci["method"], ci["level"]) == (7, 250, "bootstrap", 0.8)
+    assert "80% intervals: percentile bootstrap" in result.stdout.replace("\n", " ")
+    for bad in (["--ci", "normal"], ["--ci-level", "95"]):
+        result = run_cli("score", "hotpotqa", "-g", gold, "-p", predictions, *bad)
+        assert result.returncode == 2 and result.stderr.startswith("error: --ci"), result.stderr
 
 
 # --- a benchmark with a derived metric, like FEVEROUS' evidence F1 from macro P and R -------
@@ -138,9 +189,10 @@ def test_derived_metric_gets_an_interval_recomputed_from_bootstrap_means():
     predictions = Predictions({str(i): Prediction(id=str(i)) for i in range(80)}, "x", "test")
     report = score_examples(bench, examples, predictions, resamples=500)
     f1 = report.ci["f1"]
-    assert f1 is not None and f1.se_method == "bootstrap"
+    assert f1 is not None and f1.method == "bca" and f1.resamples == 500
+    assert f1.details["derived"] is True
     assert f1.low < report.metrics["f1"] < f1.high
-    assert report.ci["precision"].se_method == "analytic"
+    assert report.ci["precision"].method == "bca" and report.ci["precision"].resamples is None
 
 
 def test_derived_metric_that_cannot_be_recomputed_is_marked_and_warned():
@@ -160,9 +212,10 @@ def test_example_values_store_is_compact_and_pads_late_group_keys():
     store.add({"a": 0.0, "b": 0.25}, {"type": "x"})
     store.add({"a": 1.0, "b": 1.0}, {"type": "y", "level": "hard"})
     assert store.matrix().tolist() == [[1.0, 0.5], [0.0, 0.25], [1.0, 1.0]]
-    assert store.rows_of("type", "x").tolist() == [1]
-    assert store.rows_of("level", "hard").tolist() == [2]
-    assert store.rows_of("level", "easy").tolist() == []
+    rows = store.group_rows()
+    assert rows[("type", "x")] == [1] and rows[("level", "hard")] == [2]
+    assert ("level", "easy") not in rows
+    assert list(store.column(1, [0, 2])) == [0.5, 1.0]
     labels, codes = store.group_columns()["level"]
     assert labels == ["hard"] and list(codes) == [-1, -1, 0]
     assert store.matrix().itemsize == 8

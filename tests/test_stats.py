@@ -11,13 +11,20 @@ from hypothesis import strategies as st
 from scipy.stats import binomtest
 
 from hopscore import stats
+from hopscore.intervals import IntervalSpec, MatrixValues, set_intervals
 from hopscore.stats import (
     bootstrap_means,
     mcnemar_exact,
-    mean_intervals,
     paired_difference,
     standard_errors,
 )
+
+
+def mean_intervals(values, names, *, reported=None, finalize=None, resamples=2000, seed=0,
+                   method="auto"):
+    spec = IntervalSpec(method=method, resamples=resamples, seed=seed)
+    return set_intervals(MatrixValues(np.asarray(values, dtype=float), names), spec,
+                         reported=reported, finalize=finalize)
 
 
 def outcomes(right_to_wrong: int, wrong_to_right: int, both_right: int = 3, both_wrong: int = 2):
@@ -97,7 +104,8 @@ def coverage(draw, true_mean: float, trials: int, n: int) -> float:
     hits = 0
     for trial in range(trials):
         sample = draw(rng, n)
-        interval = mean_intervals(sample[:, None], ["m"], resamples=1000, seed=trial)["m"]
+        interval = mean_intervals(sample[:, None], ["m"], resamples=1000, seed=trial,
+                                  method="bootstrap")["m"]
         hits += interval.low <= true_mean <= interval.high
     return hits / trials
 
@@ -113,10 +121,14 @@ def test_bootstrap_covers_a_skewed_continuous_mean_at_the_nominal_rate():
     assert 0.90 <= rate <= 0.98, rate
 
 
-def test_intervals_of_a_constant_metric_are_a_point():
-    values = np.ones((50, 1))
-    interval = mean_intervals(values, ["em"], resamples=200)["em"]
-    assert (interval.low, interval.high, interval.se) == (1.0, 1.0, 0.0)
+def test_a_constant_metric_is_a_point_unless_it_is_all_zero_or_all_one():
+    interval = mean_intervals(np.full((50, 1), 0.5), ["f1"], resamples=200)["f1"]
+    assert (interval.low, interval.high, interval.se) == (0.5, 0.5, 0.0)
+    for method in ("auto", "bootstrap", "bca", "t"):
+        interval = mean_intervals(np.ones((50, 1)), ["em"], resamples=200, method=method)["em"]
+        assert interval.method == "wilson" and interval.high == 1.0
+        assert interval.low == pytest.approx(binomtest(50, 50).proportion_ci(
+            method="wilson").low, abs=1e-12)
 
 
 def f1_from_pr(means):
@@ -132,9 +144,9 @@ def test_derived_metric_is_recomputed_on_every_replicate():
     result = mean_intervals(values, ["p", "r"], reported=reported, finalize=f1_from_pr,
                             resamples=1000)
     f1 = result["f1"]
-    assert f1.se_method == "bootstrap"
+    assert f1.details["derived"] is True and f1.method == "bca" and f1.resamples == 1000
     assert f1.low < reported["f1"] < f1.high
-    assert result["p"].se_method == "analytic"
+    assert result["p"].resamples is None  # a plain mean: BCa from its cumulants
     # the derived interval is about as wide as the delta method predicts
     assert 0.02 < f1.high - f1.low < 0.12
 
@@ -198,8 +210,11 @@ def test_paired_difference_of_a_derived_metric():
 )
 def test_interval_lies_within_the_data_range(data, seed):
     values = np.array(data)[:, None]
-    interval = mean_intervals(values, ["m"], resamples=200, seed=seed)["m"]
-    assert values.min() - 1e-12 <= interval.low <= interval.high <= values.max() + 1e-12
+    for method in ("auto", "bootstrap", "bca"):
+        interval = mean_intervals(values, ["m"], resamples=200, seed=seed, method=method)["m"]
+        if set(data) <= {0.0, 1.0}:
+            continue  # Wilson: it may reach beyond a sample of all ones
+        assert values.min() - 1e-12 <= interval.low <= interval.high <= values.max() + 1e-12
 
 
 def test_bootstrap_rejects_empty_input():

@@ -13,6 +13,7 @@ import gc
 import json
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -142,23 +143,62 @@ def iter_jsonl_numbered(path: Path | str) -> Iterator[tuple[int, Any]]:
                 raw = raw[3:]
             try:
                 value = loads(raw)
-            except decode_error:
+            except (decode_error, RecursionError):
                 if not raw.strip():
                     continue
                 value = _parse_line_slowly(p, number, raw)
             yield number, value
 
 
+def iter_jsonl_checked(path: Path | str) -> Iterator[tuple[Location, Any]]:
+    """Like :func:`iter_jsonl`, but a line that cannot be read is yielded as its
+    :class:`InputError` (instead of raised), so a caller can report every bad line."""
+    p = Path(path)
+    loads = _DECODER.decode
+    decode_error = msgspec.DecodeError
+    with open_binary(p) as handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                value = loads(raw)
+            except (decode_error, RecursionError):
+                if not raw.strip():
+                    continue
+                try:
+                    value = _parse_line_slowly(p, number, raw)
+                except InputError as exc:
+                    value = exc
+            yield Location(str(p), line=number), value
+
+
 def _parse_line_slowly(path: Path, number: int, raw: bytes) -> Any:
     where = Location(str(path), line=number)
     try:
         line = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(where, "not valid UTF-8") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(where, f"not valid UTF-8 (byte {exc.start + 1})") from None
+    return parse_json_line(line, where)
+
+
+def parse_json_line(text: str | bytes, where: Location) -> Any:
+    """One JSON value from one line; every way it can fail is a located :class:`InputError`:
+    invalid JSON, nesting deeper than Python's recursion limit, an integer with more digits
+    than Python converts (4,300), invalid UTF-8."""
     try:
-        return json.loads(line)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(where, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(where, f"not valid UTF-8 (byte {exc.start + 1})") from None
+    except RecursionError:
+        raise InputError(where, "invalid JSON: nested too deeply to read") from None
+    except ValueError as exc:  # an integer beyond int_max_str_digits
+        if "integer string conversion" in str(exc):
+            limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+            raise InputError(where, f"invalid JSON: an integer has more than {limit:,} digits"
+                             ) from None
+        raise InputError(where, f"invalid JSON: {exc}") from None
 
 
 _DECODER = msgspec.json.Decoder()

@@ -27,9 +27,9 @@ from hopscore.io import bulk_load, json_line, write_json_atomic
 from hopscore.records import fast_init
 
 if TYPE_CHECKING:
-    from hopscore.stats import Interval
-
-# hopscore.intervals (numpy) is imported where intervals are made: without them numpy never loads.
+    from hopscore.inference.ci import Interval
+    from hopscore.inference.clusters import ClusterSpec
+    from hopscore.intervals import ExampleValues, IntervalSpec
 
 
 @fast_init
@@ -43,9 +43,11 @@ class ExampleScore:
     missing: bool
     prediction: str | None
     gold: tuple[str, ...]
+    #: the example's cluster (``--cluster`` / ``--cluster-file``); None when not clustered
+    cluster: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.id,
             "groups": self.groups,
             "metrics": self.metrics,
@@ -53,6 +55,9 @@ class ExampleScore:
             "prediction": self.prediction,
             "gold": list(self.gold),
         }
+        if self.cluster is not None:
+            out["cluster"] = self.cluster
+        return out
 
 
 @dataclass(slots=True)
@@ -77,8 +82,10 @@ class ScoreReport:
     groups: dict[str, GroupSummary]
     group_keys: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    #: bootstrap interval per metric (None: a derived metric without one); None: not computed
+    #: interval per metric (None: a metric without one); None: not computed
     ci: dict[str, Interval | None] | None = None
+    #: how the intervals were made (None: not computed)
+    interval_spec: IntervalSpec | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -93,6 +100,8 @@ class ScoreReport:
             from hopscore.intervals import intervals_to_json
 
             out["ci"] = intervals_to_json(self.ci)
+            if self.interval_spec is not None:
+                out["ci_settings"] = self.interval_spec.to_json()
         groups: dict[str, Any] = {}
         for name, g in self.groups.items():
             groups[name] = {"n": g.n, "key": self.group_keys.get(name), "metrics": g.metrics}
@@ -105,23 +114,6 @@ class ScoreReport:
         return out
 
 
-class _Sums:
-    __slots__ = ("n", "totals")
-
-    def __init__(self, names: tuple[str, ...]) -> None:
-        self.n = 0
-        self.totals = dict.fromkeys(names, 0.0)
-
-    def add(self, values: dict[str, float]) -> None:
-        self.n += 1
-        totals = self.totals
-        for name in totals:
-            totals[name] += values[name]
-
-    def means(self) -> dict[str, float]:
-        return {name: total / self.n for name, total in self.totals.items()} if self.n else {}
-
-
 def score_examples(
     benchmark: Benchmark[E, P],
     examples: Iterable[E],
@@ -130,19 +122,26 @@ def score_examples(
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    intervals: IntervalSpec | None = None,
+    clusters: ClusterSpec | None = None,
 ) -> ScoreReport:
     """Score every gold example (in gold order) and aggregate overall and per group.
 
-    With ``resamples`` > 0 every metric also gets a seeded percentile bootstrap interval.
+    ``intervals`` (default: Wilson / BCa at 95%, ``resamples`` and ``seed`` for the methods
+    that resample; ``resamples=0`` turns them off) gives every metric a confidence interval;
+    ``clusters`` makes them cluster-aware and records each example's cluster.
     """
-    names = benchmark.active_metrics(predictions)
-    overall = _Sums(names)
-    kept = None
-    if resamples > 0:
-        from hopscore.intervals import ExampleValues
+    from hopscore.intervals import ExampleValues, IntervalSpec
 
-        kept = ExampleValues(names)
-    groups: dict[tuple[str, str], _Sums] = {}
+    spec = intervals or IntervalSpec(resamples=resamples, seed=seed,
+                                     cluster=None if clusters is None else clusters.name)
+    mapping = None
+    if clusters is not None:
+        from hopscore.inference.clusters import cluster_of
+
+        mapping = clusters.mapping()
+    names = benchmark.active_metrics(predictions)
+    kept = ExampleValues(names)
     missing: list[str] = []
     gold_ids: set[str] = set()
     by_id = predictions.by_id
@@ -155,15 +154,12 @@ def score_examples(
         is_missing = benchmark.is_missing(example, prediction)
         if is_missing:
             missing.append(example.id)
-        overall.add(values)
         labels = example.groups()
-        if kept is not None:
-            kept.add(values, labels)
-        for key, value in labels.items():
-            sums = groups.get((key, value))
-            if sums is None:
-                sums = groups[(key, value)] = _Sums(names)
-            sums.add(values)
+        kept.add(values, labels)
+        cluster = None
+        if clusters is not None:
+            cluster = cluster_of(example, clusters, mapping)
+            kept.add_cluster(cluster)
         if on_score is not None:
             on_score(
                 ExampleScore(
@@ -173,35 +169,45 @@ def score_examples(
                     missing=is_missing,
                     prediction=None if prediction is None else prediction.answer_text(),
                     gold=example.gold_answers(),
+                    cluster=cluster,
                 )
             )
-    if overall.n == 0:
+    if kept.n == 0:
         raise HopscoreError("the gold file holds no examples")
+    if clusters is not None and kept.unclustered == kept.n:
+        raise HopscoreError(
+            f"no example has a {clusters.name!r} cluster: --cluster takes a group key or a field "
+            "of the gold records (e.g. HybridQA's table_id, present in dev.json and "
+            "dev.traced.json but not in dev_reference.json); or map ids with --cluster-file")
     extra = [pid for pid in by_id if pid not in gold_ids]
+    plain: dict[tuple[str, str] | None, dict[str, float]] = {
+        None: {name: sum(kept.column(j)) / kept.n for j, name in enumerate(names)}}
     report = ScoreReport(
         benchmark=benchmark.name,
-        n_gold=overall.n,
+        n_gold=kept.n,
         n_predictions=len(by_id),
         missing_ids=missing,
         extra_ids=extra,
-        metrics=benchmark.finalize(overall.means()),
+        metrics=benchmark.finalize(dict(plain[None])),
         groups={},
         warnings=list(predictions.warnings),
     )
-    _fill_groups(benchmark, report, groups)
-    if kept is not None:
+    group_rows = kept.group_rows()
+    _fill_groups(benchmark, report, kept, group_rows, plain)
+    if spec.enabled:
         from hopscore.intervals import attach_intervals
 
-        attach_intervals(benchmark, report, kept, resamples=resamples, seed=seed)
+        attach_intervals(benchmark, report, kept, spec, group_rows, plain)
+        report.interval_spec = spec
     if missing:
         report.warnings.append(
-            f"{len(missing)} of {overall.n} gold examples have no prediction; they score 0 and "
+            f"{len(missing)} of {kept.n} gold examples have no prediction; they score 0 and "
             f"stay in the denominator (first: {', '.join(missing[:5])})"
         )
     if extra and by_position:
         report.warnings.append(
             f"{predictions.source} has no ids and is matched to the gold by position; its "
-            f"{len(extra)} records after the gold's {overall.n} were ignored"
+            f"{len(extra)} records after the gold's {kept.n} were ignored"
         )
         report.extra_ids = [f"position {pid}" for pid in extra]
     elif extra:
@@ -213,19 +219,26 @@ def score_examples(
 
 
 def _fill_groups(
-    benchmark: Benchmark[E, P], report: ScoreReport, groups: dict[tuple[str, str], _Sums]
+    benchmark: Benchmark[E, P], report: ScoreReport, kept: ExampleValues,
+    group_rows: dict[tuple[str, str], list[int]],
+    plain: dict[tuple[str, str] | None, dict[str, float]],
 ) -> None:
     """Name groups by their value ("bridge"), or "key=value" where two keys share a value."""
     order = {key: i for i, key in enumerate(benchmark.group_keys)}
     values_seen: dict[str, int] = {}
-    for _, value in groups:
+    for _, value in group_rows:
         values_seen[value] = values_seen.get(value, 0) + 1
-    for key, value in sorted(groups, key=lambda kv: (order.get(kv[0], len(order)), kv[0], kv[1])):
+    names = kept.names
+    for key, value in sorted(group_rows,
+                             key=lambda kv: (order.get(kv[0], len(order)), kv[0], kv[1])):
+        rows = group_rows[(key, value)]
+        if not rows:
+            continue
         name = value if values_seen[value] == 1 else f"{key}={value}"
-        sums = groups[(key, value)]
-        report.groups[name] = GroupSummary(
-            n=sums.n, metrics=benchmark.finalize(sums.means()), value=value
-        )
+        means = plain[(key, value)] = {
+            metric: sum(kept.column(j, rows)) / len(rows) for j, metric in enumerate(names)}
+        report.groups[name] = GroupSummary(n=len(rows), metrics=benchmark.finalize(means),
+                                           value=value)
         report.group_keys[name] = key
 
 
@@ -258,6 +271,8 @@ def score_files(
     aliases: Path | None = None,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    intervals: IntervalSpec | None = None,
+    clusters: ClusterSpec | None = None,
     read_predictions: Callable[[Sequence[E]], Predictions[P]] | None = None,
 ) -> ScoreReport:
     """Load and score; with ``output_dir``, write ``metrics.json`` and ``scores.jsonl``.
@@ -273,13 +288,13 @@ def score_files(
         else:  # replies are read against whole examples (HotpotQA citations need the titles)
             examples = benchmark.load_gold(gold_path, aliases=aliases)
             predictions = read_predictions(examples)
+    options: dict[str, Any] = {"resamples": resamples, "seed": seed, "intervals": intervals,
+                               "clusters": clusters}
     if output_dir is None:
-        return score_examples(benchmark, examples, predictions, resamples=resamples, seed=seed)
+        return score_examples(benchmark, examples, predictions, **options)
     writer = ScoresWriter(output_dir / "scores.jsonl")
     try:
-        report = score_examples(
-            benchmark, examples, predictions, writer, resamples=resamples, seed=seed
-        )
+        report = score_examples(benchmark, examples, predictions, writer, **options)
     except BaseException:
         writer.close(keep=False)
         raise

@@ -11,10 +11,7 @@ metrics); nothing reads files.
   distinct, indices are drawn and counted in blocks, so memory stays bounded (the cost is then
   about 10 ns per example and replicate: 2,000 replicates of 1,000,000 distinct values take
   tens of seconds; lower ``resamples`` for such files).
-* :func:`mean_intervals` turns replicates into percentile intervals. Mean metrics get the
-  analytic standard error ``s / sqrt(n)``; metrics derived from the means (``finalize``, e.g.
-  an F1 computed from macro precision and recall) are recomputed on every replicate's means and
-  get the bootstrap standard deviation as their standard error.
+* the intervals of single scores are made in :mod:`hopscore.intervals` (Wilson, BCa, ...);
 * :func:`paired_difference` is the paired bootstrap of ``mean(B) - mean(A)`` over the same ids,
   resampling examples (not runs) so the pairing is kept.
 * :func:`mcnemar_exact` is McNemar's exact test (two-sided binomial on the discordant pairs).
@@ -40,36 +37,6 @@ _BLOCK_CELLS = 1 << 22
 
 Floats = NDArray[np.float64]
 Finalize = Callable[[Mapping[str, float]], Mapping[str, float]]
-
-
-@dataclass(frozen=True, slots=True)
-class Interval:
-    """A confidence interval of one reported metric."""
-
-    se: float | None
-    low: float
-    high: float
-    level: float
-    resamples: int
-    seed: int
-    #: "analytic" (s / sqrt(n), for means) or "bootstrap" (sd of replicates, derived metrics).
-    se_method: str = "analytic"
-
-    @property
-    def half_width(self) -> float:
-        return (self.high - self.low) / 2
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "se": self.se,
-            "low": self.low,
-            "high": self.high,
-            "level": self.level,
-            "resamples": self.resamples,
-            "seed": self.seed,
-            "se_method": self.se_method,
-        }
-
 
 
 Rows = NDArray[np.intp] | None
@@ -206,71 +173,6 @@ def _apply_finalize(
             if metric in result:
                 out[row, column] = float(result[metric])
     return out
-
-
-def mean_intervals(
-    values: Floats,
-    names: Sequence[str],
-    *,
-    reported: Mapping[str, float] | None = None,
-    finalize: Finalize | None = None,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    level: float = DEFAULT_LEVEL,
-    rng: np.random.Generator | None = None,
-    rows: Rows = None,
-) -> dict[str, Interval | None]:
-    """Intervals for every reported metric of one set of examples (``rows`` of ``values``).
-
-    ``values`` holds the per-example values of the mean metrics ``names``. ``reported`` is what
-    the benchmark reports (``finalize`` of the means); a reported metric whose value differs
-    from the plain mean, or that is not a mean at all, is *derived* and gets its interval by
-    recomputing ``finalize`` on every replicate. A derived metric that cannot be recomputed on
-    some replicate (e.g. a division by zero) gets None: no interval rather than a wrong one.
-    """
-    if resamples < 1:
-        raise HopscoreError("resamples must be at least 1")
-    values = np.asarray(values, dtype=np.float64)
-    rng = rng if rng is not None else np.random.default_rng(seed)
-    errors = standard_errors(values, rows)
-    means = np.array([_column(values, rows, j).mean() for j in range(values.shape[1])])
-    reported = reported if reported is not None else dict(zip(names, means.tolist(), strict=True))
-    index = {name: i for i, name in enumerate(names)}
-    out: dict[str, Interval | None] = {}
-    derived = [
-        metric for metric, value in reported.items()
-        if metric not in index or not _same(value, float(means[index[metric]]))
-    ]  # fmt: skip
-    joint = bool(derived) and finalize is not None
-    replicates = bootstrap_means(values, resamples=resamples, rng=rng, joint=joint, rows=rows)
-    low, high = percentile_bounds(replicates, level)
-    for metric in reported:
-        if metric in derived:
-            continue
-        i = index[metric]
-        out[metric] = Interval(
-            _finite(errors[i]), float(low[i]), float(high[i]), level, resamples, seed
-        )
-    if derived:
-        if finalize is None:
-            out.update(dict.fromkeys(derived))
-        else:
-            recomputed = _apply_finalize(finalize, names, replicates, derived)
-            for column, metric in enumerate(derived):
-                series = recomputed[:, column]
-                if not np.isfinite(series).all():
-                    out[metric] = None
-                    continue
-                d_low, d_high = percentile_bounds(series[:, None], level)
-                spread = float(series.std(ddof=1)) if resamples > 1 else None
-                out[metric] = Interval(
-                    spread, float(d_low[0]), float(d_high[0]), level, resamples, seed, "bootstrap"
-                )
-    return {metric: out[metric] for metric in reported}
-
-
-def _same(a: float, b: float) -> bool:
-    return a == b or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15)
 
 
 @dataclass(frozen=True, slots=True)

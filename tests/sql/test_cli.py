@@ -34,9 +34,14 @@ def test_sql_match_end_to_end(tmp_path: Path) -> None:
     verdicts = [json.loads(line) for line in output.read_text().splitlines()]
     assert [v["instance_id"] for v in verdicts] == ["ok", "bad", "miss"]
     assert verdicts[0]["match"] and verdicts[0]["compare"] == "reference"
-    again = run_cli("sql-match", "-i", source, "-o", output, "--db-root", root, "--strict")
+    again = run_cli("sql-match", "-i", source, "-o", output, "--db-root", root, "--timeout", "5")
     assert again.returncode == 0
-    assert "resumed: 3 rows" in again.stderr
+    assert "resumed: 3 rows" in again.stderr and "graded again" not in again.stderr
+    # Other settings never resume: every row is graded again, with one warning.
+    strict = run_cli("sql-match", "-i", source, "-o", output, "--db-root", root, "--strict")
+    assert strict.returncode == 0
+    assert "holds 3 verdicts of other settings" in strict.stderr and "resumed" not in strict.stderr
+    assert {json.loads(line)["compare"] for line in output.read_text().splitlines()} == {"strict"}
 
 
 def test_sql_match_usage_errors(tmp_path: Path) -> None:

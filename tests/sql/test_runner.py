@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from hopscore.errors import HopscoreError, Location
+from hopscore.sql import evaluate as evaluate_module
 from hopscore.sql import runner
 from hopscore.sql.records import parse_record
 from hopscore.sql.runner import MatchOptions, evaluate, read_done, run_sql_match
@@ -121,7 +122,7 @@ def test_internal_error_does_not_abort(tmp_path: Path, options: MatchOptions,
                                        executor: SqlExecutor,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     calls = {"n": 0}
-    real = runner.compare_tables
+    real = evaluate_module.reference_ordered
 
     def flaky(*args: Any, **kwargs: Any):
         calls["n"] += 1
@@ -129,7 +130,7 @@ def test_internal_error_does_not_abort(tmp_path: Path, options: MatchOptions,
             raise ZeroDivisionError("boom")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(runner, "compare_tables", flaky)
+    monkeypatch.setattr(evaluate_module, "reference_ordered", flaky)
     source = write_input(tmp_path / "in.jsonl", [ROWS[0], ROWS[7]])
     output = tmp_path / "out.jsonl"
     run_sql_match(source, output, options, executor=executor)
@@ -157,20 +158,6 @@ def test_resume_after_a_torn_line(tmp_path: Path, options: MatchOptions,
     assert output.read_text().splitlines(keepends=True) == again
 
 
-def test_resume_refuses_another_input(tmp_path: Path, options: MatchOptions,
-                                      executor: SqlExecutor) -> None:
-    output = tmp_path / "out.jsonl"
-    run_sql_match(write_input(tmp_path / "a.jsonl", ROWS[:2]), output, options, executor=executor)
-    other = write_input(tmp_path / "b.jsonl", [ROWS[1], ROWS[0]])
-    with pytest.raises(HopscoreError, match="belongs to another input"):
-        run_sql_match(other, output, options, executor=executor)
-    with pytest.raises(HopscoreError, match="more than the input"):
-        run_sql_match(write_input(tmp_path / "c.jsonl", ROWS[:1]), output, options,
-                      executor=executor)
-    summary = run_sql_match(other, output, options, executor=executor, restart=True)
-    assert summary.resumed == 0 and summary.total == 2
-
-
 @pytest.mark.parametrize("template", ["{name}.sqlite", "{db", "plain.sqlite"])
 def test_bad_template(template: str, tmp_path: Path, executor: SqlExecutor) -> None:
     source = write_input(tmp_path / "in.jsonl", ROWS[:1])
@@ -188,3 +175,51 @@ def test_surrogates_in_input_are_written(tmp_path: Path, options: MatchOptions,
     run_sql_match(source, output, options, executor=executor)
     row = json.loads(output.read_text(encoding="utf-8"))
     assert row["reason_kind"] == "agent_sql_exec_error" and "lone surrogate" in row["reason"]
+
+
+ANSWER = "SELECT name FROM people WHERE id = 1"
+ANTHROPIC_MISSING_RESULT = [
+    {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "run_sql", "input": {"sql": ANSWER}}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                  "content": "Rows: 1"}]},
+    {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t2", "name": "run_sql", "input": {"sql": "SELECT 42"}}]},
+]
+#: (case, record fields, the reference reading's reason kind)
+READING_CASES = [
+    ("Sql label", {"response": f"```Sql\n{ANSWER}\n```"}, "agent_sql_extraction_failed"),
+    ("sqlite label", {"response": f"```sqlite\n{ANSWER}\n```"}, "agent_sql_extraction_failed"),
+    ("tilde fence", {"response": f"~~~sql\n{ANSWER}\n~~~"}, "agent_sql_extraction_failed"),
+    ("prose between sqlite fences",
+     {"response": f"```sqlite\nSELECT 0\n```\nso the answer is:\n```sqlite\n{ANSWER}\n```"},
+     "agent_sql_exec_error"),
+    ("anthropic call without a result",
+     {"response": "done", "messages": ANTHROPIC_MISSING_RESULT, "message_format": "anthropic"},
+     "exec_mismatch"),
+]
+
+
+@pytest.mark.parametrize(("case", "fields", "reference_kind"), READING_CASES,
+                         ids=[c[0] for c in READING_CASES])
+def test_reference_reading_and_the_lenient_count(case: str, fields: dict[str, Any],
+                                                 reference_kind: str, tmp_path: Path,
+                                                 options: MatchOptions,
+                                                 executor: SqlExecutor) -> None:
+    row = {"instance_id": "r", "db": "shop", "gold_sql": ANSWER, **fields}
+    source = write_input(tmp_path / "in.jsonl", [row])
+    reference = run_sql_match(source, tmp_path / "ref.jsonl", options, executor=executor)
+    verdict = json.loads((tmp_path / "ref.jsonl").read_text())
+    assert verdict["reason_kind"] == reference_kind and verdict["match"] is False
+    assert verdict["extract"] == "reference"
+    assert verdict["other_extraction"]["extract"] == "lenient"
+    assert verdict["other_extraction"]["agent_sql"] == ANSWER
+    assert verdict["other_extraction"]["match"] is True
+    assert (reference.other_sql, reference.other_changes) == (1, 1)
+    lenient_options = MatchOptions(db_root=options.db_root, db_template="{db}.sqlite",
+                                   timeout_s=5, extract="lenient")
+    lenient = run_sql_match(source, tmp_path / "len.jsonl", lenient_options, executor=executor)
+    other = json.loads((tmp_path / "len.jsonl").read_text())
+    assert other["match"] is True and other["agent_sql"] == ANSWER
+    assert other["other_extraction"]["match"] is False
+    assert (lenient.matched, lenient.other_changes) == (1, 1)

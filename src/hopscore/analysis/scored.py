@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hopscore.errors import HopscoreError, InputError, Location
+from hopscore.inference.clusters import ClusterSpec
 from hopscore.intervals import ExampleValues
 from hopscore.io import Fields, iter_jsonl, json_type, load_json
 
@@ -62,6 +63,8 @@ class ScoredSet:
     samples_path: Path | None = None
     config: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
+    #: each example's cluster as scores.jsonl records it (``score --cluster``); None: none
+    clusters: list[str | None] | None = None
     _index: dict[str, int] | None = None
 
     @property
@@ -166,6 +169,7 @@ def _load_scores(
     missing: list[bool] = []
     predictions: list[str | None] = []
     gold: list[tuple[str, ...]] = []
+    clusters: list[str | None] = []
     store: ExampleValues | None = None
     for where, value in iter_jsonl(path):
         record = Fields(value, where)
@@ -187,6 +191,7 @@ def _load_scores(
         missing.append(bool(record.bool("missing", False)))
         predictions.append(record.str("prediction", None, nullable=True))
         gold.append(tuple(str(g) for g in record.list("gold", [])))
+        clusters.append(record.str("cluster", None, nullable=True))
     if store is None:
         raise InputError(path, "holds no score rows")
     benchmark = summary.get("benchmark") if summary else None
@@ -196,6 +201,7 @@ def _load_scores(
         ids=ids, names=store.names, values=store.matrix(), groups=_columns(store),
         missing=np.array(missing, dtype=bool), predictions=predictions, gold=gold,
         summary=summary or {},
+        clusters=clusters if any(c is not None for c in clusters) else None,
     )  # fmt: skip
     if summary is None:
         scored.warnings.append(f"{path}: no metrics.json beside it; metrics are plain means")
@@ -301,6 +307,54 @@ def _gold(kind: str, row: dict[str, Any]) -> tuple[str, ...]:
         if isinstance(row.get(key), str):
             return (str(row[key]),)
     return ()
+
+
+def recorded_cluster(scored: ScoredSet) -> str | None:
+    """The name of the clustering recorded with a scored set (``score --cluster``)."""
+    settings = scored.summary.get("ci_settings")
+    name = settings.get("cluster") if isinstance(settings, dict) else None
+    return name if isinstance(name, str) else ("cluster" if scored.clusters else None)
+
+
+def cluster_codes(scored: ScoredSet, spec: ClusterSpec | None
+                  ) -> tuple[list[int], str] | None:
+    """One cluster code per example of ``scored`` and the clustering's name, or None.
+
+    Without ``spec`` the clusters recorded in scores.jsonl are used, when there are any. With
+    ``--cluster FIELD``: a group key of the examples, or the recorded clustering of that name;
+    with ``--cluster-file``: its mapping. An example without a cluster is a cluster of its own.
+    """
+    labels: list[str | None]
+    if spec is None:
+        if scored.clusters is None:
+            return None
+        labels, name = list(scored.clusters), recorded_cluster(scored) or "cluster"
+    elif spec.file is not None:
+        mapping = spec.mapping() or {}
+        labels, name = [mapping.get(example_id) for example_id in scored.ids], spec.name
+        if not any(label is not None for label in labels):
+            raise HopscoreError(f"--cluster-file {spec.file} names none of the ids of "
+                                f"{scored.label}")
+    else:
+        assert spec.field is not None
+        column = scored.groups.get(spec.field)
+        if column is not None:
+            labels = [column.labels[c] if c >= 0 else None for c in column.codes.tolist()]
+        elif scored.clusters is not None and spec.field in (recorded_cluster(scored), "cluster"):
+            labels = list(scored.clusters)
+        else:
+            keys = ", ".join(scored.groups) or "none"
+            raise HopscoreError(
+                f"--cluster {spec.field}: {scored.label} has no such group key (keys: {keys}) "
+                "and no clusters of that name in scores.jsonl; score it with --cluster, or "
+                "give --cluster-file")
+        name = spec.name
+    codes: dict[str, int] = {}
+    out = []
+    for row, label in enumerate(labels):
+        key = label if label is not None else f"\x00{row}"
+        out.append(codes.setdefault(key, len(codes)))
+    return out, name
 
 
 def iter_samples(path: Path) -> Iterator[tuple[Location, dict[str, Any]]]:

@@ -7,6 +7,8 @@ per-example values, with the benchmark's ``finalize`` for derived metrics when i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -14,8 +16,15 @@ from numpy.typing import NDArray
 
 from hopscore.analysis.scored import ScoredSet
 from hopscore.errors import HopscoreError
-from hopscore.intervals import custom_finalize, intervals_to_json
-from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Finalize, mean_intervals
+from hopscore.intervals import (
+    IntervalSpec,
+    MatrixValues,
+    binary_columns,
+    custom_finalize,
+    intervals_to_json,
+    set_intervals,
+)
+from hopscore.stats import Finalize
 
 
 def finalize_for(benchmark: str | None) -> Finalize | None:
@@ -68,10 +77,31 @@ def _guess_key(scored: ScoredSet, name: str) -> str:
     return ""
 
 
+def _stale(ci: Any, spec: IntervalSpec) -> bool:
+    """Whether stored intervals were made otherwise than ``spec`` asks (or by an older
+    hopscore, whose intervals do not name their method)."""
+    if not isinstance(ci, dict):
+        return True
+    for interval in ci.values():
+        if interval is None:
+            continue
+        if not isinstance(interval, dict) or "method" not in interval:
+            return True
+        if interval.get("level") != spec.level or interval.get("cluster") != spec.cluster:
+            return True
+        if spec.method not in ("auto", interval["method"]) and not interval.get("note"):
+            return True
+    return False
+
+
 def ensure_summary(
-    scored: ScoredSet, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+    scored: ScoredSet, spec: IntervalSpec | None = None,
+    clusters: tuple[Sequence[int], str] | None = None,
 ) -> dict[str, Any]:
-    """Fill ``scored.summary`` (metrics, ci, groups with ci) where parts are absent."""
+    """Fill ``scored.summary`` (metrics, ci, groups with ci) where parts are absent, and
+    recompute intervals that were made by another method, level or clustering than ``spec``.
+    ``clusters``: one cluster code per example and the clustering's name."""
+    spec = replace(spec or IntervalSpec(), cluster=None if clusters is None else clusters[1])
     summary = scored.summary
     finalize = finalize_for(scored.benchmark)
     if "metrics" not in summary:
@@ -79,11 +109,15 @@ def ensure_summary(
         summary["metrics"] = dict(finalize(means)) if finalize else means
         summary.setdefault("benchmark", scored.benchmark or scored.kind)
         summary.setdefault("n_gold", scored.n)
-    if resamples > 0 and "ci" not in summary:
-        summary["ci"] = intervals_to_json(mean_intervals(
-            scored.values, scored.names, reported=summary["metrics"], finalize=finalize,
-            resamples=resamples, seed=seed,
-        ))  # fmt: skip
+    source = MatrixValues(scored.values, scored.names, None if clusters is None else clusters[0])
+    binary = binary_columns(source)
+    options: dict[str, Any] = {"finalize": finalize, "binary": binary,
+                               "cluster_name": spec.cluster}
+    recompute = spec.enabled and _stale(summary.get("ci"), spec)
+    if recompute:
+        summary["ci"] = intervals_to_json(set_intervals(
+            source, spec, reported=summary["metrics"], **options))
+        summary["ci_settings"] = spec.to_json()
     groups = summary.get("groups")
     if not isinstance(groups, dict) or not groups:
         groups = summary["groups"] = {}
@@ -95,9 +129,7 @@ def ensure_summary(
         if "metrics" not in info:
             means = dict(zip(scored.names, scored.values[rows].mean(axis=0).tolist(), strict=True))
             info["metrics"] = dict(finalize(means)) if finalize else means
-        if resamples > 0 and "ci" not in info:
-            info["ci"] = intervals_to_json(mean_intervals(
-                scored.values, scored.names, reported=info["metrics"], finalize=finalize,
-                resamples=resamples, seed=seed, rows=rows,
-            ))  # fmt: skip
+        if spec.enabled and (recompute or "ci" not in info):
+            info["ci"] = intervals_to_json(set_intervals(
+                source, spec, rows=rows.tolist(), reported=info["metrics"], **options))
     return summary

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from hopscore.cli import app, console, err_console
-from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
+from hopscore.cli import options as o
 from hopscore.errors import HopscoreError, InputError
 from hopscore.io import Fields, iter_jsonl, write_json_atomic
 from hopscore.report import COMPRESS_CHOICES, DEFAULT_MAX_TEXT
@@ -61,9 +61,12 @@ def report(
                                         help="Input the others are compared to (default: first)."),
     flip_metric: str | None = typer.Option(None, "--flip-metric",
                                            help="Binary metric of the flip tables."),
-    resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=1,
-                                  help="Bootstrap resamples."),
-    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap."),
+    ci: str = o.CI,
+    ci_level: float = o.CI_LEVEL,
+    resamples: int = o.RESAMPLES,
+    seed: int = o.SEED,
+    cluster: str | None = o.CLUSTER,
+    cluster_file: Path | None = o.CLUSTER_FILE,
     max_text: int = typer.Option(DEFAULT_MAX_TEXT, "--max-text", min=100,
                                  help="Longest text kept per field (prompt, output, context)."),
     title: str | None = typer.Option(None, "--title", help="Title of the report."),
@@ -79,15 +82,16 @@ def report(
     if compress not in COMPRESS_CHOICES:
         raise HopscoreError(f"--compress must be one of {', '.join(COMPRESS_CHOICES)}")
     from hopscore.analysis.compare import compare_pair
-    from hopscore.analysis.scored import load_many, require_same_benchmark
+    from hopscore.analysis.scored import cluster_codes, load_many, require_same_benchmark
     from hopscore.analysis.summary import ensure_summary
     from hopscore.report.build import build
 
     sets = load_many(inputs)
     require_same_benchmark(sets)
     index = pick_baseline(sets, baseline)
+    spec, clusters = o.interval_options(ci, ci_level, resamples, seed, cluster, cluster_file)
     for scored in sets:
-        ensure_summary(scored, resamples=resamples, seed=seed)
+        ensure_summary(scored, spec, cluster_codes(scored, clusters))
     pairs = []
     for i, other in enumerate(sets):
         if i == index:

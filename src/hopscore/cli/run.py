@@ -10,7 +10,7 @@ from rich.table import Table
 
 from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
-from hopscore.defaults import DEFAULT_RESAMPLES
+from hopscore.cli import options as o
 from hopscore.display import print_report
 from hopscore.errors import HopscoreError
 
@@ -104,8 +104,11 @@ def run_command(
         None, "--cache-dir", envvar="HOPSCORE_CACHE_DIR", show_default=False,
         help="Response cache folder (default ~/.cache/hopscore)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
-    resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=0,
-                                  help="Bootstrap resamples for the intervals (0: none)."),
+    resamples: int = o.RESAMPLES,
+    ci: str = o.CI,
+    ci_level: float = o.CI_LEVEL,
+    cluster: str | None = o.CLUSTER,
+    cluster_file: Path | None = o.CLUSTER_FILE,
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
     overlay: Path | None = typer.Option(None, "--overlay", rich_help_panel=HDR,
                                         help="v2 sparse patch overlaid on --tasks."),
@@ -231,7 +234,8 @@ def run_command(
         retrieve_k=retrieve_k, concurrency=concurrency,
         timeout=timeout if timeout is not None else (900.0 if local else 120.0),
         max_retries=max_retries, cache_dir=None if no_cache else (cache_dir or _cache_dir()),
-        resamples=resamples, strategy=strategy, chains=chains,
+        resamples=resamples, ci=ci.lower(), ci_level=ci_level, cluster=cluster,
+        cluster_file=cluster_file, strategy=strategy, chains=chains,
         chain_temperature=chain_temperature, num_retries=num_retries, chain_calls=chain_calls,
         meta_facts=meta_facts, search_backend="http" if search_backend == "http" else None,
         search_url=search_url, fetch_url=fetch_url, search_api_key_env=search_api_key_env,
@@ -265,6 +269,7 @@ NOT_HDR: dict[str, object] = {
     "strategy": "cot", "chains": None, "chain_temperature": 0.7, "num_retries": None,
     "chain_calls": 5, "meta_facts": None, "wiki_db": None, "wiki_pages": 5,
     "wiki_elements": 20,
+    "cluster": None, "cluster_file": None,
 }
 #: Options of HDR agent runs only, with their defaults (the search options also serve the
 #: chain strategies' retrieval; RunSettings.check says when they do not apply).
@@ -309,7 +314,8 @@ def _run_hdr(args: dict[str, Any]) -> None:
         grade=not args["no_grade"], judge_model=args["judge_model"],
         judge_base_url=args["judge_base_url"], judge_api_key_env=args["judge_api_key_env"],
         judge_prompt_file=args["judge_prompt_file"], judge_concurrency=args["concurrency"],
-        compare=args["compare"], resamples=args["resamples"],
+        compare=args["compare"], resamples=args["resamples"], ci=args["ci"].lower(),
+        ci_level=args["ci_level"],
     )  # fmt: skip
     run_hdr(settings, progress=args["progress"])
 

@@ -8,7 +8,7 @@ import typer
 
 from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
-from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
+from hopscore.cli import options as o
 from hopscore.display import print_report
 from hopscore.errors import HopscoreError
 
@@ -55,11 +55,12 @@ def score(
     judge_prompt_file: Path | None = typer.Option(
         None, "--judge-prompt-file", help="Judge prompt template (see hopscore judge --help)."
     ),
-    resamples: int = typer.Option(
-        DEFAULT_RESAMPLES, "--resamples", min=0,
-        help="Bootstrap resamples for the 95% confidence intervals (0: no intervals).",
-    ),
-    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap."),
+    ci: str = o.CI,
+    ci_level: float = o.CI_LEVEL,
+    resamples: int = o.RESAMPLES,
+    seed: int = o.SEED,
+    cluster: str | None = o.CLUSTER,
+    cluster_file: Path | None = o.CLUSTER_FILE,
     source: str | None = typer.Option(
         None, "--from", show_default=False, metavar="HARNESS",
         help="Read --predictions as another harness's output: lm-eval (a samples_<task>_*.jsonl"
@@ -85,8 +86,9 @@ def score(
     judge.jsonl (resumable) and judge_disagreements.jsonl. Exit status 1 when the judge failed
     on some examples after its retries.
 
-    Every metric gets a seeded percentile bootstrap 95% interval (metrics.json "ci"), shown as
-    value ± half-width.
+    Every metric and group gets a 95% confidence interval (metrics.json "ci", naming method and
+    level): Wilson for 0/1 metrics, BCa for the others (--ci to choose), over whole clusters with
+    --cluster. Shown as value ± half-width when symmetric, else value [low, high].
     """
     from hopscore.hub import official_gold
 
@@ -98,6 +100,7 @@ def score(
     gold = gold_file.path
     if lm_filter is not None and source != "lm-eval":
         raise HopscoreError("--filter needs --from lm-eval")
+    spec, clusters = o.interval_options(ci, ci_level, resamples, seed, cluster, cluster_file)
     if not judge:
         from hopscore.scoring import score_files
 
@@ -110,7 +113,7 @@ def score(
 
             reader = predictions_reader(bench, predictions, source, lm_filter, note)
         report = score_files(bench, gold, predictions, output_dir, aliases=aliases,
-                             resamples=resamples, seed=seed, read_predictions=reader)
+                             intervals=spec, clusters=clusters, read_predictions=reader)
         print_report(report, console, err_console)
         if output_dir is not None:
             err_console.print(f"wrote {output_dir / 'metrics.json'} and "
@@ -131,7 +134,7 @@ def score(
                           retry=RetryPolicy(max_retries=judge_max_retries))
     judged = score_files_with_judge(bench, gold, predictions, output_dir, config,
                                     aliases=aliases, console=err_console, warn=err_console,
-                                    resamples=resamples, seed=seed)
+                                    intervals=spec)
     report = judged.report
     print_report(report, console, err_console)
     print_disagreements(judged, console)

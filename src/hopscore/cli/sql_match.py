@@ -58,9 +58,14 @@ def _print_summary(summary: Summary, output: Path) -> None:
     if summary.flags:
         flags = ", ".join(f"{name} {n}" for name, n in summary.flags.most_common())
         console.print(f"flags: {flags}", markup=False, highlight=False)
+    other = "lenient" if summary.extract == "reference" else "reference"
+    console.print(
+        f"{other} extraction (--extract {other}) would change {summary.other_changes} "
+        f"verdicts ({summary.other_sql} rows read another SQL that way)",
+        markup=False, highlight=False)
     if summary.resumed:
-        err_console.print(f"resumed: {summary.resumed} rows were already in {output}",
-                          markup=False, highlight=False)
+        err_console.print(f"resumed: {summary.resumed} rows were already in {output} with these "
+                          "settings", markup=False, highlight=False)
     err_console.print(f"wrote {output}", markup=False, highlight=False)
 
 
@@ -71,7 +76,7 @@ def sql_match(
         "gold_sql/sql, db or db_path, optional messages + message_format.")],
     output: Annotated[Path, typer.Option(
         "--output", "-o", help="Verdicts (JSON Lines), one per input row; an existing file is "
-        "resumed.")],
+        "resumed (rows of other settings or edited lines are graded again).")],
     db_root: Annotated[Path | None, typer.Option(
         "--db-root", help="Folder of the databases, for records that give db, not db_path.")
     ] = None,
@@ -86,6 +91,10 @@ def sql_match(
     compare: Annotated[str, typer.Option(
         "--compare", help=f"Comparison: {', '.join(MODES)}.")] = "reference",
     strict: Annotated[bool, typer.Option("--strict", help="Same as --compare strict.")] = False,
+    extract: Annotated[str, typer.Option(
+        "--extract", help="How the agent's SQL is read: reference (exactly as the reference "
+        "evaluator) or lenient (any-case and sqlite labels, ~~~ fences, fences paired, a call "
+        "without a result is a failure).")] = "reference",
     workers: Annotated[int | None, typer.Option(
         "--workers", help="Query worker processes (default: one per core, at least 2).")
     ] = None,
@@ -99,7 +108,9 @@ def sql_match(
     """Grade Search-to-SQL answers by running agent and gold SQL read-only and comparing results.
 
     The agent's SQL is taken from its answer (last fenced sql block, else last plain fenced
-    block) or, failing that, from the last successful run_sql call of its trajectory. Both
+    block) or, failing that, from the last successful run_sql call of its trajectory, read
+    exactly as the reference evaluator reads it (--extract lenient for the robust reading; the
+    summary says how many verdicts the other reading would change). Both
     queries run on a read-only connection in sandboxed worker processes; the result tables are
     compared with the HybridDeepResearch rule (--compare reference, the default) or a stricter
     one (strict, rows, spider, bird). Prints accuracy and counts per reason.
@@ -120,11 +131,18 @@ def sql_match(
     options = MatchOptions(
         db_root=db_root.expanduser().resolve() if db_root is not None else None,
         db_template=db_template, timeout_s=timeout if timeout > 0 else None, max_rows=max_rows,
-        compare=compare, table_rows=table_rows,
+        compare=compare, table_rows=table_rows, extract=extract,
     )
     for note in _version_warnings():
         err_console.print(f"warning: SQLite {sqlite_version()}: {note}", style="yellow",
                           markup=False, highlight=False)
     with SqlExecutor(workers, memory_mb=memory_mb) as executor:
-        summary = run_sql_match(input, output, options, executor=executor, restart=restart)
+        summary = run_sql_match(input, output, options, executor=executor, restart=restart,
+                                warn=err_console)
     _print_summary(summary, output)
+    invalid = summary.reasons["invalid_input"]
+    if invalid == summary.total:
+        what = "has no rows" if not summary.total else f"has no valid row ({invalid} invalid)"
+        err_console.print(f"warning: {input} {what}; nothing was graded", style="yellow",
+                          markup=False, highlight=False)
+        raise typer.Exit(1)

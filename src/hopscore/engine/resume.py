@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from hopscore.errors import HopscoreError, InputError, Location
+from hopscore.io import escape_surrogates
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -123,7 +124,8 @@ class ResultLog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = self.path.open("ab")
         offset = self._handle.tell()
-        self._handle.write(json.dumps(row, ensure_ascii=False).encode("utf-8") + b"\n")
+        text = escape_surrogates(json.dumps(row, ensure_ascii=False))  # lone surrogates escaped
+        self._handle.write(text.encode("utf-8") + b"\n")
         self._handle.flush()
         self._offsets[key] = offset
         self._done[key] = done

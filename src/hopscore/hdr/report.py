@@ -13,6 +13,7 @@ from hopscore import __version__
 from hopscore.benchmarks.hybrid_deep_research import HdrExample, HybridDeepResearch
 from hopscore.hdr.grade import GRADES, GradeSummary
 from hopscore.hdr.tasks import FAMILIES, HdrTask, family_counts, tasks_sha256
+from hopscore.intervals import IntervalSpec
 from hopscore.io import write_json_atomic, write_jsonl_atomic
 from hopscore.run.finish import versions
 from hopscore.scoring import ScoreReport, ScoresWriter, score_examples
@@ -94,8 +95,9 @@ def finish_metrics(prepared: Prepared, rows: dict[str, dict[str, Any]], grades: 
     predictions = bench.load_predictions(out / GRADES)
     writer = ScoresWriter(out / "scores.jsonl")
     try:
-        report = score_examples(bench, examples, predictions, writer,
-                                resamples=prepared.settings.resamples)
+        settings = prepared.settings
+        report = score_examples(bench, examples, predictions, writer, intervals=IntervalSpec(
+            method=settings.ci, level=settings.ci_level, resamples=settings.resamples))
     except BaseException:
         writer.close(keep=False)
         raise

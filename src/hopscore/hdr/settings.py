@@ -61,8 +61,14 @@ class HdrSettings:
     judge_concurrency: int = 8
     compare: str = "reference"
     resamples: int = 2000
+    #: intervals over tasks (each task's k attempts are one unit: clustered by task)
+    ci: str = "auto"
+    ci_level: float = 0.95
 
     def check(self) -> None:
+        from hopscore.inference.ci import check_choice
+
+        check_choice(self.ci, self.ci_level)
         if self.search_backend not in SEARCH_BACKENDS:
             raise HopscoreError(f"--search-backend must be one of {', '.join(SEARCH_BACKENDS)}")
         if self.search_backend == "bm25" and self.corpus is None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from hopscore.engine.types import CallResult, canonical_json, sha256_text
 from hopscore.errors import HopscoreError, InputError, Location
-from hopscore.io import Fields, iter_jsonl, json_type
+from hopscore.io import Fields, iter_jsonl_checked, json_type
 from hopscore.judge.parse import JudgeVerdict, reference_verdict
 
 VERDICT_FIELDS = (
@@ -58,6 +58,11 @@ def _text(record: Fields, name: str, *, nullable: bool) -> str:
     if value is None and nullable:
         return ""
     if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:  # it could not be sent to any endpoint
+            raise record.error(name, f"contains a lone surrogate at character {exc.start + 1}"
+                               ) from None
         return value.strip()
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return json.dumps(value)
@@ -69,8 +74,10 @@ def load_items(path: Path) -> list[JudgeItem]:
     items: list[JudgeItem] = []
     problems: list[str] = []
     seen: dict[str, int] = {}
-    for where, value in iter_jsonl(path):
+    for where, value in iter_jsonl_checked(path):
         try:
+            if isinstance(value, InputError):
+                raise value
             record = Fields(value, where)
             question = _text(record, "question", nullable=True)
             # A null response is "no prediction": graded incorrect, like an empty one.

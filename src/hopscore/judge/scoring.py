@@ -22,7 +22,7 @@ from rich.table import Table
 from hopscore.benchmarks.base import Benchmark, E, P
 from hopscore.engine import endpoint_of
 from hopscore.errors import HopscoreError, Location
-from hopscore.intervals import ExampleValues, attach_intervals
+from hopscore.intervals import ExampleValues, IntervalSpec, attach_intervals
 from hopscore.io import write_json_atomic
 from hopscore.judge.rows import JudgeItem, item_key, key_of
 from hopscore.judge.runner import JudgeConfig, JudgeSummary, judge_items
@@ -94,6 +94,7 @@ def score_files_with_judge(
     warn: Console | None = None,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    intervals: IntervalSpec | None = None,
 ) -> JudgedReport:
     """Score as ``hopscore score`` does, then judge every example and merge the results.
 
@@ -120,8 +121,9 @@ def score_files_with_judge(
     rows = [by_key.get(item_key(item, fingerprint)) for item in items]
     metric = match_metric(list(report.metrics))
     disagreements = merge(report, scores, rows, metric)
-    if resamples > 0:
-        _attach_intervals(benchmark, report, scores, rows, resamples=resamples, seed=seed)
+    spec = intervals or IntervalSpec(resamples=resamples, seed=seed)
+    if spec.enabled:
+        _attach_intervals(benchmark, report, scores, rows, spec)
     if summary.errors:
         report.warnings.append(
             f"the judge failed on {summary.errors} examples (no verdict; counted as wrong in "
@@ -139,15 +141,16 @@ def score_files_with_judge(
 
 def _attach_intervals(
     benchmark: Benchmark[E, P], report: ScoreReport, scores: list[ExampleScore],
-    rows: list[dict[str, Any] | None], *, resamples: int, seed: int,
+    rows: list[dict[str, Any] | None], spec: IntervalSpec,
 ) -> None:
-    """Bootstrap intervals for every metric, judge_accuracy included."""
+    """Intervals for every metric, judge_accuracy included."""
     names = [name for name in scores[0].metrics if name != METRIC] if scores else []
     values = ExampleValues([*names, METRIC])
     for score, row in zip(scores, rows, strict=True):
         judged = 1.0 if row is not None and row.get("correct") is True else 0.0
         values.add({**score.metrics, METRIC: judged}, score.groups)
-    attach_intervals(benchmark, report, values, resamples=resamples, seed=seed)
+    attach_intervals(benchmark, report, values, spec)
+    report.interval_spec = spec
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:

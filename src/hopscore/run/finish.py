@@ -91,8 +91,9 @@ def finish_run(
         scorer, scored_predictions, mcr_block = _mcr(prepared, rows, loaded)
     writer = ScoresWriter(out / "scores.jsonl")
     try:
+        spec, clusters = settings.interval_options()
         report = score_examples(scorer, prepared.examples, scored_predictions, writer,
-                                resamples=settings.resamples)
+                                intervals=spec, clusters=clusters)
     except BaseException:
         writer.close(keep=False)
         raise

@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 
 from hopscore.benchmarks.base import Benchmark, ModelAnswer, Predictions
-from hopscore.defaults import DEFAULT_SEED
 from hopscore.io import write_json_atomic
 from hopscore.run.methods import TITLES
 from hopscore.run.strategy import answer_metric, method_names
@@ -36,15 +35,15 @@ METHODS_DIR = "methods"
 PAIRS = (("sa", "sc"), ("sa", "mcr"), ("sc", "mcr"))
 
 
-def _interval(values: np.ndarray, resamples: int) -> dict[str, float] | None:
-    if values.size == 0 or resamples < 1:
-        return None
-    from hopscore.stats import mean_intervals
+def _interval(values: np.ndarray, settings: Any) -> dict[str, Any] | None:
+    """The interval of a mean, by the run's --ci method and level (as metrics.json's)."""
+    from hopscore.intervals import MatrixValues, set_intervals
 
-    interval = mean_intervals(values[:, None], ["score"], resamples=resamples,
-                              seed=DEFAULT_SEED)["score"]
-    return None if interval is None else {"low": interval.low, "high": interval.high,
-                                          "level": interval.level}
+    spec, _ = settings.interval_options()
+    if values.size == 0 or not spec.enabled:
+        return None
+    interval = set_intervals(MatrixValues(values[:, None], ["score"]), spec).get("score")
+    return None if interval is None else interval.to_json()
 
 
 def write_methods(settings: Any, prepared: Any, rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -101,9 +100,10 @@ def _write_one(settings: Any, prepared: Any, rows: dict[str, dict[str, Any]], na
     out.mkdir(parents=True, exist_ok=True)
     writer = ScoresWriter(out / "scores.jsonl")
     try:
+        spec, clusters = settings.interval_options()
         report = score_examples(scorer, prepared.examples,
                                 Predictions(by_id, f"{settings.output_dir} ({name})", "run"),
-                                writer, resamples=settings.resamples)
+                                writer, intervals=spec, clusters=clusters)
     except BaseException:
         writer.close(keep=False)
         raise
@@ -118,8 +118,8 @@ def _write_one(settings: Any, prepared: Any, rows: dict[str, dict[str, Any]], na
         "title": TITLES[name], "n": len(values), "answered": n_answered,
         "score_all": float(array.mean()) if values else None,
         "score_answered": float(array[mask].mean()) if n_answered else None,
-        "ci_all": _interval(array, settings.resamples),
-        "ci_answered": _interval(array[mask], settings.resamples),
+        "ci_all": _interval(array, settings),
+        "ci_answered": _interval(array[mask], settings),
         "dir": str(Path(METHODS_DIR) / name),
     }
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hopscore.errors import HopscoreError
 from hopscore.run.extract import DEFAULT_MARKER
-from hopscore.stats import DEFAULT_RESAMPLES
+
+if TYPE_CHECKING:
+    from hopscore.inference.clusters import ClusterSpec
+    from hopscore.intervals import IntervalSpec
+from hopscore.defaults import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 PROTOCOLS = ("default", "mcr")
 EXTRACTIONS = ("flexible", "strict")
@@ -75,6 +79,11 @@ class RunSettings:
     #: FEVEROUS open book: pages retrieved per claim, and elements shown from them
     wiki_pages: int = 5
     wiki_elements: int = 20
+    #: intervals of the scores: --ci, --ci-level, --cluster, --cluster-file (see hopscore score)
+    ci: str = "auto"
+    ci_level: float = DEFAULT_LEVEL
+    cluster: str | None = None
+    cluster_file: Path | None = None
 
     def check(self) -> None:
         from hopscore.run.strategy import STRATEGIES
@@ -119,6 +128,20 @@ class RunSettings:
             raise HopscoreError("--retrieve-k must be at least 1")
         if self.context_tokens < 100:
             raise HopscoreError("--context-tokens must be at least 100")
+        self.interval_options()  # a bad --ci or --ci-level stops the run before any request
+
+    def interval_options(self) -> tuple[IntervalSpec, ClusterSpec | None]:
+        """How the run's scores get their intervals (the bootstrap seed is fixed: --seed is
+        the model's sampling seed here)."""
+        from hopscore.inference.clusters import ClusterSpec
+        from hopscore.intervals import IntervalSpec
+
+        clusters = None
+        if self.cluster is not None or self.cluster_file is not None:
+            clusters = ClusterSpec(field=self.cluster, file=self.cluster_file)
+        spec = IntervalSpec(method=self.ci, level=self.ci_level, resamples=self.resamples,
+                            seed=DEFAULT_SEED, cluster=None if clusters is None else clusters.name)
+        return spec, clusters
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

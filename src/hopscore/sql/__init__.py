@@ -9,5 +9,9 @@ Modules (import them directly; this package imports nothing so that query worker
 * :mod:`hopscore.sql.extract`: the agent's final SQL from its answer or trajectory;
 * :mod:`hopscore.sql.order`: whether a query's outermost SELECT is ordered;
 * :mod:`hopscore.sql.compare`: result-table comparison (reference, strict, rows, spider, bird);
-* :mod:`hopscore.sql.runner`: the ``hopscore sql-match`` pipeline (records, verdicts, resume).
+* :mod:`hopscore.sql.inputs`, :mod:`hopscore.sql.records`: input lines and verdict rows;
+* :mod:`hopscore.sql.evaluate`: one record graded;
+* :mod:`hopscore.sql.keys`: settings-keyed resume keys;
+* :mod:`hopscore.sql.runner`: the ``hopscore sql-match`` pipeline (every line, resume);
+* :mod:`hopscore.sql.summary`: the totals of an output.
 """

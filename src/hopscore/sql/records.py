@@ -56,6 +56,19 @@ def _text(data: dict[str, Any], where: Location, *names: str) -> str:
     return ""
 
 
+def _path_text(data: dict[str, Any], where: Location, name: str) -> str:
+    """A text field used as (part of) a file path: no NUL, no lone surrogate."""
+    value = _text(data, where, name)
+    if "\x00" in value:
+        raise InputError(where, "contains a NUL character", field=name)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(where, f"contains a lone surrogate at character {exc.start + 1}",
+                         field=name) from None
+    return value
+
+
 def record_id(data: Any) -> str | int | None:
     """The record's id as given (``instance_id``, else ``id``), for error rows too."""
     if not isinstance(data, dict):
@@ -89,10 +102,11 @@ def parse_record(data: Any, where: Location) -> MatchRecord:
         instance_id=record_id(data),
         response=_text(data, where, "response", "final_answer"),
         gold_sql=_text(data, where, "gold_sql", "sql"),
-        db=_text(data, where, "db"),
-        db_path=_text(data, where, "db_path"),
+        db=_path_text(data, where, "db"),
+        db_path=_path_text(data, where, "db_path"),
         messages=messages,
-        message_format=message_format.lower(),
+        # As written: the reference reading takes only "anthropic" exactly as Anthropic.
+        message_format=data.get("message_format") or "openai",
     )
 
 
@@ -145,6 +159,15 @@ class Verdict:
     db_path: str | None = None
     agent_table: dict[str, Any] | None = None
     gold_table: dict[str, Any] | None = None
+    extract: str = "reference"
+    #: the other extraction's SQL and verdict, when it reads another SQL
+    other_extraction: dict[str, Any] | None = None
+
+    @property
+    def extraction_changes_verdict(self) -> bool:
+        other = self.other_extraction
+        return other is not None and self.match is not None \
+            and bool(other.get("match")) != bool(self.match)
 
     def fail(self, kind: str, reason: str | None = None) -> Verdict:
         self.reason_kind = kind
@@ -185,6 +208,8 @@ class Verdict:
             "order_sensitive_sqlite": self.order_sensitive_sqlite,
             "truncated": self.truncated,
             "db_path": self.db_path,
+            "extract": self.extract,
+            "other_extraction": self.other_extraction,
         }
 
 

@@ -21,10 +21,12 @@ import marshal
 import os
 import queue
 import selectors
+import shutil
 import sqlite3
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import weakref
@@ -90,7 +92,7 @@ class _Worker:
 
     def __init__(self, memory_bytes: int) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", _BOOT, _PACKAGE_PARENT, str(memory_bytes)],
+            [sys.executable, "-I", "-B", "-c", _BOOT, _PACKAGE_PARENT, str(memory_bytes)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             cwd="/", close_fds=True,
         )
@@ -153,6 +155,75 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
             pass
 
 
+class _Snapshots:
+    """Private, checkpointed copies of databases that SQLite would read with a side file.
+
+    A worker opens databases ``immutable``, which reads the main file alone. When a database has
+    a non-empty ``-wal`` (committed transactions not yet checkpointed) or ``-journal`` (a write
+    interrupted mid-way) beside it, that reading differs from what SQLite shows any other
+    reader. Such a database is copied once per executor, with its side files, into a private
+    temporary folder; the copy is checkpointed (WAL) or rolled back (journal) there and put in
+    rollback-journal mode, and the workers read the copy. Nothing is ever created or changed
+    beside the original (no ``-shm``, no checkpoint); the copies are removed on close.
+    """
+
+    SIDE_FILES = ("-wal", "-journal")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._folder: str | None = None
+        self._copies: dict[Path, Path] = {}
+
+    @staticmethod
+    def _state(path: Path) -> list[tuple[int, int] | None]:
+        state: list[tuple[int, int] | None] = []
+        for suffix in ("", *_Snapshots.SIDE_FILES):
+            try:
+                info = os.stat(str(path) + suffix)
+                state.append((info.st_size, info.st_mtime_ns))
+            except OSError:
+                state.append(None)
+        return state
+
+    def view(self, path: Path) -> Path:
+        """The file a worker should open for ``path`` (OSError, sqlite3.Error on failure)."""
+        sides = [suffix for suffix in self.SIDE_FILES
+                 if os.path.isfile(str(path) + suffix) and os.path.getsize(str(path) + suffix)]
+        if not sides:
+            return path
+        with self._lock:
+            if path in self._copies:
+                return self._copies[path]
+            if self._folder is None:
+                self._folder = tempfile.mkdtemp(prefix="hopscore-sqlite-")
+            target = Path(self._folder) / f"{len(self._copies)}.sqlite"
+            for _attempt in range(5):  # a writer may be at work: copy until nothing moved
+                before = self._state(path)
+                shutil.copyfile(path, target)
+                for suffix in self.SIDE_FILES:
+                    source = Path(str(path) + suffix)
+                    if source.is_file():
+                        shutil.copyfile(source, str(target) + suffix)
+                if self._state(path) == before:
+                    break
+            conn = sqlite3.connect(str(target), isolation_level=None)
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchall()  # rolls back
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+                conn.execute("PRAGMA journal_mode = DELETE").fetchall()
+            finally:
+                conn.close()
+            self._copies[path] = target
+            return target
+
+    def close(self) -> None:
+        with self._lock:
+            if self._folder is not None:
+                shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
+            self._copies.clear()
+
+
 class SqlExecutor:
     """Runs read-only queries on SQLite files in sandboxed worker processes.
 
@@ -176,6 +247,9 @@ class SqlExecutor:
             self._idle.put(None)
         self._closed = False
         self._lock = threading.Lock()
+        #: every worker process started and not yet stopped (idle or busy)
+        self._live: set[_Worker] = set()
+        self._snapshots = _Snapshots()
 
     def __enter__(self) -> SqlExecutor:
         return self
@@ -187,6 +261,7 @@ class SqlExecutor:
         """Stop every idle worker; workers in use stop when their query returns."""
         with self._lock:
             self._closed = True
+        self._snapshots.close()
         while True:
             try:
                 worker = self._idle.get_nowait()
@@ -194,6 +269,30 @@ class SqlExecutor:
                 return
             if worker is not None:
                 worker.close()
+                self._stopped(worker)
+
+    def terminate(self) -> None:
+        """Kill every worker now, busy ones included (a call waiting on one returns a
+        failure at once), and refuse new work: for Ctrl-C and other aborts."""
+        with self._lock:
+            self._closed = True
+            live = list(self._live)
+        for worker in live:
+            worker.kill()
+        self.close()
+
+    def _start(self) -> _Worker:
+        worker = _Worker(self.memory_mb * 1024 * 1024)
+        with self._lock:
+            self._live.add(worker)
+            closed = self._closed
+        if closed:
+            worker.kill()
+        return worker
+
+    def _stopped(self, worker: _Worker) -> None:
+        with self._lock:
+            self._live.discard(worker)
 
     def execute(self, db_path: str | Path, sql: str, *, max_rows: int = 500,
                 timeout_s: float | None = 120.0) -> QueryResult:
@@ -209,8 +308,13 @@ class SqlExecutor:
         path = Path(db_path).expanduser().resolve()
         if not path.is_file():
             return failure(f"Database file not found: {path}", "not_found")
+        try:
+            view = self._snapshots.view(path)
+        except (OSError, sqlite3.Error) as exc:
+            return failure(f"SQLite connect failed: cannot copy {path} with its WAL or journal "
+                           f"file for reading: {exc}", "connect")
         timeout = float(timeout_s) if timeout_s is not None and timeout_s > 0 else 0.0
-        payload = marshal.dumps((str(path), sql, max(1, int(max_rows)), timeout,
+        payload = marshal.dumps((str(view), sql, max(1, int(max_rows)), timeout,
                                  self.max_result_mb * 1024 * 1024))
         reply = self._dispatch(payload, timeout)
         if isinstance(reply, QueryResult):
@@ -234,11 +338,12 @@ class SqlExecutor:
         try:
             for _attempt in range(2):
                 if worker is None:
-                    worker = _Worker(self.memory_mb * 1024 * 1024)
+                    worker = self._start()
                 try:
                     worker.send(payload)
                 except OSError:
                     worker.kill()  # it died while idle: start a fresh one, once
+                    self._stopped(worker)
                     worker = None
                     continue
                 deadline = time.monotonic() + timeout + self.kill_grace_s if timeout else None
@@ -246,6 +351,7 @@ class SqlExecutor:
                     data = worker.receive(deadline)
                 except (OSError, EOFError):
                     worker.kill()
+                    self._stopped(worker)
                     status = worker.proc.returncode
                     worker = None
                     return failure(
@@ -253,6 +359,7 @@ class SqlExecutor:
                         "crashed")
                 if data is None:
                     worker.kill()
+                    self._stopped(worker)
                     worker = None
                     return failure(
                         f"Query killed after {timeout + self.kill_grace_s:g}s: the worker did "
@@ -264,5 +371,6 @@ class SqlExecutor:
         finally:
             if keep is not None and self._closed:
                 keep.close()
+                self._stopped(keep)
                 keep = None
             self._idle.put(keep)

@@ -6,7 +6,9 @@ program (:func:`serve`, started by :class:`hopscore.sql.sandbox.SqlExecutor`).
 
 Defences, each sufficient against writes on its own:
 
-* the database is opened as a URI with ``mode=ro&immutable=1`` (path percent-escaped);
+* the database is opened as a URI with ``mode=ro&immutable=1`` (path percent-escaped; the
+  executor hands a private checkpointed copy instead when the database has a WAL or journal
+  file, see :class:`hopscore.sql.sandbox.SqlExecutor`);
 * an authorizer allows only reading actions (SELECT, column reads, function calls other than
   extension loading, recursive CTEs and a list of read-only PRAGMAs); ATTACH (which ``VACUUM
   INTO`` uses), DETACH, every write, transaction control and PRAGMA assignments are denied;

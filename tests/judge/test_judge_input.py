@@ -1,0 +1,61 @@
+"""Bad judge input lines are named (file:line), never an internal error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import run_cli
+
+GOOD = {"question": "q?", "response": "a", "correct_answer": "a"}
+
+
+def test_every_bad_line_is_named_and_nothing_is_sent(tmp_path: Path) -> None:
+    source = tmp_path / "in.jsonl"
+    lines = [
+        json.dumps(GOOD).encode(),
+        b'{"question": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        b'{"question": "q", "response": ' + b"9" * 5000 + b', "correct_answer": "a"}',
+        b'{"question": "q\x00", "response": "a", "correct_answer": "a"}',
+        b'{"question": "\xff"}',
+        json.dumps(GOOD).encode(),
+    ]
+    source.write_bytes(b"\n".join(lines) + b"\n")
+    # No server listens on this port: a request would fail, but none is sent.
+    result = run_cli("judge", "-i", source, "-o", tmp_path / "out.jsonl", "--model", "m",
+                     "--base-url", "http://127.0.0.1:9/v1", "--no-progress", "--no-cache")
+    assert result.returncode == 2, result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    assert "4 invalid input rows" in result.stderr
+    for line, words in ((2, "nested too deeply"), (3, "more than 4,300 digits"),
+                        (4, "invalid JSON"), (5, "not valid UTF-8")):
+        assert f"{source}:{line}: " in result.stderr and words in result.stderr, line
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_lone_surrogate_is_named_not_an_internal_error(tmp_path: Path) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(GOOD) + "\n"
+                      '{"question": "q \\ud800?", "response": "a", "correct_answer": "a"}\n',
+                      encoding="utf-8")
+    result = run_cli("judge", "-i", source, "-o", tmp_path / "out.jsonl", "--model", "m",
+                     "--base-url", "http://127.0.0.1:9/v1", "--no-progress", "--no-cache")
+    assert result.returncode == 2, result.stderr
+    assert f"{source}:2: field 'question': contains a lone surrogate at character 3" \
+        in result.stderr
+
+
+def test_a_lone_surrogate_in_another_field_is_judged_and_kept(tmp_path: Path) -> None:
+    from tests.openai_server import FakeOpenAI, judge_reply
+
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"instance_id": "x\\ud800", "question": "q", "response": "a", '
+                      '"correct_answer": "a"}\n', encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    with FakeOpenAI(lambda prompt, attempt: judge_reply(True, answer="a")) as server:
+        result = run_cli("judge", "-i", source, "-o", out, "--model", "m", "--base-url",
+                         server.base_url, "--no-progress", "--no-cache",
+                         env={"JUDGE_API_KEY": "sk-test"})
+    assert result.returncode == 0, result.stderr
+    row = json.loads(out.read_text(encoding="utf-8"))
+    assert row["instance_id"] == "x\ud800" and row["correct"] is True
