@@ -73,12 +73,15 @@ class FakeOpenAI:
     """Start with ``with FakeOpenAI(responder) as server: ... server.base_url``."""
 
     def __init__(self, responder: Responder | None = None, latency: float = 0.0, *,
-                 body_responder: BodyResponder | None = None) -> None:
+                 body_responder: BodyResponder | None = None, slots: int | None = None) -> None:
         if (responder is None) == (body_responder is None):
             raise ValueError("give exactly one of responder and body_responder")
         self.responder = responder
         self.body_responder = body_responder
         self.latency = latency
+        #: like llama.cpp's server: at most this many requests are worked on at once, the
+        #: others wait in its queue (the latency is paid per request, one after the other)
+        self.slots = threading.Semaphore(slots) if slots else None
         self.log: list[LoggedRequest] = []
         self._lock = threading.Lock()
         self._attempts: dict[str, int] = {}
@@ -176,7 +179,11 @@ def _handler_class(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 server.in_flight += 1
                 server.max_in_flight = max(server.max_in_flight, server.in_flight)
             try:
-                self._answer(reply, body, prompt)
+                if server.slots is not None:
+                    with server.slots:
+                        self._answer(reply, body, prompt)
+                else:
+                    self._answer(reply, body, prompt)
             finally:
                 with server._lock:
                     server.in_flight -= 1

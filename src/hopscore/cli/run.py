@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 HDR = "HybridDeepResearch agent (hopscore run hybrid-deep-research)"
 METHODS = "MCR's methods and open-book FEVEROUS"
-MODEL_HELP = "PROVIDER/NAME: openai/<model> (any OpenAI-compatible endpoint) or local/smollm2."
+MODEL_HELP = ("PROVIDER/NAME: openai/<model> (any OpenAI-compatible endpoint), "
+              "anthropic/<model> (Messages API) or local/smollm2.")
 
 
 def summary_table(result: RunResult) -> Table:
@@ -95,11 +96,23 @@ def run_command(
     corpus: Path | None = typer.Option(
         None, "--corpus", help="JSONL documents {id, title, text} for BM25 retrieval."),
     retrieve_k: int = typer.Option(5, "--retrieve-k", min=1, help="Documents per question."),
-    concurrency: int = typer.Option(8, "--concurrency", "-c", min=1, help="Requests in flight."),
+    concurrency: int = typer.Option(
+        8, "--concurrency", "-c", min=1,
+        help="Most requests in flight; fewer while the endpoint cannot sustain more."),
+    adaptive: bool = typer.Option(
+        True, "--adaptive-concurrency/--fixed-concurrency",
+        help="Fit requests in flight to what the endpoint sustains, or always --concurrency."),
     timeout: float | None = typer.Option(
         None, "--timeout", min=0.001, show_default=False,
         help="Seconds per attempt (default 120; 900 for local/smollm2)."),
     max_retries: int = typer.Option(5, "--max-retries", min=0, help="Retries per request."),
+    max_retry_wait: float = typer.Option(
+        60.0, "--max-retry-wait", min=0.0,
+        help="Longest wait before a retry, whatever the server's Retry-After asks."),
+    deadline: float | None = typer.Option(
+        None, "--deadline", min=0.001, show_default=False,
+        help="Seconds one request may take over all its attempts and waits "
+        "(default: --timeout x (retries + 1))."),
     cache_dir: Path | None = typer.Option(
         None, "--cache-dir", envvar="HOPSCORE_CACHE_DIR", show_default=False,
         help="Response cache folder (default ~/.cache/hopscore)."),
@@ -233,7 +246,8 @@ def run_command(
         tables_dir=tables_dir, context_tokens=context_tokens, corpus=corpus,
         retrieve_k=retrieve_k, concurrency=concurrency,
         timeout=timeout if timeout is not None else (900.0 if local else 120.0),
-        max_retries=max_retries, cache_dir=None if no_cache else (cache_dir or _cache_dir()),
+        max_retries=max_retries, max_retry_wait=max_retry_wait, deadline=deadline,
+        adaptive=adaptive, cache_dir=None if no_cache else (cache_dir or _cache_dir()),
         resamples=resamples, ci=ci.lower(), ci_level=ci_level, cluster=cluster,
         cluster_file=cluster_file, strategy=strategy, chains=chains,
         chain_temperature=chain_temperature, num_retries=num_retries, chain_calls=chain_calls,
@@ -309,7 +323,8 @@ def _run_hdr(args: dict[str, Any]) -> None:
         tool_choice=args["tool_choice"], sql_timeout=args["sql_timeout"],
         max_observation_chars=args["max_observation_chars"],
         timeout=args["timeout"] if args["timeout"] is not None else (900.0 if local else 300.0),
-        max_retries=args["max_retries"],
+        max_retries=args["max_retries"], max_retry_wait=args["max_retry_wait"],
+        deadline=args["deadline"], adaptive=args["adaptive"],
         cache_dir=None if args["no_cache"] else (args["cache_dir"] or _cache_dir()),
         grade=not args["no_grade"], judge_model=args["judge_model"],
         judge_base_url=args["judge_base_url"], judge_api_key_env=args["judge_api_key_env"],
@@ -334,17 +349,21 @@ def _with_ci(value: object, ci: object) -> str:
 
 def _pair_cells(pair: dict[str, Any]) -> tuple[str, str]:
     """(McNemar p, difference with its interval) of one paired comparison, in points."""
-    diff, test = pair.get("difference"), pair.get("mcnemar")
-    delta = "" if diff is None else (f"{100 * diff['delta']:+.1f} [{100 * diff['low']:+.0f}, "
-                                     f"{100 * diff['high']:+.0f}]")
-    return ("" if test is None else f"p={test['p_value']:.3g}"), delta
+    test = pair.get("test")
+    delta = f"{100 * pair['delta']:+.1f}"
+    if pair.get("low") is not None and pair.get("high") is not None:
+        delta += f" [{100 * pair['low']:+.0f}, {100 * pair['high']:+.0f}]"
+    if test is None:
+        return "", delta
+    p = test["p_adjusted"] if test.get("p_adjusted") is not None else test["p"]
+    return f"p={p:.3g}" + ("*" if pair.get("significant") else ""), delta
 
 
 def methods_table(block: dict[str, Any], title: str) -> Table:
     """SA / SC / oracle / MCR of one chain-strategy run, both denominators, paired tests."""
     table = Table(title=f"{title}: --strategy {block['strategy']}, k={block['chains']} "
                         f"({block['metric']} in %, [95% interval]; differences in points, "
-                        "McNemar p)", title_justify="left")
+                        "Holm-adjusted p, * below 0.05)", title_justify="left")
     for column in ("method", "answered", "over answered", "over all"):
         table.add_column(column, justify="left" if column == "method" else "right")
     for method in block["methods"].values():
@@ -531,7 +550,7 @@ def suite_methods_table(rows: list[SuiteRow], model: str, strategy: str) -> Tabl
     all questions (95% intervals), then the paired differences with McNemar's test."""
     table = Table(title=f"MCR's methods: {model}, --strategy {strategy} (in %, [95% "
                   "interval]; over answered: MCR's number for MCR; over all: unanswered score "
-                  "0, MCR's number for SA and SC; differences in points, McNemar p)",
+                  "0, MCR's number for SA and SC; differences in points, Holm-adjusted p)",
                   title_justify="left")
     for column in ("dataset", "method", "answered", "over answered", "over all"):
         table.add_column(column, justify="left" if column in ("dataset", "method")

@@ -97,6 +97,8 @@ class Attempt:
     refused_final_answers: int = 0
     failure: CallFailure | None = None
     elapsed_s: float = 0.0
+    #: model requests that needed more than one attempt (or failed): turn and every attempt
+    request_attempts: list[dict[str, Any]] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         counts: dict[str, int] = {}
@@ -112,6 +114,7 @@ class Attempt:
             "tool_call_count": len(self.tool_calls), "tool_errors": errors, "tools_used": counts,
             "elapsed_s": round(self.elapsed_s, 3),
             "error": None if self.failure is None else self.failure.to_json(),
+            "request_attempts": self.request_attempts,
             "tool_calls": self.tool_calls,
         }
 
@@ -171,6 +174,9 @@ class AgentLoop:
             call = await self.engine.complete(self._request(state, task, attempt_index, toolset))
             state.model_calls += 1
             state.cached_calls += call.cached
+            if len(call.attempt_log) > 1 or call.failure is not None:
+                state.request_attempts.append(
+                    {"turn": turn, "attempts": [a.to_json() for a in call.attempt_log]})
             if call.response is None:
                 state.status, state.failure = MODEL_ERROR, call.failure
                 return

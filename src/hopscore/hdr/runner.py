@@ -34,15 +34,16 @@ from hopscore.engine import (
     ChatBackend,
     ChatEngine,
     EngineStats,
-    ResponseCache,
     ResultLog,
     RetryPolicy,
     RowResult,
+    cache_for,
     canonical_json,
     note_resume,
     run_batch,
     run_key_of,
     sha256_text,
+    warn_printer,
 )
 from hopscore.errors import HopscoreError
 from hopscore.hdr.agent import MODEL_ERROR, AgentLoop, AgentSettings, prompt_sha256
@@ -213,9 +214,13 @@ def judge_config(settings: HdrSettings) -> JudgeConfig | None:
                        api_key=os.environ.get(settings.judge_api_key_env) or "EMPTY",
                        prompt=prompt, concurrency=settings.judge_concurrency,
                        timeout=min(settings.timeout, 300.0),
-                       retry=RetryPolicy(max_retries=settings.max_retries,
-                                         base_delay=settings.backoff),
-                       cache_dir=settings.cache_dir)
+                       retry=retry_policy(settings), cache_dir=settings.cache_dir,
+                       adaptive=settings.adaptive)
+
+
+def retry_policy(settings: HdrSettings) -> RetryPolicy:
+    return RetryPolicy(max_retries=settings.max_retries, base_delay=settings.backoff,
+                       max_retry_wait=settings.max_retry_wait, deadline=settings.deadline)
 
 
 async def execute(settings: HdrSettings, *, backend: ChatBackend | None = None,
@@ -240,11 +245,11 @@ async def execute(settings: HdrSettings, *, backend: ChatBackend | None = None,
     backend = backend or make_backend(prepared.spec, prepared.base_url, settings.api_key_env,
                                       settings.concurrency)
     write_config(prepared, status="running")
-    cache = ResponseCache.in_dir(settings.cache_dir) if settings.cache_dir is not None else None
     workers = 1 if local else settings.concurrency
     engine = ChatEngine(backend, concurrency=workers, timeout=settings.timeout,
-                        retry=RetryPolicy(max_retries=settings.max_retries,
-                                          base_delay=settings.backoff), cache=cache)
+                        retry=retry_policy(settings),
+                        cache=cache_for(settings.cache_dir, warn_printer(warn)),
+                        adaptive=settings.adaptive)
     with SqlExecutor(workers=min(2, max(1, os.cpu_count() or 1))) as executor:
         try:
             outcome = await run_batch(items, keys, _AttemptWorker(prepared, engine, executor),

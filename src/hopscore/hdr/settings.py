@@ -51,6 +51,9 @@ class HdrSettings:
     timeout: float = 300.0
     max_retries: int = 5
     backoff: float = 1.0
+    max_retry_wait: float = 60.0
+    deadline: float | None = None
+    adaptive: bool = True
     cache_dir: Path | None = None
     # grading
     grade: bool = True

@@ -12,9 +12,10 @@ compare RUN/methods/sa RUN/methods/mcr`` and ``hopscore report`` work on them, a
   questions, unanswered ones scoring 0: MCR's number for SA, SC and the oracle) and
   ``score_answered`` (the mean over answered questions: MCR's number for MCR, whose pandas mean
   skips abstentions), each with its bootstrap interval;
-* ``pairs``: SA vs SC, SA vs MCR and SC vs MCR on the same questions (the paired bootstrap
-  interval of the difference of ``score_all``, and McNemar's exact test when the scores are 0/1),
-  from :func:`hopscore.analysis.compare.compare_pair`, as ``hopscore compare`` computes them.
+* ``pairs``: SC vs SA, MCR vs SA and MCR vs SC on the same questions, one row each of
+  :func:`hopscore.analysis.compare.compare_pair` (as ``hopscore compare`` computes it: the paired
+  interval of the difference of ``score_all``, McNemar's exact test for 0/1 scores, a sign-flip
+  permutation test otherwise), the three p-values Holm-adjusted together.
 """
 
 from __future__ import annotations
@@ -59,8 +60,7 @@ def write_methods(settings: Any, prepared: Any, rows: dict[str, dict[str, Any]])
     for name in names:
         block["methods"][name] = _write_one(settings, prepared, rows, name, root / name)
     metric = "mcr_all" if settings.protocol == "mcr" else block["metric"]
-    block["pairs"] = _pairs(root, [n for n in names if n != "oracle"], metric,
-                            settings.resamples)
+    block["pairs"] = _pairs(root, [n for n in names if n != "oracle"], metric, settings)
     return block
 
 
@@ -124,24 +124,30 @@ def _write_one(settings: Any, prepared: Any, rows: dict[str, dict[str, Any]], na
     }
 
 
-def _pairs(root: Path, names: list[str], metric: str, resamples: int) -> list[dict[str, Any]]:
-    from hopscore.analysis.compare import compare_pair
+def _pairs(root: Path, names: list[str], metric: str, settings: Any) -> list[dict[str, Any]]:
+    """SC vs SA, MCR vs SA, MCR vs SC on ``metric``, by ``hopscore compare``'s row machinery
+    (its interval and test per row); the three p-values are adjusted together (Holm)."""
+    from hopscore.analysis.compare import CompareOptions, compare_pair
     from hopscore.analysis.scored import load_scored
+    from hopscore.inference.multiplicity import adjust
+    from hopscore.inference.paired import TestResult
 
-    out: list[dict[str, Any]] = []
+    ci = getattr(settings, "ci", "auto")
+    options = CompareOptions(ci="auto" if ci == "none" else ci,
+                             level=getattr(settings, "ci_level", 0.95),
+                             resamples=max(settings.resamples, 100))
+    rows: list[tuple[str, str, Any]] = []
     for a, b in PAIRS:
         if a not in names or b not in names:
             continue
-        first = load_scored(root / a, TITLES[a])
-        second = load_scored(root / b, TITLES[b])
-        comparison = compare_pair(first, second, resamples=max(resamples, 1))
-        for compared in comparison.metrics:
-            if compared.metric != metric:
-                continue
-            difference = compared.difference
-            out.append({"a": a, "b": b, "metric": metric,
-                        "difference": None if difference is None or resamples < 1
-                        else difference.to_json(),
-                        "mcnemar": None if compared.mcnemar is None
-                        else compared.mcnemar.to_json()})
-    return out
+        comparison = compare_pair(load_scored(root / a, TITLES[a]),
+                                  load_scored(root / b, TITLES[b]), options)
+        row = comparison.row(metric)
+        if row is not None:
+            rows.append((a, b, row))
+    tested = [row for _, _, row in rows if row.test is not None]
+    for row, p in zip(tested, adjust([row.test.p for row in tested], options.correction),
+                      strict=True):
+        row.test = TestResult(row.test.name, row.test.p, p, row.test.permutations)
+        row.significant = p < options.alpha
+    return [{"a": a, "b": b, **row.to_json()} for a, b, row in rows]
