@@ -129,7 +129,7 @@ def test_sc_and_mcr_match_the_hand_computed_scores(tmp_path: Path) -> None:
     assert metrics["metrics"]["mcr_answered"] == pytest.approx(0.75)
     # methods/<m>/ are score directories: hopscore compare reads them
     compared = run_cli("compare", out / "methods" / "sa", out / "methods" / "mcr",
-                       "--resamples", "20")
+                       "--resamples", "200")
     assert compared.returncode == 0, compared.stderr
     assert "mcr_all" in compared.stdout
     assert "MCR-SC" in result.stdout and "SA" in result.stdout

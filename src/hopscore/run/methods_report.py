@@ -150,4 +150,5 @@ def _pairs(root: Path, names: list[str], metric: str, settings: Any) -> list[dic
                       strict=True):
         row.test = TestResult(row.test.name, row.test.p, p, row.test.permutations)
         row.significant = p < options.alpha
-    return [{"a": a, "b": b, **row.to_json()} for a, b, row in rows]
+    return [{**row.to_json(), "a": a, "b": b, "score_a": row.a, "score_b": row.b}
+            for a, b, row in rows]

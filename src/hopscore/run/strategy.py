@@ -193,12 +193,19 @@ def make_plan(settings: Any, benchmark: Benchmark[Any, Any], kind: str,
     )  # fmt: skip
 
 
+def _attempt_list(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return value
+    return []
+
+
 def _usage_total(calls: list[dict[str, Any]]) -> dict[str, Any]:
     latency = [c["latency_s"] for c in calls if c.get("latency_s") is not None]
     return {
         "requests": len(calls),
         "cached": bool(calls) and all(c.get("cached") for c in calls),
-        "attempts": sum(int(c.get("attempts") or 0) for c in calls),
+        # each call's attempt records (status, error, elapsed), in call order
+        "attempts": [a for c in calls for a in _attempt_list(c.get("attempts"))],
         "prompt_tokens": sum(int(c.get("prompt_tokens") or 0) for c in calls),
         "completion_tokens": sum(int(c.get("completion_tokens") or 0) for c in calls),
         "latency_s": round(sum(latency), 4) if latency else None,
