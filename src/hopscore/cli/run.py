@@ -148,8 +148,24 @@ def run_command(
                                        help="Wall-clock seconds per attempt (paper: 3600)."),
     repeats: int = typer.Option(1, "--repeats", "-k", min=1, rich_help_panel=HDR,
                                 help="Attempts per task: Avg@k and Pass@k."),
-    tool_choice: str | None = typer.Option(None, "--tool-choice", rich_help_panel=HDR,
-                                           help="Sent as tool_choice: auto, required, none."),
+    tool_choice: str | None = typer.Option(
+        None, "--tool-choice", rich_help_panel=HDR, show_default=False,
+        help="Sent as tool_choice with native tools: auto (default), required, none; "
+        "local/smollm2 without it makes every reply a call."),
+    tool_protocol: str = typer.Option(
+        "auto", "--tool-protocol", rich_help_panel=HDR,
+        help="native (the request's tools field), text (tools written into the prompt, any "
+        "endpoint), auto (native; text once the endpoint ignores the tools)."),
+    tool_call_content: str = typer.Option(
+        "auto", "--tool-call-content", rich_help_panel=HDR,
+        help="Content of tool-call turns without text: empty (\"\"), null, auto (null for "
+        "Bedrock, else empty)."),
+    max_text_turns: int = typer.Option(5, "--max-text-turns", min=1, rich_help_panel=HDR,
+                                       help="Replies in a row without a tool call before an "
+                                       "attempt ends (no_tool_call)."),
+    max_context_tokens: int | None = typer.Option(
+        None, "--max-context-tokens", min=256, rich_help_panel=HDR, show_default=False,
+        help="The model's context: drop the oldest tool results to stay inside it."),
     sql_timeout: float = typer.Option(120.0, "--sql-timeout", min=0.001, rich_help_panel=HDR,
                                       help="Seconds per run_sql query and per graded query."),
     max_observation_chars: int = typer.Option(100_000, "--max-observation-chars", min=1000,
@@ -290,7 +306,9 @@ NOT_HDR: dict[str, object] = {
 HDR_DEFAULTS: dict[str, object] = {
     "overlay": None, "db_root": None, "db_template": "{db}/{db}_template.sqlite",
     "direct_fetch": False, "max_turns": 300,
-    "task_timeout": 3600.0, "repeats": 1, "tool_choice": None, "sql_timeout": 120.0,
+    "task_timeout": 3600.0, "repeats": 1, "tool_choice": None, "tool_protocol": "auto",
+    "tool_call_content": "auto", "max_text_turns": 5, "max_context_tokens": None,
+    "sql_timeout": 120.0,
     "max_observation_chars": 100_000, "judge_api_key_env": "JUDGE_API_KEY",
     "judge_prompt_file": None, "no_grade": False, "compare": "reference",
 }
@@ -320,7 +338,9 @@ def _run_hdr(args: dict[str, Any]) -> None:
         task_timeout=args["task_timeout"], repeats=args["repeats"], limit=args["limit"],
         concurrency=args["concurrency"], temperature=args["temperature"],
         max_tokens=args["max_tokens"] or None, seed=args["seed"],
-        tool_choice=args["tool_choice"], sql_timeout=args["sql_timeout"],
+        tool_choice=args["tool_choice"], tool_protocol=args["tool_protocol"],
+        tool_call_content=args["tool_call_content"], max_text_turns=args["max_text_turns"],
+        max_context_tokens=args["max_context_tokens"], sql_timeout=args["sql_timeout"],
         max_observation_chars=args["max_observation_chars"],
         timeout=args["timeout"] if args["timeout"] is not None else (900.0 if local else 300.0),
         max_retries=args["max_retries"], max_retry_wait=args["max_retry_wait"],
