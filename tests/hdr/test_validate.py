@@ -137,7 +137,7 @@ def test_cli(tmp_path: Path) -> None:
     good = write_jsonl(tmp_path / "good.jsonl", [{"instance_id": "sql2s_1", "final_answer": "a"}])
     result = run_cli("validate-predictions", good)
     assert result.returncode == 0
-    assert result.stdout.strip() == f"OK: 1 unique prediction records in {good}"
+    assert result.stdout.strip() == f"OK: 1 unique prediction record in {good}"
     bad = write_lines(tmp_path / "bad.jsonl", ['{"instance_id": "sql2s_1"}', "{", "3"])
     out = tmp_path / "report.json"
     result = run_cli("validate-predictions", bad, "--json", out)

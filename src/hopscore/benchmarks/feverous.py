@@ -29,6 +29,7 @@ A missing prediction scores 0 on every metric.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -333,7 +334,6 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
         predicted evidence the element ids the reply cites (open book, ``--wiki-db``: ids
         among the shown ones, or well-formed ids), or those the run gives
         (``answer.evidence_ids``, the chain strategies' evidence); closed book: none."""
-        from hopscore.benchmarks.feverous_wiki import cited_elements
         from hopscore.labels import feverous_label
 
         text = answer.text or ""
@@ -355,3 +355,32 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
              "predicted_evidence": ["_".join(e) for e in p.evidence]}
             for p in predictions
         ))  # fmt: skip
+
+
+_CITED = re.compile(r"\[([^\[\]\n]{3,300}?)\]")
+
+
+def cited_elements(output: str, shown: tuple[str, ...] | None = None) -> list[str]:
+    """Element ids cited in brackets in a reply (after its last "Evidence" label if any):
+    ids among the shown ones, exactly or ignoring case and spaces around "_"; any other
+    well-formed ``<page>_<type>_<position>`` id as written. Order kept, duplicates dropped."""
+    labels = list(re.finditer(r"evidence\s*[:：]", output, re.I))
+    text = output[labels[-1].end():] if labels else output
+    known = {_loose(i): i for i in shown or ()}
+    found: dict[str, None] = {}
+    for match in _CITED.finditer(text):
+        for piece in match.group(1).split(","):
+            raw = piece.strip().strip("\"'`*")
+            element = known.get(_loose(raw))
+            if element is None and parse_element(raw) is not None and _ID_SHAPE.search(raw):
+                element = raw
+            if element is not None:
+                found[element] = None
+    return list(found)
+
+
+_ID_SHAPE = re.compile(r"_(?:sentence|cell|header_cell|table_caption|item|section)_\d")
+
+
+def _loose(element: str) -> str:
+    return re.sub(r"\s*_\s*", "_", element.strip()).lower()

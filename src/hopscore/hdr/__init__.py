@@ -7,7 +7,8 @@ Modules (import them directly):
   :mod:`hopscore.benchmarks.hdr_tasks` (the benchmark's gold loader, below this package);
 * :mod:`hopscore.hdr.validate`: ``hopscore validate-predictions``;
 * :mod:`hopscore.hdr.knowledge`: the LiveSQLBench knowledge-base tools;
-* :mod:`hopscore.hdr.search`: search backends (local BM25 corpus, generic JSON over HTTP);
+* the search backends (local BM25 corpus, generic JSON over HTTP) are
+  :mod:`hopscore.run.search`, shared with the chain strategies;
 * :mod:`hopscore.hdr.tools`: tool schemas and the per-task toolset;
 * :mod:`hopscore.hdr.agent`: the tool-calling loop of one attempt;
 * :mod:`hopscore.hdr.grade`: grading attempts with the judge and SQL execution match;

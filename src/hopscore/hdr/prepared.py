@@ -10,9 +10,9 @@ from hopscore.benchmarks.hdr_tasks import HdrTask, Overlay
 from hopscore.engine import canonical_json, sha256_text
 from hopscore.hdr.knowledge import KnowledgeBase
 from hopscore.hdr.protocol import ToolProtocol
-from hopscore.hdr.search import SearchBackend
 from hopscore.hdr.settings import HdrSettings
 from hopscore.run.providers import ModelSpec
+from hopscore.run.search import SearchBackend
 
 
 @dataclass(slots=True)

@@ -53,7 +53,6 @@ from hopscore.hdr.knowledge import KnowledgeBase
 from hopscore.hdr.prepared import Prepared, attempt_key
 from hopscore.hdr.protocol import ToolProtocol
 from hopscore.hdr.report import finish_metrics, write_config, write_predictions
-from hopscore.hdr.search import Bm25Search, HttpSearch, SearchBackend
 from hopscore.hdr.settings import HdrSettings
 from hopscore.hdr.tools import SCHEMAS, ToolLimits, Toolset, openai_tools
 from hopscore.hdr.trajectory import file_name, read_trajectory, write_trajectory
@@ -61,6 +60,7 @@ from hopscore.hdr.wire import content_style_for
 from hopscore.judge.prompt import JudgePrompt
 from hopscore.judge.runner import JudgeConfig
 from hopscore.run.providers import ModelSpec, endpoint_for, make_backend, resolve_base_url
+from hopscore.run.search import Bm25Search, HttpSearch, SearchBackend
 from hopscore.scoring import ScoreReport
 from hopscore.sql.runner import MatchOptions
 from hopscore.sql.sandbox import SqlExecutor
