@@ -37,10 +37,9 @@ CLUSTER_FILE = typer.Option(
     help="Clusters from a file mapping id to cluster (JSON object, JSONL {id, cluster}, CSV).")
 
 
-JSON = typer.Option(
-    False, "--json",
-    help="Print the result as one JSON document on stdout instead of the tables (the "
-    "messages still go to stderr), for scripts.")
+JSON_HELP = ("Print the result as one JSON document on stdout instead of the tables (the "
+             "messages still go to stderr), for scripts.")
+JSON = typer.Option(False, "--json", help=JSON_HELP)
 
 
 def print_json(value: object) -> None:
