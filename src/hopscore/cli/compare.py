@@ -219,10 +219,12 @@ def compare(
         show_default=False,
     ),
     baseline: str | None = typer.Option(
-        None, "--baseline", "-b", help="The input the others are compared to (default: the first)."
+        None, "--baseline", "-b", metavar="INPUT",
+        help="The input the others are compared to (default: the first)."
     ),
     flip_metric: str | None = typer.Option(
-        None, "--flip-metric", help="Binary metric of the flip table (default: correct, match, "
+        None, "--flip-metric", metavar="METRIC",
+        help="Binary metric of the flip table (default: correct, match, "
         "judge_accuracy, accuracy, em, ... whichever exists first)."
     ),
     ci: str = o.CI,
@@ -236,9 +238,11 @@ def compare(
     power: float = POWER,
     mid_p: bool = MID_P,
     permutations: int = PERMUTATIONS,
-    show: int = typer.Option(10, "--show", min=0, help="Flipped examples listed per direction."),
+    show: int = typer.Option(10, "--show", metavar="N",
+                             min=0, help="Flipped examples listed per direction."),
     output: Path | None = typer.Option(
-        None, "--output", "-o", help="Write the full comparison (every flip) as JSON here."
+        None, "--output", "-o", metavar="FILE",
+        help="Write the full comparison (every flip) as JSON here."
     ),
     json_output: bool = o.JSON,
 ) -> None:

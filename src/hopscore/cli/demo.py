@@ -38,9 +38,9 @@ def headline(report: ScoreReport, names: tuple[str, ...]) -> str:
     "Run the built-in local model (SmolLM2-135M, CPU) on bundled questions and score it."))
 def demo(
     output_dir: Path | None = typer.Option(
-        None, "--output-dir", "-o",
+        None, "--output-dir", "-o", metavar="DIR",
         help="Keep each benchmark's run (or score) directory under DIR/<benchmark>/."),
-    examples: int = typer.Option(2, "--examples", "-n", min=1,
+    examples: int = typer.Option(2, "--examples", "-n", metavar="N", min=1,
                                  help="Questions per benchmark for the local model."),
     scores_only: bool = typer.Option(
         False, "--scores-only", help="Only score the bundled prediction files (no model)."),

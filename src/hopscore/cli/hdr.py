@@ -31,14 +31,15 @@ def validate_predictions(
     predictions: Annotated[Path, typer.Argument(
         help="HDR submission: JSON Lines of {instance_id, final_answer}.", show_default=False)],
     tasks: Annotated[Path | None, typer.Option(
-        "--tasks", help="Task file or category folder: check ids against it and find missing "
+        "--tasks", metavar="PATH",
+        help="Task file or category folder: check ids against it and find missing "
         "tasks.")] = None,
     overlay: Annotated[Path | None, typer.Option(
-        "--overlay", help="v2 patch (file or folder) overlaid on --tasks.")] = None,
+        "--overlay", metavar="PATH", help="v2 patch (file or folder) overlaid on --tasks.")] = None,
     allow_missing: Annotated[bool, typer.Option(
         "--allow-missing", help="Tasks without a prediction are warnings, not errors.")] = False,
     json_output: Annotated[Path | None, typer.Option(
-        "--json", help="Also write every finding as JSON here.")] = None,
+        "--json", metavar="FILE", help="Also write every finding as JSON here.")] = None,
 ) -> None:
     """Check an HDR predictions file and report every problem, not only the first.
 
@@ -89,10 +90,12 @@ def hdr_tasks(
     tasks: Annotated[Path, typer.Argument(help="Task JSONL file or category folder (v1).",
                                           show_default=False)],
     overlay: Annotated[Path | None, typer.Option(
-        "--overlay", help="v2 sparse patch (file or folder) of whole replacement records.")
+        "--overlay", metavar="PATH",
+        help="v2 sparse patch (file or folder) of whole replacement records.")
     ] = None,
     output: Annotated[Path | None, typer.Option(
-        "--output", "-o", help="Write the resulting task set as one JSONL file.")] = None,
+        "--output", "-o", metavar="FILE",
+        help="Write the resulting task set as one JSONL file.")] = None,
 ) -> None:
     """Check an HDR task set (and apply the v2 overlay): counts per family, overrides, sha256.
 

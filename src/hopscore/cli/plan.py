@@ -15,23 +15,25 @@ DEFAULT_DELTAS = (0.01, 0.02, 0.03, 0.05, 0.1)
 @app.command(rich_help_panel="Analyse", short_help=(
     "Questions needed to detect a difference, or the smallest difference n questions detect."))
 def plan(
-    baseline_acc: float = typer.Option(..., "--baseline-acc", show_default=False,
+    baseline_acc: float = typer.Option(..., "--baseline-acc", metavar="FRACTION",
+                                       show_default=False,
                                        help="Expected accuracy of the baseline, e.g. 0.62."),
-    n: int | None = typer.Option(None, "--n", min=1, show_default=False,
+    n: int | None = typer.Option(None, "--n", metavar="N", min=1, show_default=False,
                                  help="Questions available: print the minimum detectable effect."),
-    delta: list[float] = typer.Option([], "--delta", show_default=False,
+    delta: list[float] = typer.Option([], "--delta", metavar="FRACTION", show_default=False,
                                       help="Difference to detect, as a fraction (repeatable; "
                                       "default 0.01 0.02 0.03 0.05 0.1)."),
     discordance: float | None = typer.Option(
-        None, "--discordance", show_default=False,
+        None, "--discordance", metavar="FRACTION", show_default=False,
         help="Share of questions the two systems disagree on (from a pilot: (r→w + w→r) / n). "
         "Default: independent errors, an upper bound."),
-    sd: float | None = typer.Option(None, "--sd", show_default=False,
+    sd: float | None = typer.Option(None, "--sd", metavar="SD", show_default=False,
                                     help="SD of per-question differences of a continuous metric "
                                     "(F1): adds its n."),
-    alpha: float = typer.Option(0.05, "--alpha", help="Two-sided significance level."),
-    power: float = typer.Option(0.8, "--power", help="Power."),
-    comparisons: int = typer.Option(1, "--comparisons", min=1,
+    alpha: float = typer.Option(0.05, "--alpha", metavar="FRACTION",
+                                help="Two-sided significance level."),
+    power: float = typer.Option(0.8, "--power", metavar="FRACTION", help="Power."),
+    comparisons: int = typer.Option(1, "--comparisons", metavar="N", min=1,
                                     help="Tests in the comparison (alpha is divided by it, as "
                                     "Holm's correction needs at worst)."),
 ) -> None:

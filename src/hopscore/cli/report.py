@@ -54,13 +54,14 @@ def report(
         ..., help="Score or run directories, scores.jsonl, judge or sql-match output JSONL.",
         show_default=False,
     ),
-    output: Path = typer.Option(Path("report.html"), "--output", "-o", help="The HTML file."),
-    gold: Path | None = typer.Option(None, "--gold", "-g", help=GOLD_HELP),
-    tables: Path | None = typer.Option(None, "--tables", help=TABLES_HELP),
-    judge: Path | None = typer.Option(None, "--judge", help=JUDGE_HELP),
-    baseline: str | None = typer.Option(None, "--baseline", "-b",
+    output: Path = typer.Option(Path("report.html"), "--output", "-o", metavar="FILE",
+                                help="The HTML file."),
+    gold: Path | None = typer.Option(None, "--gold", "-g", metavar="FILE", help=GOLD_HELP),
+    tables: Path | None = typer.Option(None, "--tables", metavar="DIR", help=TABLES_HELP),
+    judge: Path | None = typer.Option(None, "--judge", metavar="FILE", help=JUDGE_HELP),
+    baseline: str | None = typer.Option(None, "--baseline", "-b", metavar="INPUT",
                                         help="Input the others are compared to (default: first)."),
-    flip_metric: str | None = typer.Option(None, "--flip-metric",
+    flip_metric: str | None = typer.Option(None, "--flip-metric", metavar="METRIC",
                                            help="Binary metric of the flip tables."),
     ci: str = o.CI,
     ci_level: float = o.CI_LEVEL,
@@ -68,11 +69,12 @@ def report(
     seed: int = o.SEED,
     cluster: str | None = o.CLUSTER,
     cluster_file: Path | None = o.CLUSTER_FILE,
-    max_text: int = typer.Option(DEFAULT_MAX_TEXT, "--max-text", min=100,
+    max_text: int = typer.Option(DEFAULT_MAX_TEXT, "--max-text", metavar="N", min=100,
                                  help="Longest text kept per field (prompt, output, context)."),
     title: str | None = typer.Option(None, "--title", help="Title of the report."),
     compress: str = typer.Option(
-        "auto", "--compress", help="Embed the sample data gzip-compressed: auto (above 4 MB of "
+        "auto", "--compress", metavar="auto|always|never",
+        help="Embed the sample data gzip-compressed: auto (above 4 MB of "
         "JSON), always, never. Compressed data needs a browser with DecompressionStream "
         "(Chrome 80+, Firefox 113+, Safari 16.4+)."),
 ) -> None:
@@ -129,11 +131,12 @@ def report(
 def analyze(
     source: Path = typer.Argument(..., help="A score or run directory, or a judge/sql-match "
                                   "output JSONL.", show_default=False),
-    gold: Path | None = typer.Option(None, "--gold", "-g", help=GOLD_HELP),
-    tables: Path | None = typer.Option(None, "--tables", help=TABLES_HELP),
-    judge: Path | None = typer.Option(None, "--judge", help=JUDGE_HELP),
-    examples: int = typer.Option(3, "--examples", min=0, help="Example ids listed per category."),
-    output: Path | None = typer.Option(None, "--output", "-o",
+    gold: Path | None = typer.Option(None, "--gold", "-g", metavar="FILE", help=GOLD_HELP),
+    tables: Path | None = typer.Option(None, "--tables", metavar="DIR", help=TABLES_HELP),
+    judge: Path | None = typer.Option(None, "--judge", metavar="FILE", help=JUDGE_HELP),
+    examples: int = typer.Option(3, "--examples", metavar="N",
+                                 min=0, help="Example ids listed per category."),
+    output: Path | None = typer.Option(None, "--output", "-o", metavar="FILE",
                                        help="Write the categories (with examples) as JSON here."),
 ) -> None:
     """Error analysis: sort examples into the benchmark's error categories and count them.

@@ -23,18 +23,19 @@ def score(
         ..., help=f"Benchmark name: {', '.join(benchmarks.names())}.", show_default=False
     ),
     gold: Path = typer.Option(
-        ..., "--gold", "-g",
+        ..., "--gold", "-g", metavar="FILE",
         help="The benchmark's official gold file, or a Hugging Face copy: hf:NAME[:CONFIG][@SPLIT],"
         " parquet, a save_to_disk folder or a JSON Lines export (docs/getting-the-data.md).",
     ),
     predictions: Path = typer.Option(
-        ..., "--predictions", "-p", help="Predictions: the official format or universal JSONL."
+        ..., "--predictions", "-p", metavar="FILE",
+        help="Predictions: the official format or universal JSONL."
     ),
     output_dir: Path | None = typer.Option(
-        None, "--output-dir", "-o", help="Write metrics.json and scores.jsonl here."
+        None, "--output-dir", "-o", metavar="DIR", help="Write metrics.json and scores.jsonl here."
     ),
     aliases: Path | None = typer.Option(
-        None, "--aliases", help="2WikiMultihopQA id_aliases.json (JSON Lines)."
+        None, "--aliases", metavar="FILE", help="2WikiMultihopQA id_aliases.json (JSON Lines)."
     ),
     strict: bool = typer.Option(
         False, "--strict", help="Exit with status 1 when ids are missing or extra."
@@ -43,21 +44,22 @@ def score(
         False, "--judge", help="Also grade every answer with an LLM judge (judge_accuracy)."
     ),
     judge_model: str | None = typer.Option(
-        None, "--judge-model", envvar="JUDGE_MODEL", show_default=False,
+        None, "--judge-model", metavar="NAME", envvar="JUDGE_MODEL", show_default=False,
         help="Judge model for --judge.",
     ),
     judge_base_url: str | None = typer.Option(
-        None, "--judge-base-url", envvar="JUDGE_BASE_URL", show_default=False,
+        None, "--judge-base-url", metavar="URL", envvar="JUDGE_BASE_URL", show_default=False,
         help="OpenAI-compatible endpoint for --judge (key from JUDGE_API_KEY).",
     ),
     judge_concurrency: int = typer.Option(
-        8, "--judge-concurrency", min=1, help="Judge requests in flight."
+        8, "--judge-concurrency", metavar="N", min=1, help="Judge requests in flight."
     ),
     judge_max_retries: int = typer.Option(
-        5, "--judge-max-retries", min=0, help="Retries per judge request."
+        5, "--judge-max-retries", metavar="N", min=0, help="Retries per judge request."
     ),
     judge_prompt_file: Path | None = typer.Option(
-        None, "--judge-prompt-file", help="Judge prompt template (see hopscore judge --help)."
+        None, "--judge-prompt-file", metavar="FILE",
+        help="Judge prompt template (see hopscore judge --help)."
     ),
     ci: str = o.CI,
     ci_level: float = o.CI_LEVEL,
@@ -66,13 +68,13 @@ def score(
     cluster: str | None = o.CLUSTER,
     cluster_file: Path | None = o.CLUSTER_FILE,
     source: str | None = typer.Option(
-        None, "--from", show_default=False, metavar="HARNESS",
+        None, "--from", show_default=False, metavar="lm-eval|inspect",
         help="Read --predictions as another harness's output: lm-eval (a samples_<task>_*.jsonl"
         " file of lm_eval --log_samples) or inspect (an inspect_ai .eval or .json log); replies"
         " are joined to the gold by id, else by question (docs/integrations.md).",
     ),
     lm_filter: str | None = typer.Option(
-        None, "--filter", show_default=False,
+        None, "--filter", metavar="NAME", show_default=False,
         help="With --from lm-eval: the filter whose responses are scored (needed when the file "
         "holds several, e.g. strict-match and flexible-extract).",
     ),

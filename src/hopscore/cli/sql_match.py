@@ -77,36 +77,44 @@ def _print_summary(summary: Summary, output: Path) -> None:
 @app.command("sql-match", rich_help_panel="Score and grade")
 def sql_match(
     input: Annotated[Path, typer.Option(
-        "--input", "-i", help="Records (JSON Lines): instance_id/id, response/final_answer, "
+        "--input", "-i", metavar="FILE",
+        help="Records (JSON Lines): instance_id/id, response/final_answer, "
         "gold_sql/sql, db or db_path, optional messages + message_format.")],
     output: Annotated[Path, typer.Option(
-        "--output", "-o", help="Verdicts (JSON Lines), one per input row; an existing file is "
+        "--output", "-o", metavar="FILE",
+        help="Verdicts (JSON Lines), one per input row; an existing file is "
         "resumed (rows of other settings or edited lines are graded again).")],
     db_root: Annotated[Path | None, typer.Option(
-        "--db-root", help="Folder of the databases, for records that give db, not db_path.")
+        "--db-root", metavar="DIR",
+        help="Folder of the databases, for records that give db, not db_path.")
     ] = None,
     db_template: Annotated[str, typer.Option(
-        "--db-template", help="Database path below --db-root; {db} is the record's db.")
+        "--db-template", metavar="TEMPLATE",
+        help="Database path below --db-root; {db} is the record's db.")
     ] = DEFAULT_TEMPLATE,
     timeout: Annotated[float, typer.Option(
-        "--timeout", help="Seconds per query; 0 disables the limit.")] = 120.0,
+        "--timeout", metavar="SECONDS", help="Seconds per query; 0 disables the limit.")] = 120.0,
     max_rows: Annotated[int, typer.Option(
-        "--max-rows", help="Rows fetched per query; a bigger result is compared on this many "
+        "--max-rows", metavar="N",
+        help="Rows fetched per query; a bigger result is compared on this many "
         "rows and flagged truncated.")] = 100_000,
     compare: Annotated[str, typer.Option(
-        "--compare", help=f"Comparison: {', '.join(MODES)}.")] = "reference",
+        "--compare", metavar="reference|strict|rows|spider|bird",
+        help=f"Comparison: {', '.join(MODES)}.")] = "reference",
     strict: Annotated[bool, typer.Option("--strict", help="Same as --compare strict.")] = False,
     extract: Annotated[str, typer.Option(
-        "--extract", help="How the agent's SQL is read: reference (exactly as the reference "
+        "--extract", metavar="reference|lenient",
+        help="How the agent's SQL is read: reference (exactly as the reference "
         "evaluator) or lenient (any-case and sqlite labels, ~~~ fences, fences paired, a call "
         "without a result is a failure).")] = "reference",
     workers: Annotated[int | None, typer.Option(
-        "--workers", help="Query worker processes (default: one per core, at least 2).")
+        "--workers", metavar="N",
+        help="Query worker processes (default: one per core, at least 2).")
     ] = None,
     memory_mb: Annotated[int, typer.Option(
-        "--memory-mb", help="Memory limit of each query worker, in MiB.")] = 2048,
+        "--memory-mb", metavar="MIB", help="Memory limit of each query worker, in MiB.")] = 2048,
     table_rows: Annotated[int, typer.Option(
-        "--table-rows", help="Rows of each result table kept in a verdict.")] = 20,
+        "--table-rows", metavar="N", help="Rows of each result table kept in a verdict.")] = 20,
     restart: Annotated[bool, typer.Option(
         "--restart", help="Discard an existing output file instead of resuming it.")] = False,
 ) -> None:
