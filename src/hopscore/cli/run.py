@@ -107,6 +107,8 @@ def run_command(
     cluster: str | None = o.CLUSTER,
     cluster_file: Path | None = o.CLUSTER_FILE,
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
+    shard: str | None = o.SHARD,
+    shards: int | None = o.SHARDS,
     overlay: Path | None = typer.Option(None, "--overlay", rich_help_panel=HDR,
                                         help="v2 sparse patch overlaid on --tasks."),
     db_root: Path | None = typer.Option(None, "--db-root", rich_help_panel=HDR,
@@ -203,7 +205,7 @@ def run_command(
         timeout=timeout if timeout is not None else (900.0 if local else 120.0),
         max_retries=max_retries, cache_dir=None if no_cache else (cache_dir or _cache_dir()),
         resamples=resamples, ci=ci.lower(), ci_level=ci_level, cluster=cluster,
-        cluster_file=cluster_file,
+        cluster_file=cluster_file, shard=o.shard_option(shard, shards),
     )  # fmt: skip
     result = run(settings, console=err_console if progress else None, warn=err_console)
     console.print(summary_table(result))
@@ -273,7 +275,7 @@ def _run_hdr(args: dict[str, Any]) -> None:
         judge_base_url=args["judge_base_url"], judge_api_key_env=args["judge_api_key_env"],
         judge_prompt_file=args["judge_prompt_file"], judge_concurrency=args["concurrency"],
         compare=args["compare"], resamples=args["resamples"], ci=args["ci"].lower(),
-        ci_level=args["ci_level"],
+        ci_level=args["ci_level"], shard=o.shard_option(args["shard"], args["shards"]),
     )  # fmt: skip
     run_hdr(settings, progress=args["progress"])
 
@@ -320,6 +322,8 @@ def suite_mcr(
                                           show_default=False),
     no_cache: bool = typer.Option(False, "--no-cache"),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
+    shard: str | None = o.SHARD,
+    shards: int | None = o.SHARDS,
 ) -> None:
     """The MCR protocol on its seven datasets (StrategyQA, Fermi, QuaRTz, HotpotQA, 2WikiMQA,
     Bamboogle, FEVEROUS), each run like hopscore run --protocol mcr, then one table.
@@ -349,6 +353,7 @@ def suite_mcr(
         sample_seed=sample_seed, corpus=corpus, retrieve_k=retrieve_k, concurrency=concurrency,
         timeout=900.0 if local else 120.0,
         cache_dir=None if no_cache else (cache_dir or _cache_dir()),
+        shard=o.shard_option(shard, shards),
     )  # fmt: skip
     rows: list[SuiteRow] = []
     shared = None
@@ -386,9 +391,11 @@ def suite_mcr(
     root.mkdir(parents=True, exist_ok=True)
     from hopscore.io import write_json_atomic
 
-    write_json_atomic(root / "suite.json", {"suite": "mcr", "model": model,
-                                            "data_dir": str(data_dir),
-                                            "datasets": [r.to_json() for r in rows]})
+    suite: dict[str, object] = {"suite": "mcr", "model": model, "data_dir": str(data_dir),
+                                "datasets": [r.to_json() for r in rows]}
+    if base.shard is not None:
+        suite["shard"] = base.shard.to_json()
+    write_json_atomic(root / "suite.json", suite)
     console.print(suite_table(rows, model))
     err_console.print(f"wrote {root / 'suite.json'} and one run directory per dataset",
                       markup=False, highlight=False)

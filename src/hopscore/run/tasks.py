@@ -99,6 +99,8 @@ def prepare(settings: RunSettings) -> Prepared:
         evaluator_of(benchmark)  # fails early for a benchmark MCR did not evaluate
     gold = benchmark.load_gold(settings.gold, aliases=settings.aliases)
     examples = select(gold, settings)
+    if settings.shard is not None:  # --shard I/N: this shard's examples, in the same order
+        examples = [example for example in examples if settings.shard.owns(example.id)]
     kind = _answer_kind(benchmark, settings.protocol)
     marker = MCR_MARKER if settings.protocol == "mcr" else settings.answer_marker
     template = load_template(settings)
