@@ -39,8 +39,13 @@ def judge(
         "--api-key-env", help="Environment variable holding the API key (unset: 'EMPTY').",
     )] = "JUDGE_API_KEY",
     concurrency: Annotated[int, typer.Option(
-        "--concurrency", "-c", min=1, help="Requests in flight.",
+        "--concurrency", "-c", min=1,
+        help="Most requests in flight; fewer while the endpoint cannot sustain more.",
     )] = 8,
+    adaptive: Annotated[bool, typer.Option(
+        "--adaptive-concurrency/--fixed-concurrency",
+        help="Fit requests in flight to what the endpoint sustains, or always --concurrency.",
+    )] = True,
     timeout: Annotated[float, typer.Option(
         "--timeout", min=0.001, help="Seconds allowed for one attempt.",
     )] = 120.0,
@@ -50,6 +55,15 @@ def judge(
     backoff: Annotated[float, typer.Option(
         "--backoff", min=0.0, help="First retry wait in seconds; doubles per retry (max 60).",
     )] = 1.0,
+    max_retry_wait: Annotated[float, typer.Option(
+        "--max-retry-wait", min=0.0,
+        help="Longest wait before a retry, whatever the server's Retry-After asks.",
+    )] = 60.0,
+    deadline: Annotated[float | None, typer.Option(
+        "--deadline", min=0.001, show_default=False,
+        help="Seconds one row's request may take over all its attempts and waits "
+        "(default: --timeout x (retries + 1)).",
+    )] = None,
     prompt_file: Annotated[Path | None, typer.Option(
         "--prompt-file",
         help="Template with {question}, {answer}, {expected_answer} (e.g. HDR's answer_judge.txt).",
@@ -87,8 +101,9 @@ def judge(
     config = judge_config(
         model, base_url, concurrency, prompt_file, api_key_env=api_key_env,
         max_tokens=max_tokens, timeout=timeout,
-        retry=RetryPolicy(max_retries=max_retries, base_delay=backoff),
-        cache_dir=cache_dir, use_cache=not no_cache,
+        retry=RetryPolicy(max_retries=max_retries, base_delay=backoff,
+                          max_retry_wait=max_retry_wait, deadline=deadline),
+        cache_dir=cache_dir, use_cache=not no_cache, adaptive=adaptive,
     )
     summary = run_judge(
         input_path, output_path, config,
@@ -124,6 +139,7 @@ def judge_config(
     retry: RetryPolicy | None = None,
     cache_dir: Path | None = None,
     use_cache: bool = True,
+    adaptive: bool = True,
 ) -> JudgeConfig:
     """Judge settings from command-line values (``hopscore judge`` and ``score --judge``)."""
     from hopscore.engine import RetryPolicy, default_cache_dir
@@ -142,6 +158,7 @@ def judge_config(
         timeout=timeout,
         retry=retry or RetryPolicy(),
         cache_dir=(cache_dir or default_cache_dir()) if use_cache else None,
+        adaptive=adaptive,
     )
 
 

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from hopscore.run.suite import SuiteRow
 
 HDR = "HybridDeepResearch agent (hopscore run hybrid-deep-research)"
-MODEL_HELP = "PROVIDER/NAME: openai/<model> (any OpenAI-compatible endpoint) or local/smollm2."
+MODEL_HELP = ("PROVIDER/NAME: openai/<model> (any OpenAI-compatible endpoint), "
+              "anthropic/<model> (Messages API) or local/smollm2.")
 
 
 def summary_table(result: RunResult) -> Table:
@@ -92,11 +93,23 @@ def run_command(
     corpus: Path | None = typer.Option(
         None, "--corpus", help="JSONL documents {id, title, text} for BM25 retrieval."),
     retrieve_k: int = typer.Option(5, "--retrieve-k", min=1, help="Documents per question."),
-    concurrency: int = typer.Option(8, "--concurrency", "-c", min=1, help="Requests in flight."),
+    concurrency: int = typer.Option(
+        8, "--concurrency", "-c", min=1,
+        help="Most requests in flight; fewer while the endpoint cannot sustain more."),
+    adaptive: bool = typer.Option(
+        True, "--adaptive-concurrency/--fixed-concurrency",
+        help="Fit requests in flight to what the endpoint sustains, or always --concurrency."),
     timeout: float | None = typer.Option(
         None, "--timeout", min=0.001, show_default=False,
         help="Seconds per attempt (default 120; 900 for local/smollm2)."),
     max_retries: int = typer.Option(5, "--max-retries", min=0, help="Retries per request."),
+    max_retry_wait: float = typer.Option(
+        60.0, "--max-retry-wait", min=0.0,
+        help="Longest wait before a retry, whatever the server's Retry-After asks."),
+    deadline: float | None = typer.Option(
+        None, "--deadline", min=0.001, show_default=False,
+        help="Seconds one request may take over all its attempts and waits "
+        "(default: --timeout x (retries + 1))."),
     cache_dir: Path | None = typer.Option(
         None, "--cache-dir", envvar="HOPSCORE_CACHE_DIR", show_default=False,
         help="Response cache folder (default ~/.cache/hopscore)."),
@@ -134,8 +147,24 @@ def run_command(
                                        help="Wall-clock seconds per attempt (paper: 3600)."),
     repeats: int = typer.Option(1, "--repeats", "-k", min=1, rich_help_panel=HDR,
                                 help="Attempts per task: Avg@k and Pass@k."),
-    tool_choice: str | None = typer.Option(None, "--tool-choice", rich_help_panel=HDR,
-                                           help="Sent as tool_choice: auto, required, none."),
+    tool_choice: str | None = typer.Option(
+        None, "--tool-choice", rich_help_panel=HDR, show_default=False,
+        help="Sent as tool_choice with native tools: auto (default), required, none; "
+        "local/smollm2 without it makes every reply a call."),
+    tool_protocol: str = typer.Option(
+        "auto", "--tool-protocol", rich_help_panel=HDR,
+        help="native (the request's tools field), text (tools written into the prompt, any "
+        "endpoint), auto (native; text once the endpoint ignores the tools)."),
+    tool_call_content: str = typer.Option(
+        "auto", "--tool-call-content", rich_help_panel=HDR,
+        help="Content of tool-call turns without text: empty (\"\"), null, auto (null for "
+        "Bedrock, else empty)."),
+    max_text_turns: int = typer.Option(5, "--max-text-turns", min=1, rich_help_panel=HDR,
+                                       help="Replies in a row without a tool call before an "
+                                       "attempt ends (no_tool_call)."),
+    max_context_tokens: int | None = typer.Option(
+        None, "--max-context-tokens", min=256, rich_help_panel=HDR, show_default=False,
+        help="The model's context: drop the oldest tool results to stay inside it."),
     sql_timeout: float = typer.Option(120.0, "--sql-timeout", min=0.001, rich_help_panel=HDR,
                                       help="Seconds per run_sql query and per graded query."),
     max_observation_chars: int = typer.Option(100_000, "--max-observation-chars", min=1000,
@@ -203,7 +232,8 @@ def run_command(
         tables_dir=tables_dir, context_tokens=context_tokens, corpus=corpus,
         retrieve_k=retrieve_k, concurrency=concurrency,
         timeout=timeout if timeout is not None else (900.0 if local else 120.0),
-        max_retries=max_retries, cache_dir=None if no_cache else (cache_dir or _cache_dir()),
+        max_retries=max_retries, max_retry_wait=max_retry_wait, deadline=deadline,
+        adaptive=adaptive, cache_dir=None if no_cache else (cache_dir or _cache_dir()),
         resamples=resamples, ci=ci.lower(), ci_level=ci_level, cluster=cluster,
         cluster_file=cluster_file, shard=o.shard_option(shard, shards),
     )  # fmt: skip
@@ -236,7 +266,9 @@ HDR_DEFAULTS: dict[str, object] = {
     "overlay": None, "db_root": None, "db_template": "{db}/{db}_template.sqlite",
     "search_backend": "bm25", "search_url": None, "fetch_url": None, "direct_fetch": False,
     "search_api_key_env": None, "search_timeout": 30.0, "max_turns": 300,
-    "task_timeout": 3600.0, "repeats": 1, "tool_choice": None, "sql_timeout": 120.0,
+    "task_timeout": 3600.0, "repeats": 1, "tool_choice": None, "tool_protocol": "auto",
+    "tool_call_content": "auto", "max_text_turns": 5, "max_context_tokens": None,
+    "sql_timeout": 120.0,
     "max_observation_chars": 100_000, "judge_api_key_env": "JUDGE_API_KEY",
     "judge_prompt_file": None, "no_grade": False, "compare": "reference",
 }
@@ -266,10 +298,13 @@ def _run_hdr(args: dict[str, Any]) -> None:
         task_timeout=args["task_timeout"], repeats=args["repeats"], limit=args["limit"],
         concurrency=args["concurrency"], temperature=args["temperature"],
         max_tokens=args["max_tokens"] or None, seed=args["seed"],
-        tool_choice=args["tool_choice"], sql_timeout=args["sql_timeout"],
+        tool_choice=args["tool_choice"], tool_protocol=args["tool_protocol"],
+        tool_call_content=args["tool_call_content"], max_text_turns=args["max_text_turns"],
+        max_context_tokens=args["max_context_tokens"], sql_timeout=args["sql_timeout"],
         max_observation_chars=args["max_observation_chars"],
         timeout=args["timeout"] if args["timeout"] is not None else (900.0 if local else 300.0),
-        max_retries=args["max_retries"],
+        max_retries=args["max_retries"], max_retry_wait=args["max_retry_wait"],
+        deadline=args["deadline"], adaptive=args["adaptive"],
         cache_dir=None if args["no_cache"] else (args["cache_dir"] or _cache_dir()),
         grade=not args["no_grade"], judge_model=args["judge_model"],
         judge_base_url=args["judge_base_url"], judge_api_key_env=args["judge_api_key_env"],

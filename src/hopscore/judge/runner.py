@@ -18,15 +18,16 @@ from hopscore.engine import (
     ChatRequest,
     EngineStats,
     OpenAIBackend,
-    ResponseCache,
     ResultLog,
     RetryPolicy,
     RowResult,
+    cache_for,
     canonical_json,
     endpoint_of,
     note_resume,
     run_batch,
     sha256_text,
+    warn_printer,
 )
 from hopscore.errors import HopscoreError
 from hopscore.judge.parse import parse_judge_output
@@ -64,6 +65,8 @@ class JudgeConfig:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     #: None: no response cache
     cache_dir: Path | None = None
+    #: fit the requests in flight to the endpoint (up to concurrency), or keep concurrency
+    adaptive: bool = True
 
     def describe(self, endpoint: str) -> dict[str, Any]:
         """Everything that changes what the judge is asked."""
@@ -201,9 +204,9 @@ async def judge_items(
     log.load(is_done)
     note_resume(log, keys, warn,
                 "rows judged with another model, prompt or input; they are replaced by this run")
-    cache = ResponseCache.in_dir(config.cache_dir) if config.cache_dir is not None else None
     engine = ChatEngine(backend, concurrency=config.concurrency, timeout=config.timeout,
-                        retry=config.retry, cache=cache)
+                        retry=config.retry, cache=cache_for(config.cache_dir, warn_printer(warn)),
+                        adaptive=config.adaptive)
     try:
         outcome = await run_batch(
             items, keys, _Judge(engine, config, meta), log,

@@ -30,13 +30,14 @@ from hopscore.engine import (
     ChatBackend,
     ChatEngine,
     EngineStats,
-    ResponseCache,
     ResultLog,
     RetryPolicy,
     RowResult,
+    cache_for,
     note_resume,
     run_batch,
     run_key_of,
+    warn_printer,
 )
 from hopscore.run.extract import extract_flexible, extract_mcr, extract_strict
 from hopscore.run.finish import finish_run, write_config
@@ -159,11 +160,11 @@ async def execute(
     backend = backend or make_backend(prepared.spec, prepared.base_url, settings.api_key_env,
                                       settings.concurrency)
     write_config(settings, prepared, status="running")
-    cache = ResponseCache.in_dir(settings.cache_dir) if settings.cache_dir is not None else None
     engine = ChatEngine(
         backend, concurrency=1 if local else settings.concurrency, timeout=settings.timeout,
-        retry=RetryPolicy(max_retries=settings.max_retries, base_delay=settings.backoff),
-        cache=cache,
+        retry=RetryPolicy(max_retries=settings.max_retries, base_delay=settings.backoff,
+                          max_retry_wait=settings.max_retry_wait, deadline=settings.deadline),
+        cache=cache_for(settings.cache_dir, warn_printer(warn)), adaptive=settings.adaptive,
     )  # fmt: skip
     try:
         outcome = await run_batch(

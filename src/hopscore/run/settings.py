@@ -53,6 +53,12 @@ class RunSettings:
     timeout: float = 120.0
     max_retries: int = 5
     backoff: float = 1.0
+    #: the longest wait before a retry, whatever Retry-After asks
+    max_retry_wait: float = 60.0
+    #: seconds one request may take over all its attempts (None: timeout x (max_retries + 1))
+    deadline: float | None = None
+    #: fit the requests in flight to the endpoint (up to concurrency), or keep concurrency
+    adaptive: bool = True
     #: None: no response cache
     cache_dir: Path | None = None
     resamples: int = DEFAULT_RESAMPLES
