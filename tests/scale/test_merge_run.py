@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from hopscore import benchmarks
+from hopscore.outputs import Output, lock_output
 from hopscore.shard import Shard
 from tests.conftest import SRC, run_cli
 from tests.openai_server import FakeOpenAI, Reply
@@ -132,6 +133,10 @@ def test_merge_refuses_what_is_not_one_runs_shards(runs: tuple[Path, list[Path],
     same = run_cli("merge", outs[0], outs[0], outs[1], outs[2], outs[3], "-o", tmp_path / "m")
     assert same.returncode == 2 and "the same shard 0/4" in same.stderr
     assert "overlap" in same.stderr
+    with lock_output(Output(outs[2], "", True)):  # a shard still being written
+        busy = run_cli("merge", *outs, "-o", tmp_path / "m")
+    assert busy.returncode == 2 and "a shard is still running" in busy.stderr
+    assert f"pid {os.getpid()}" in busy.stderr
     into = run_cli("merge", *outs, "-o", outs[0])
     assert into.returncode == 2 and "overlaps the shard output" in into.stderr
     # another split of the same run

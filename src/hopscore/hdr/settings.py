@@ -162,5 +162,6 @@ class HdrSettings:
 
 #: Settings that say how a run is executed, not what it computes (see :meth:`fingerprint`).
 EXECUTION_FIELDS = ("output_dir", "api_key_env", "concurrency", "timeout", "max_retries",
-                    "backoff", "cache_dir", "shard", "executor", "search_api_key_env",
+                    "backoff", "max_retry_wait", "deadline", "adaptive", "cache_dir", "shard",
+                    "executor", "search_api_key_env",
                     "search_timeout", "judge_api_key_env", "judge_concurrency")

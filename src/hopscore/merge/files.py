@@ -75,7 +75,8 @@ def _write(out: Path, raw: list[bytes], outputs: Sequence[ShardOutput], input_pa
 
 
 def merge_judge(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], None], *,
-                input_path: Path | None = None) -> MergedFile:
+                input_path: Path | None = None, ready: Callable[[], None] = lambda: None
+                ) -> MergedFile:
     from hopscore.engine import BatchOutcome, EngineStats, ResultLog
     from hopscore.judge.rows import is_done, item_key, key_of, load_items, shard_key
     from hopscore.judge.runner import JudgeConfig, summarize
@@ -93,6 +94,7 @@ def merge_judge(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str],
         if key not in found.rows:
             missing.setdefault(owner[key], []).append(f"line {item.where.line}")
     refuse_missing(missing, count, outputs, "rows")
+    ready()
     _write(out, [found.raw[key] for key in keys], outputs, source)
     settings = outputs[0].record.get("settings") or {}
     log = ResultLog(out, key_of)
@@ -105,7 +107,8 @@ def merge_judge(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str],
 
 
 def merge_sql(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], None], *,
-              input_path: Path | None = None) -> MergedFile:
+              input_path: Path | None = None, ready: Callable[[], None] = lambda: None
+              ) -> MergedFile:
     from hopscore.sql.inputs import read_lines
     from hopscore.sql.runner import key_of, shard_key
     from hopscore.sql.summary import Summary
@@ -147,6 +150,7 @@ def merge_sql(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], N
         if line not in by_line:
             missing.setdefault(index, []).append(f"line {line}")
     refuse_missing(missing, count, outputs, "lines")
+    ready()
     ordered = sorted(by_line)
     _write(out, [by_line[line][0] for line in ordered], outputs, source)
     extract = str((outputs[0].record.get("settings") or {}).get("extract") or "reference")

@@ -35,6 +35,7 @@ from hopscore.merge.runs import add_merged_from, batch_totals
 from hopscore.shard import differences, shard_of
 
 if TYPE_CHECKING:
+    from hopscore.hdr.protocol import ToolProtocol
     from hopscore.hdr.runner import HdrRunResult
     from hopscore.judge.runner import JudgeSummary
 
@@ -50,8 +51,8 @@ def settings_differences(a: ShardOutput, b: ShardOutput) -> list[str]:
     return names
 
 
-def merge_hdr(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], None]
-              ) -> HdrRunResult:
+def merge_hdr(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], None], *,
+              ready: Callable[[], None] = lambda: None) -> HdrRunResult:
     """Join the shards of one HDR agent run into ``out`` (see the module docstring)."""
     from hopscore.hdr.grade import JUDGE_OUTPUT
     from hopscore.hdr.runner import attempt_key, finish, prepare
@@ -73,6 +74,7 @@ def merge_hdr(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], N
         if key not in found.rows:
             missing.setdefault(owner[key], []).append(f"{task.id}#{attempt}")
     refuse_missing(missing, count, outputs, "attempts")
+    ready()
     holder = {key: output for output in outputs for key in found.rows
               if owner[key] == output.index}
     out.mkdir(parents=True, exist_ok=True)
@@ -90,6 +92,7 @@ def merge_hdr(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], N
         write_text_atomic(out / JUDGE_OUTPUT, join_lines(pooled.values()))
     rows = {key: found.rows[key] for key in keys}
     outcome, stats = batch_totals(outputs)
+    _protocol(prepared.protocol, outputs)
 
     async def finished() -> HdrRunResult:
         with SqlExecutor(workers=min(2, max(1, os.cpu_count() or 1))) as executor:
@@ -100,6 +103,25 @@ def merge_hdr(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], N
         _judge_activity(result.grades.judge, outputs, out)
     add_merged_from(out / "config.json", outputs)
     return result
+
+
+def _protocol(protocol: ToolProtocol, outputs: Sequence[ShardOutput]) -> None:
+    """The tool protocol the shards used, with their counts summed."""
+    blocks = [o.record.get("tool_protocol") or {} for o in outputs]
+    protocol.native_calls = sum(int(b.get("native_tool_calls") or 0) for b in blocks)
+    protocol.text_calls = sum(int(b.get("text_tool_calls") or 0) for b in blocks)
+    protocol.replies = sum(int(b.get("replies") or 0) for b in blocks)
+    used = {str(b.get("used")) for b in blocks if b.get("used")}
+    if len(used) == 1:
+        protocol.mode = used.pop()
+    elif used:
+        protocol.mode = "text"  # some shards switched: the merged run is not of one protocol
+        protocol.notes.append("the shards used different tool protocols: "
+                              + ", ".join(f"{o.shard}: {b.get('used')}"
+                                          for o, b in zip(outputs, blocks, strict=True)))
+    protocol.switch = next((b["switch"] for b in blocks if b.get("switch")), None)
+    for block in blocks:
+        protocol.notes.extend(n for n in block.get("notes") or [] if n not in protocol.notes)
 
 
 #: What a judge run did (not what it found): the merge reports the shards' sums.

@@ -83,7 +83,7 @@ def add_merged_from(config_path: Path, outputs: Sequence[ShardOutput]) -> None:
 
 
 def merge_run(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], None], *,
-              gold: Path | None = None) -> MergedRun:
+              gold: Path | None = None, ready: Callable[[], None] = lambda: None) -> MergedRun:
     """Join the shards of one ``hopscore run`` into ``out`` (see the module docstring)."""
     from hopscore.run.finish import finish_run, write_config
     from hopscore.run.runner import is_done
@@ -106,6 +106,7 @@ def merge_run(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], N
         if task.key not in found.rows:
             missing.setdefault(owner[task.key], []).append(task.example.id)
     refuse_missing(missing, count, outputs, "examples")
+    ready()
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / "samples.jsonl", join_lines(found.raw[key] for key in keys))
     rows = {str(found.rows[key]["id"]): found.rows[key] for key in keys}
@@ -119,7 +120,8 @@ def merge_run(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], N
     return MergedRun(out, count, len(keys), summary, metrics, report)
 
 
-def merge_suite(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], None]
+def merge_suite(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], None], *,
+                ready: Callable[[], None] = lambda: None
                 ) -> list[tuple[str, MergedRun | None, dict[str, Any]]]:
     """Join the shards of one ``hopscore suite mcr``: every dataset's run directories, then
     ``suite.json``. Returns (dataset, merged run or None, its suite.json row)."""
@@ -128,6 +130,7 @@ def merge_suite(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str],
     models = {str(o.record.get("model")) for o in outputs}
     if len(models) > 1:
         raise MergeError("the suites were run with different models: " + ", ".join(sorted(models)))
+    ready()
     out.mkdir(parents=True, exist_ok=True)
     first = outputs[0]
     results: list[tuple[str, MergedRun | None, dict[str, Any]]] = []

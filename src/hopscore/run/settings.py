@@ -119,7 +119,8 @@ class RunSettings:
 #: Settings that say how a run is executed, not what it computes: left out of its fingerprint,
 #: so the shards of one run (and reruns with more concurrency) have the same one.
 EXECUTION_FIELDS = ("output_dir", "api_key_env", "concurrency", "timeout", "max_retries",
-                    "backoff", "cache_dir", "shard", "executor", "search_api_key_env",
+                    "backoff", "max_retry_wait", "deadline", "adaptive", "cache_dir", "shard",
+                    "executor", "search_api_key_env",
                     "search_timeout")
 #: Files whose content (sha256, in config.json) stands in the fingerprint for their path, so
 #: shards that read the same data from different places agree.
