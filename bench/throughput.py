@@ -12,6 +12,7 @@ times, alternating, and reports each figure's median.
 
     python bench/throughput.py
     python bench/throughput.py --repeat 3
+    python bench/throughput.py --fixed-concurrency    # without the adaptive limit
 """
 
 from __future__ import annotations
@@ -35,7 +36,10 @@ def main() -> None:
                                      formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--fixed-concurrency", action="store_true",
+                        help="pass --fixed-concurrency (no adaptive limit) to both commands")
     args = parser.parse_args()
+    extra = ("--fixed-concurrency",) if args.fixed_concurrency else ()
     c = args.concurrency
     judge_server, judge_url = judge.start_server(0.2)
     run_server, run_url = run.start_server(0.5)
@@ -51,10 +55,10 @@ def main() -> None:
             for index in range(args.repeat):
                 one = work / f"judge-{index}"
                 one.mkdir()
-                figures = judge.run_once(judge_url, rows, one, c)
+                figures = judge.run_once(judge_url, rows, one, c, extra)
                 efficiency = 1000 / figures["wall_s"] / (c / 0.2)
                 efficiencies.append(efficiency)
-                batch = run.run_once(run_url, gold, work, c, index)
+                batch = run.run_once(run_url, gold, work, c, index + 100 * bool(extra), extra)
                 ideal = 1000 / c * 0.5
                 ratios.append(batch["process_s"] / ideal)
                 print(f"[{index + 1}] judge c={c}: {1000 / figures['wall_s']:6.1f} rows/s, "
