@@ -14,7 +14,6 @@ numpy-backed arrays (8 bytes per value), not as Python objects.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from hopscore.benchmarks.base import Benchmark, E, P, Predictions
 from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.errors import HopscoreError
-from hopscore.io import bulk_load, json_line, write_json_atomic
+from hopscore.io import bulk_load, json_line, temp_beside, write_json_atomic
 from hopscore.records import fast_init
 
 if TYPE_CHECKING:
@@ -86,6 +85,11 @@ class ScoreReport:
     ci: dict[str, Interval | None] | None = None
     #: how the intervals were made (None: not computed)
     interval_spec: IntervalSpec | None = None
+
+    @property
+    def matched(self) -> int:
+        """Predicted ids that are gold ids."""
+        return self.n_predictions - len(self.extra_ids)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -248,18 +252,41 @@ class ScoresWriter:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, self._tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        fd, self._tmp = temp_beside(path)
         self._handle = os.fdopen(fd, "w", encoding="utf-8")
 
     def __call__(self, score: ExampleScore) -> None:
         self._handle.write(json_line(score.to_json()))
 
     def close(self, *, keep: bool = True) -> None:
-        self._handle.close()
-        if keep:
-            os.replace(self._tmp, self.path)
-        else:
+        """Put the file in place (``keep``) or remove it; a failed write (a full disk when the
+        last lines are flushed) leaves no temporary file behind."""
+        try:
+            self._handle.close()
+            if keep:
+                os.replace(self._tmp, self.path)
+        finally:
             Path(self._tmp).unlink(missing_ok=True)
+
+
+def note_no_overlap(report: ScoreReport, predictions_path: Path) -> bool:
+    """Add a warning when no prediction matches a gold id; return whether none does.
+
+    Every example then scores 0: almost always the wrong predictions file for this gold file
+    (or ids of another form), which the scoring commands report with exit status 1.
+    """
+    if report.matched > 0:
+        return False
+    if report.n_predictions == 0:
+        report.warnings.insert(0, f"{predictions_path} holds no predictions: every one of the "
+                               f"{report.n_gold} gold examples scores 0")
+    else:
+        first = ", ".join(report.extra_ids[:3])
+        report.warnings.insert(0, (
+            f"none of the {report.n_predictions} predicted ids in {predictions_path} is a gold "
+            f"id (first: {first}): every one of the {report.n_gold} gold examples scores 0; "
+            "is this the predictions file of this gold file?"))
+    return True
 
 
 def score_files(
@@ -291,13 +318,16 @@ def score_files(
     options: dict[str, Any] = {"resamples": resamples, "seed": seed, "intervals": intervals,
                                "clusters": clusters}
     if output_dir is None:
-        return score_examples(benchmark, examples, predictions, **options)
+        report = score_examples(benchmark, examples, predictions, **options)
+        note_no_overlap(report, predictions_path)
+        return report
     writer = ScoresWriter(output_dir / "scores.jsonl")
     try:
         report = score_examples(benchmark, examples, predictions, writer, **options)
     except BaseException:
         writer.close(keep=False)
         raise
+    note_no_overlap(report, predictions_path)
     writer.close()
     write_json_atomic(output_dir / "metrics.json", report.to_json())
     return report

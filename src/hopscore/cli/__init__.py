@@ -26,7 +26,7 @@ COMMANDS: dict[str, str] = {
     "score": "score", "judge": "judge", "sql-match": "sql_match",
     "run": "run", "demo": "demo", "suite": "run",
     "validate-predictions": "hdr", "hdr-tasks": "hdr",
-    "compare": "compare", "report": "report", "analyze": "report",
+    "compare": "compare", "plan": "plan", "report": "report", "analyze": "report",
 }  # fmt: skip
 
 

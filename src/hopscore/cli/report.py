@@ -81,7 +81,7 @@ def report(
     started = time.perf_counter()
     if compress not in COMPRESS_CHOICES:
         raise HopscoreError(f"--compress must be one of {', '.join(COMPRESS_CHOICES)}")
-    from hopscore.analysis.compare import compare_pair
+    from hopscore.analysis.compare import CompareOptions, adjust_family, compare_pair
     from hopscore.analysis.scored import cluster_codes, load_many, require_same_benchmark
     from hopscore.analysis.summary import ensure_summary
     from hopscore.report.build import build
@@ -92,16 +92,19 @@ def report(
     spec, clusters = o.interval_options(ci, ci_level, resamples, seed, cluster, cluster_file)
     for scored in sets:
         ensure_summary(scored, spec, cluster_codes(scored, clusters))
+    comparing = CompareOptions(ci="auto" if ci == "none" else ci.lower(), level=ci_level,
+                               resamples=max(resamples, 100), seed=seed, clusters=clusters,
+                               flip_metric=flip_metric)
     pairs = []
     for i, other in enumerate(sets):
         if i == index:
             continue
         try:
-            pairs.append(compare_pair(sets[index], other, resamples=resamples, seed=seed,
-                                      flip_metric=flip_metric))
+            pairs.append(compare_pair(sets[index], other, comparing))
         except HopscoreError as exc:  # e.g. a judge file beside a score directory
             err_console.print(f"warning: no comparison of {other.label} with "
                               f"{sets[index].label}: {exc}", style="yellow", markup=False)
+    adjust_family(pairs, comparing)
     judge_rows = read_judge_rows(judge) if judge is not None else None
     html = build(sets, pairs, index, gold=gold, tables=tables, judge=judge_rows,
                  limit=max_text, title=title, compress=compress)

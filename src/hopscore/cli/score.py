@@ -12,6 +12,10 @@ from hopscore.cli import options as o
 from hopscore.display import print_report
 from hopscore.errors import HopscoreError
 
+#: What ``hopscore score --output-dir`` writes, and with --judge also.
+SCORE_WRITES = ("metrics.json", "scores.jsonl")
+JUDGE_WRITES = ("judge.jsonl", "judge_disagreements.jsonl")
+
 
 @app.command(rich_help_panel="Score and grade")
 def score(
@@ -91,7 +95,16 @@ def score(
     --cluster. Shown as value ± half-width when symmetric, else value [low, high].
     """
     from hopscore.hub import official_gold
+    from hopscore.outputs import Input, claim_for_command
+    from hopscore.outputs import output_dir as directory
 
+    if output_dir is not None:
+        inputs = [Input(gold, "--gold"), Input(predictions, "--predictions")]
+        if aliases is not None:
+            inputs.append(Input(aliases, "--aliases"))
+        claim_for_command(directory(output_dir, "--output-dir",
+                                    writes=SCORE_WRITES + (JUDGE_WRITES if judge else ())),
+                          inputs=inputs)
     bench = benchmarks.get(benchmark)
     gold_file = official_gold(bench.name, gold)
     for line in (gold_file.note(), *gold_file.warnings):
@@ -122,6 +135,8 @@ def score(
             err_console.print(f"--strict: {len(report.missing_ids)} missing and "
                               f"{len(report.extra_ids)} extra ids", style="red")
             raise typer.Exit(1)
+        if report.matched == 0:
+            raise typer.Exit(1)
         return
     from hopscore.cli.judge import judge_config  # the judge stack loads only when asked for
     from hopscore.engine import RetryPolicy
@@ -147,5 +162,5 @@ def score(
             style="red",
         )
         raise typer.Exit(1)
-    if judged.summary.errors > 0:
+    if judged.summary.errors > 0 or report.matched == 0:
         raise typer.Exit(1)

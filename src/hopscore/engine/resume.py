@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from hopscore.errors import HopscoreError, InputError, Location
-from hopscore.io import escape_surrogates
+from hopscore.io import escape_surrogates, temp_beside
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -179,7 +178,7 @@ class ResultLog:
             raise HopscoreError(f"{self.path}: {missing} rows are not finished; re-run to complete")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.touch()
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+        fd, tmp = temp_beside(self.path)
         new_offsets: dict[str, int] = {}
         try:
             with os.fdopen(fd, "wb") as out, self.path.open("rb") as source:

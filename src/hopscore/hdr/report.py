@@ -154,6 +154,8 @@ def write_config(prepared: Prepared, *, status: str,
                   "fingerprint": prepared.fingerprint},
         "knowledge": {db: None if kb is None else str(kb.path)
                       for db, kb in prepared.knowledge.items()},
+        "tool_protocol": {"notes": prepared.protocol.notes, **prepared.protocol.to_json(),
+                          "content": prepared.content_style},
         "search": prepared.search.describe(),
         "sqlite_version": sqlite_version(),
         "settings": settings.to_json(),

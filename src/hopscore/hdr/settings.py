@@ -12,6 +12,8 @@ from hopscore.errors import HopscoreError
 
 SEARCH_BACKENDS = ("bm25", "http")
 TOOL_CHOICES = ("auto", "required", "none")
+TOOL_PROTOCOLS = ("auto", "native", "text")
+CONTENT_STYLES = ("auto", "empty", "null")
 DEFAULT_TEMPLATE = "{db}/{db}_template.sqlite"
 
 
@@ -44,7 +46,17 @@ class HdrSettings:
     temperature: float | None = 0.0
     max_tokens: int | None = None
     seed: int | None = None
+    #: sent as tool_choice with native tools; None: "auto" for endpoints, unset for local models
+    #: (whose every reply is then a call)
     tool_choice: str | None = None
+    #: native (the request's tools field), text (tools written into the prompt), or auto
+    tool_protocol: str = "auto"
+    #: content of an assistant tool-call turn without text: auto, empty ("") or null
+    tool_call_content: str = "auto"
+    #: replies in a row without a tool call before an attempt ends (status no_tool_call)
+    max_text_turns: int = 5
+    #: the model's context in tokens; the oldest tool results are dropped to stay inside it
+    max_context_tokens: int | None = None
     sql_timeout: float = 120.0
     max_observation_chars: int = 100_000
     # requests
@@ -83,7 +95,19 @@ class HdrSettings:
             raise HopscoreError("--search-url and --fetch-url are for --search-backend http")
         if self.tool_choice is not None and self.tool_choice not in TOOL_CHOICES:
             raise HopscoreError(f"--tool-choice must be one of {', '.join(TOOL_CHOICES)}")
-        for name in ("max_turns", "repeats", "concurrency", "judge_concurrency"):
+        if self.tool_protocol not in TOOL_PROTOCOLS:
+            raise HopscoreError(f"--tool-protocol must be one of {', '.join(TOOL_PROTOCOLS)}")
+        if self.tool_call_content not in CONTENT_STYLES:
+            raise HopscoreError(
+                f"--tool-call-content must be one of {', '.join(CONTENT_STYLES)}")
+        if self.max_context_tokens is not None and self.max_context_tokens < 256:
+            raise HopscoreError("--max-context-tokens must be at least 256")
+        if self.max_context_tokens is not None and self.max_tokens is not None and \
+                self.max_tokens >= self.max_context_tokens:
+            raise HopscoreError(f"--max-tokens {self.max_tokens} leaves no room for the prompt "
+                                f"in --max-context-tokens {self.max_context_tokens}")
+        for name in ("max_turns", "repeats", "concurrency", "judge_concurrency",
+                     "max_text_turns"):
             if getattr(self, name) < 1:
                 raise HopscoreError(f"--{name.replace('_', '-')} must be at least 1")
         if self.limit is not None and self.limit < 1:

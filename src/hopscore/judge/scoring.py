@@ -26,7 +26,13 @@ from hopscore.intervals import ExampleValues, IntervalSpec, attach_intervals
 from hopscore.io import write_json_atomic
 from hopscore.judge.rows import JudgeItem, item_key, key_of
 from hopscore.judge.runner import JudgeConfig, JudgeSummary, judge_items
-from hopscore.scoring import ExampleScore, ScoreReport, ScoresWriter, score_examples
+from hopscore.scoring import (
+    ExampleScore,
+    ScoreReport,
+    ScoresWriter,
+    note_no_overlap,
+    score_examples,
+)
 from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 METRIC = "judge_accuracy"
@@ -107,6 +113,7 @@ def score_files_with_judge(
     questions = {example.id: example.question for example in examples}
     scores: list[ExampleScore] = []
     report = score_examples(benchmark, examples, predictions, scores.append, resamples=0)
+    note_no_overlap(report, predictions_path)
     items = [judge_item(score, questions.get(score.id, ""), str(gold_path)) for score in scores]
     with tempfile.TemporaryDirectory(prefix="hopscore-judge-") as scratch:
         judge_path = (output_dir or Path(scratch)) / "judge.jsonl"
