@@ -66,6 +66,9 @@ class ModelAnswer:
     output: str = ""
     #: ids of the documents retrieved for the prompt, best first (None: no retrieval)
     retrieved: tuple[str, ...] | None = None
+    #: ids of the evidence the answer rests on, when the run knows them without citations
+    #: (the chain strategies: the elements their contexts came from); None: read citations
+    evidence_ids: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

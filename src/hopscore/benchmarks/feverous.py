@@ -317,17 +317,33 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
     def prompt_variables(self, example: FeverousExample, inputs: PromptInputs) -> dict[str, Any]:
         """The claim; MCR asks "Is it true that <claim>?" with gold Yes iff SUPPORTS."""
         mcr = f"Is it true that {example.question}?".replace(".?", "?")
-        return {"question": example.question, "claim": example.question, "mcr_question": mcr}
+        # "wiki": the elements shown in an open-book run (--wiki-db), filled in by the run
+        return {"question": example.question, "claim": example.question, "mcr_question": mcr,
+                "wiki": []}
 
     def mcr_gold(self, example: FeverousExample) -> str:
         return "Yes" if example.label == "SUPPORTS" else "No"
 
     def make_prediction(self, example: FeverousExample, answer: ModelAnswer) -> FeverousPrediction:
-        """The label named by the answer (yes/true: SUPPORTS, no/false: REFUTES); no evidence."""
+        """The label named by the answer (yes/true: SUPPORTS, no/false: REFUTES), and as
+        predicted evidence the element ids the reply cites (open book, ``--wiki-db``: ids
+        among the shown ones, or well-formed ids), or those the run gives
+        (``answer.evidence_ids``, the chain strategies' evidence); closed book: none."""
+        from hopscore.benchmarks.feverous_wiki import cited_elements
         from hopscore.run.extract import feverous_label
 
         text = answer.text or ""
-        return FeverousPrediction(id=example.id, answer=feverous_label(text) or text)
+        ids: list[str] = []
+        if answer.evidence_ids is not None:
+            ids = list(answer.evidence_ids)
+        elif answer.retrieved is not None:
+            ids = cited_elements(answer.output, answer.retrieved)
+        elements = [e for e in (parse_element(i) for i in ids) if e is not None]
+        return FeverousPrediction(id=example.id, answer=feverous_label(text) or text,
+                                  evidence=truncate(elements))
+
+    def prediction_details(self, prediction: FeverousPrediction) -> dict[str, Any]:
+        return {"evidence": ["_".join(e) for e in prediction.evidence]}
 
     def write_predictions(self, predictions: Sequence[FeverousPrediction], path: Path) -> None:
         write_jsonl_atomic(path, (

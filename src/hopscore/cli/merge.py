@@ -103,14 +103,19 @@ def _show(kind: str, result: Any, output: Path) -> bool:
         print_report(result.report, console, err_console)
         return bool(result.summary.get("errors"))
     if kind == "suite":
-        from hopscore.cli.run import suite_table
+        from hopscore.cli.run import suite_methods_table, suite_table
+        from hopscore.io import load_json
         from hopscore.run.suite import SuiteRow
 
         rows = [SuiteRow(name, entry["status"], entry.get("mcr"), entry.get("run"),
-                         entry.get("detail") or "") for name, _, entry in result]
-        from hopscore.io import load_json
-
-        console.print(suite_table(rows, str(load_json(output / "suite.json").get("model"))))
+                         entry.get("detail") or "", methods=entry.get("methods"))
+                for name, _, entry in result]
+        suite = load_json(output / "suite.json")
+        model = str(suite.get("model"))
+        if any(row.methods for row in rows):
+            console.print(suite_methods_table(rows, model, str(suite.get("strategy"))))
+        else:
+            console.print(suite_table(rows, model))
         return any(row.status != "ok" for row in rows)
     if kind == "hybrid-deep-research":
         from hopscore.cli.hdr import result_table

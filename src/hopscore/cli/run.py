@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from hopscore.run.suite import SuiteRow
 
 HDR = "HybridDeepResearch agent (hopscore run hybrid-deep-research)"
+METHODS = "MCR's methods and open-book FEVEROUS"
 MODEL_HELP = ("PROVIDER/NAME: openai/<model> (any OpenAI-compatible endpoint), "
               "anthropic/<model> (Messages API) or local/smollm2.")
 
@@ -68,7 +69,9 @@ def run_command(
                                     help="Environment variable holding the API key."),
     protocol: str = typer.Option("default", "--protocol",
                                  help="default, or mcr (MCR's extraction, abstention, metric)."),
-    shots: int = typer.Option(0, "--shots", min=0, help="Built-in chain-of-thought exemplars."),
+    shots: int | None = typer.Option(
+        None, "--shots", min=0, show_default=False,
+        help="Built-in exemplars (default: 0 for cot, 4 for the chain strategies)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first K examples."),
     sample: int | None = typer.Option(None, "--sample", min=1,
                                       help="A seeded random sample of N examples (as MCR)."),
@@ -184,6 +187,33 @@ def run_command(
                                   help="Run the agent and write predictions; do not grade."),
     compare: str = typer.Option("reference", "--compare", rich_help_panel=HDR,
                                 help="S2SQL comparison: reference, strict, rows, spider, bird."),
+    strategy: str = typer.Option(
+        "cot", "--strategy", rich_help_panel=METHODS,
+        help="cot (one answer), or MCR's methods: self-ask, sc (k chains, majority), mcr "
+             "(k chains, meta-reasoner)."),
+    chains: int | None = typer.Option(None, "--chains", min=1, rich_help_panel=METHODS,
+                                      show_default=False,
+                                      help="Chains per question for sc and mcr (default 5)."),
+    chain_temperature: float = typer.Option(0.7, "--chain-temperature", min=0.0,
+                                            rich_help_panel=METHODS,
+                                            help="Temperature of chains 1..k-1 (chain 0: "
+                                                 "--temperature)."),
+    num_retries: int | None = typer.Option(
+        None, "--num-retries", min=0, rich_help_panel=METHODS, show_default=False,
+        help="Re-run abstained questions up to N times (default: 2 for mcr, as MCR; else 0)."),
+    chain_calls: int = typer.Option(5, "--chain-calls", min=1, rich_help_panel=METHODS,
+                                    help="Model calls per chain (MCR: 5)."),
+    meta_facts: str | None = typer.Option(
+        None, "--meta-facts", rich_help_panel=METHODS, show_default=False,
+        help="What the meta-reasoner reads: qa, evidence or both (default: both when the "
+             "chains retrieve, else qa)."),
+    wiki_db: Path | None = typer.Option(
+        None, "--wiki-db", rich_help_panel=METHODS,
+        help="FEVEROUS: feverous_wikiv1.db, for open-book runs that cite element ids."),
+    wiki_pages: int = typer.Option(5, "--wiki-pages", min=1, rich_help_panel=METHODS,
+                                   help="FEVEROUS open book: pages retrieved per claim."),
+    wiki_elements: int = typer.Option(20, "--wiki-elements", min=1, rich_help_panel=METHODS,
+                                      help="FEVEROUS open book: elements shown per claim."),
 ) -> None:
     """Ask a model every example of a benchmark, extract and score its answers.
 
@@ -222,6 +252,8 @@ def run_command(
         if line:
             err_console.print(line, markup=False, highlight=False)
     local = model.startswith("local/")
+    if search_backend not in ("bm25", "http"):
+        raise HopscoreError("--search-backend must be bm25 (with --corpus) or http")
     settings = RunSettings(
         benchmark=benchmark.lower(), gold=gold_file.path, model=model,
         output_dir=output_dir or default_output_dir(benchmark.lower(), model, protocol),
@@ -235,7 +267,12 @@ def run_command(
         max_retries=max_retries, max_retry_wait=max_retry_wait, deadline=deadline,
         adaptive=adaptive, cache_dir=None if no_cache else (cache_dir or _cache_dir()),
         resamples=resamples, ci=ci.lower(), ci_level=ci_level, cluster=cluster,
-        cluster_file=cluster_file, shard=o.shard_option(shard, shards),
+        cluster_file=cluster_file, strategy=strategy, chains=chains,
+        chain_temperature=chain_temperature, num_retries=num_retries, chain_calls=chain_calls,
+        meta_facts=meta_facts, search_backend="http" if search_backend == "http" else None,
+        search_url=search_url, fetch_url=fetch_url, search_api_key_env=search_api_key_env,
+        search_timeout=search_timeout, wiki_db=wiki_db, wiki_pages=wiki_pages,
+        wiki_elements=wiki_elements, shard=o.shard_option(shard, shards),
     )  # fmt: skip
     result = run(settings, console=err_console if progress else None, warn=err_console)
     console.print(summary_table(result))
@@ -249,6 +286,8 @@ def run_command(
     print_report(result.report, console, err_console)
     if result.metrics and "mcr" in result.metrics:
         console.print(mcr_line(result.metrics["mcr"]), markup=False, highlight=False)
+    if result.metrics and "methods" in result.metrics:
+        console.print(methods_table(result.metrics["methods"], f"{benchmark} with {model}"))
     err_console.print(f"wrote {settings.output_dir}", markup=False, highlight=False)
     if result.summary.get("errors"):
         raise typer.Exit(1)
@@ -256,16 +295,19 @@ def run_command(
 
 #: Options of the QA runs that an HDR agent run does not take, with their defaults.
 NOT_HDR: dict[str, object] = {
-    "protocol": "default", "shots": 0, "sample": None, "sample_seed": 11, "stop": [],
+    "protocol": "default", "shots": None, "sample": None, "sample_seed": 11, "stop": [],
     "prompt_template": None, "answer_marker": "Answer:", "extraction": "flexible",
     "aliases": None, "tables_dir": None, "context_tokens": 3000, "retrieve_k": 5,
+    "strategy": "cot", "chains": None, "chain_temperature": 0.7, "num_retries": None,
+    "chain_calls": 5, "meta_facts": None, "wiki_db": None, "wiki_pages": 5,
+    "wiki_elements": 20,
     "cluster": None, "cluster_file": None,
 }
-#: Options of HDR agent runs only, with their defaults.
+#: Options of HDR agent runs only, with their defaults (the search options also serve the
+#: chain strategies' retrieval; RunSettings.check says when they do not apply).
 HDR_DEFAULTS: dict[str, object] = {
     "overlay": None, "db_root": None, "db_template": "{db}/{db}_template.sqlite",
-    "search_backend": "bm25", "search_url": None, "fetch_url": None, "direct_fetch": False,
-    "search_api_key_env": None, "search_timeout": 30.0, "max_turns": 300,
+    "direct_fetch": False, "max_turns": 300,
     "task_timeout": 3600.0, "repeats": 1, "tool_choice": None, "tool_protocol": "auto",
     "tool_call_content": "auto", "max_text_turns": 5, "max_context_tokens": None,
     "sql_timeout": 120.0,
@@ -315,6 +357,48 @@ def _run_hdr(args: dict[str, Any]) -> None:
     run_hdr(settings, progress=args["progress"])
 
 
+def _pct(value: object) -> str:
+    return "-" if not isinstance(value, float) else f"{100 * value:.1f}"
+
+
+def _with_ci(value: object, ci: object) -> str:
+    if not isinstance(value, float):
+        return "-"
+    if isinstance(ci, dict):
+        return f"{100 * value:.1f} [{100 * ci['low']:.0f}, {100 * ci['high']:.0f}]"
+    return f"{100 * value:.1f}"
+
+
+def _pair_cells(pair: dict[str, Any]) -> tuple[str, str]:
+    """(McNemar p, difference with its interval) of one paired comparison, in points."""
+    test = pair.get("test")
+    delta = f"{100 * pair['delta']:+.1f}"
+    if pair.get("low") is not None and pair.get("high") is not None:
+        delta += f" [{100 * pair['low']:+.0f}, {100 * pair['high']:+.0f}]"
+    if test is None:
+        return "", delta
+    p = test["p_adjusted"] if test.get("p_adjusted") is not None else test["p"]
+    return f"p={p:.3g}" + ("*" if pair.get("significant") else ""), delta
+
+
+def methods_table(block: dict[str, Any], title: str) -> Table:
+    """SA / SC / oracle / MCR of one chain-strategy run, both denominators, paired tests."""
+    table = Table(title=f"{title}: --strategy {block['strategy']}, k={block['chains']} "
+                        f"({block['metric']} in %, [95% interval]; differences in points, "
+                        "Holm-adjusted p, * below 0.05)", title_justify="left")
+    for column in ("method", "answered", "over answered", "over all"):
+        table.add_column(column, justify="left" if column == "method" else "right")
+    for method in block["methods"].values():
+        table.add_row(method["title"], f"{method['answered']}/{method['n']}",
+                      _with_ci(method["score_answered"], method.get("ci_answered")),
+                      _with_ci(method["score_all"], method.get("ci_all")))
+    titles = {name: m["title"] for name, m in block["methods"].items()}
+    for pair in block.get("pairs") or ():
+        p, delta = _pair_cells(pair)
+        table.add_row(f"{titles[pair['b']]}-{titles[pair['a']]}", "", p, delta, style="dim")
+    return table
+
+
 def mcr_line(block: dict[str, object]) -> str:
     def pct(value: object) -> str:
         return "-" if not isinstance(value, float) else f"{100 * value:.2f}"
@@ -342,7 +426,9 @@ def suite_mcr(
                                         help="OpenAI-compatible endpoint."),
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env",
                                     help="Environment variable holding the API key."),
-    shots: int = typer.Option(0, "--shots", min=0, help="Built-in exemplars per prompt."),
+    shots: int | None = typer.Option(
+        None, "--shots", min=0, show_default=False,
+        help="Built-in exemplars per prompt (default: 0 for cot, 4 for the chain strategies)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="First K questions each."),
     sample: int | None = typer.Option(None, "--sample", min=1,
                                       help="Seeded random sample of N questions each (MCR)."),
@@ -357,6 +443,19 @@ def suite_mcr(
                                           show_default=False),
     no_cache: bool = typer.Option(False, "--no-cache"),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
+    strategy: str = typer.Option(
+        "cot", "--strategy", help="cot (one answer per question), or self-ask, sc, mcr: MCR's "
+        "methods; sc and mcr print SA, SC and MCR side by side."),
+    chains: int | None = typer.Option(None, "--chains", min=1, show_default=False,
+                                      help="Chains per question for sc and mcr (default 5)."),
+    chain_temperature: float = typer.Option(0.7, "--chain-temperature", min=0.0,
+                                            help="Temperature of chains 1..k-1."),
+    num_retries: int | None = typer.Option(
+        None, "--num-retries", min=0, show_default=False,
+        help="Re-run abstained questions up to N times (default: 2 for mcr; else 0)."),
+    chain_calls: int = typer.Option(5, "--chain-calls", min=1, help="Model calls per chain."),
+    meta_facts: str | None = typer.Option(None, "--meta-facts", show_default=False,
+                                          help="qa, evidence or both (meta-reasoner input)."),
     shard: str | None = o.SHARD,
     shards: int | None = o.SHARDS,
 ) -> None:
@@ -387,8 +486,9 @@ def suite_mcr(
         max_tokens=max_tokens or None, seed=seed, limit=limit, sample=sample,
         sample_seed=sample_seed, corpus=corpus, retrieve_k=retrieve_k, concurrency=concurrency,
         timeout=900.0 if local else 120.0,
-        cache_dir=None if no_cache else (cache_dir or _cache_dir()),
-        shard=o.shard_option(shard, shards),
+        cache_dir=None if no_cache else (cache_dir or _cache_dir()), strategy=strategy,
+        chains=chains, chain_temperature=chain_temperature, num_retries=num_retries,
+        chain_calls=chain_calls, meta_facts=meta_facts, shard=o.shard_option(shard, shards),
     )  # fmt: skip
     rows: list[SuiteRow] = []
     shared = None
@@ -417,7 +517,8 @@ def suite_mcr(
                 )
             mcr = (result.metrics or {}).get("mcr")
             status = "ok" if not result.summary.get("errors") else "incomplete"
-            rows.append(SuiteRow(name, status, mcr, result.summary))
+            rows.append(SuiteRow(name, status, mcr, result.summary,
+                                 methods=(result.metrics or {}).get("methods")))
     finally:
         if shared is not None:
             import asyncio
@@ -427,11 +528,14 @@ def suite_mcr(
     from hopscore.io import write_json_atomic
 
     suite: dict[str, object] = {"suite": "mcr", "model": model, "data_dir": str(data_dir),
-                                "datasets": [r.to_json() for r in rows]}
+                                "strategy": strategy, "datasets": [r.to_json() for r in rows]}
     if base.shard is not None:
         suite["shard"] = base.shard.to_json()
     write_json_atomic(root / "suite.json", suite)
-    console.print(suite_table(rows, model))
+    if any(r.methods for r in rows):
+        console.print(suite_methods_table(rows, model, strategy))
+    else:
+        console.print(suite_table(rows, model))
     err_console.print(f"wrote {root / 'suite.json'} and one run directory per dataset",
                       markup=False, highlight=False)
     if not any(r.status in ("ok", "incomplete") for r in rows):
@@ -464,6 +568,38 @@ def suite_table(rows: list[SuiteRow], model: str) -> Table:
         table.add_row(row.benchmark, str(m["metric"]), str(m["n"]), str(m["answered"]),
                       str(m["abstained"]), str(m["errors"]), pct(m["score_answered"]),
                       pct(m["score_all"]), *([""] if notes and row.status == "ok" else note))
+    return table
+
+
+def suite_methods_table(rows: list[SuiteRow], model: str, strategy: str) -> Table:
+    """Per dataset: each method's answered count, its score over answered questions and over
+    all questions (95% intervals), then the paired differences with McNemar's test."""
+    table = Table(title=f"MCR's methods: {model}, --strategy {strategy} (in %, [95% "
+                  "interval]; over answered: MCR's number for MCR; over all: unanswered score "
+                  "0, MCR's number for SA and SC; differences in points, Holm-adjusted p)",
+                  title_justify="left")
+    for column in ("dataset", "method", "answered", "over answered", "over all"):
+        table.add_column(column, justify="left" if column in ("dataset", "method")
+                         else "right", overflow="fold")
+    for row in rows:
+        if not row.methods:
+            table.add_row(row.benchmark, row.status if row.status != "missing" else
+                          f"missing: {row.detail}", "", "", "")
+            continue
+        block = row.methods
+        labels = [row.benchmark, f"({block['metric']})"]
+        for method in block["methods"].values():
+            table.add_row(labels.pop(0) if labels else "", method["title"],
+                          f"{method['answered']}/{method['n']}",
+                          _with_ci(method["score_answered"], method.get("ci_answered")),
+                          _with_ci(method["score_all"], method.get("ci_all")))
+        titles = {name: m["title"] for name, m in block["methods"].items()}
+        for pair in block.get("pairs") or ():
+            p, delta = _pair_cells(pair)
+            table.add_row("", f"{titles[pair['b']]}-{titles[pair['a']]}", "", p, delta,
+                          style="dim")
+        if row.status != "ok":
+            table.add_row("", row.status, "", "", "")
     return table
 
 

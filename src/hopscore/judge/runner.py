@@ -211,6 +211,7 @@ async def judge_items(
         outcome = await run_batch(
             items, keys, _Judge(engine, config, meta), log,
             workers=config.concurrency, console=console, description="judging",
+            start_interval=engine.start_interval,
         )
     finally:
         await engine.aclose()

@@ -125,6 +125,8 @@ def merge_suite(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str],
                 ) -> list[tuple[str, MergedRun | None, dict[str, Any]]]:
     """Join the shards of one ``hopscore suite mcr``: every dataset's run directories, then
     ``suite.json``. Returns (dataset, merged run or None, its suite.json row)."""
+    from hopscore.run.suite import SuiteRow
+
     check_set(outputs, lambda a, b: [])
     check_output(out, outputs)
     models = {str(o.record.get("model")) for o in outputs}
@@ -154,8 +156,9 @@ def merge_suite(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str],
         merged = merge_run(runs, out / name, warn, gold=gold)
         mcr = (merged.metrics or {}).get("mcr")
         status = "ok" if not merged.summary.get("errors") else "incomplete"
-        results.append((name, merged, {"benchmark": name, "status": status, "mcr": mcr,
-                                       "run": merged.summary, "detail": ""}))
+        row = SuiteRow(name, status, mcr, merged.summary,
+                       methods=(merged.metrics or {}).get("methods"))
+        results.append((name, merged, row.to_json()))
     suite = {key: value for key, value in first.record.items()
              if key not in ("datasets", "shard")}
     suite["datasets"] = [row for _, _, row in results]

@@ -75,8 +75,10 @@ def finish_run(
         if row is None or row.get("error") is not None or row.get("abstained"):
             continue
         retrieved = row.get("retrieved")
+        evidence = row.get("evidence_ids")
         answer = ModelAnswer(row.get("answer"), row.get("raw_output") or "",
-                             None if retrieved is None else tuple(retrieved))
+                             None if retrieved is None else tuple(retrieved),
+                             None if evidence is None else tuple(evidence))
         predictions.append(bench.make_prediction(tasks[example.id].example, answer))
     out = settings.output_dir
     path = out / bench.predictions_file
@@ -108,6 +110,10 @@ def finish_run(
                       "predictions": bench.predictions_file, **summary}
     if mcr_block is not None:
         metrics["mcr"] = mcr_block
+    if prepared.plan is not None:
+        from hopscore.run.methods_report import write_methods
+
+        metrics["methods"] = write_methods(settings, prepared, rows)
     write_json_atomic(out / "metrics.json", metrics)
     return report, metrics, summary
 
@@ -191,7 +197,9 @@ def write_config(
                    "shots_sha256": shots_sha256(prepared.shots)},
         "context": {"tables_dir": None if settings.tables_dir is None else str(settings.tables_dir),
                     "context_tokens": settings.context_tokens,
-                    "corpus": corpus_info(prepared.corpus, settings)},
+                    "corpus": corpus_info(prepared.corpus, settings),
+                    "wiki_db": _wiki_info(settings)},
+        "strategy": None if prepared.plan is None else prepared.plan.to_json(),
         "settings": settings.to_json(),
         "versions": versions(prepared.spec.is_local),
         "platform": platform.platform(),
@@ -207,3 +215,11 @@ def write_config(
         config["requests"] = stats.to_json()
     write_json_atomic(path, config)
     return summary
+
+
+def _wiki_info(settings: RunSettings) -> dict[str, Any] | None:
+    if settings.wiki_db is None:
+        return None
+    path = settings.wiki_db
+    return {"path": str(path), "bytes": path.stat().st_size if path.is_file() else None,
+            "pages": settings.wiki_pages, "elements": settings.wiki_elements}
