@@ -165,6 +165,8 @@ def run_command(
     progress: bool = typer.Option(
         True, "--progress/--no-progress", rich_help_panel=PANEL_OUTPUT,
         help="Progress bar."),
+    shard: str | None = o.SHARD,
+    shards: int | None = o.SHARDS,
     overlay: Path | None = typer.Option(
         None, "--overlay", metavar="PATH", rich_help_panel=HDR,
         help="v2 sparse patch overlaid on --tasks."),
@@ -350,7 +352,7 @@ def run_command(
         meta_facts=meta_facts, search_backend="http" if search_backend == "http" else None,
         search_url=search_url, fetch_url=fetch_url, search_api_key_env=search_api_key_env,
         search_timeout=search_timeout, wiki_db=wiki_db, wiki_pages=wiki_pages,
-        wiki_elements=wiki_elements,
+        wiki_elements=wiki_elements, shard=o.shard_option(shard, shards),
     )  # fmt: skip
     result = run(settings, console=err_console if progress else None, warn=err_console)
     if not json_output:
@@ -436,7 +438,7 @@ def _run_hdr(args: dict[str, Any]) -> None:
         judge_base_url=args["judge_base_url"], judge_api_key_env=args["judge_api_key_env"],
         judge_prompt_file=args["judge_prompt_file"], judge_concurrency=args["concurrency"],
         compare=args["compare"], resamples=args["resamples"], ci=args["ci"].lower(),
-        ci_level=args["ci_level"],
+        ci_level=args["ci_level"], shard=o.shard_option(args["shard"], args["shards"]),
     )  # fmt: skip
     run_hdr(settings, progress=args["progress"], json_output=args["json_output"])
 
@@ -589,6 +591,8 @@ def suite_mcr(
     json_output: bool = typer.Option(
         False, "--json", rich_help_panel=PANEL_OUTPUT,
         help=o.JSON_HELP),
+    shard: str | None = o.SHARD,
+    shards: int | None = o.SHARDS,
 ) -> None:
     """The MCR protocol on its seven datasets (StrategyQA, Fermi, QuaRTz, HotpotQA, 2WikiMQA,
     Bamboogle, FEVEROUS), each run like hopscore run --protocol mcr, then one table.
@@ -625,7 +629,7 @@ def suite_mcr(
         timeout=900.0 if local else 120.0,
         cache_dir=None if no_cache else (cache_dir or _cache_dir()), strategy=strategy,
         chains=chains, chain_temperature=chain_temperature, num_retries=num_retries,
-        chain_calls=chain_calls, meta_facts=meta_facts,
+        chain_calls=chain_calls, meta_facts=meta_facts, shard=o.shard_option(shard, shards),
     )  # fmt: skip
     rows: list[SuiteRow] = []
     shared = None
@@ -664,8 +668,11 @@ def suite_mcr(
     root.mkdir(parents=True, exist_ok=True)
     from hopscore.io import write_json_atomic
 
-    document = {"suite": "mcr", "model": model, "data_dir": str(data_dir), "strategy": strategy,
-                "datasets": [r.to_json() for r in rows]}
+    document: dict[str, object] = {"suite": "mcr", "model": model, "data_dir": str(data_dir),
+                                   "strategy": strategy,
+                                   "datasets": [r.to_json() for r in rows]}
+    if base.shard is not None:
+        document["shard"] = base.shard.to_json()
     write_json_atomic(root / "suite.json", document)
     if json_output:
         o.print_json(document)
