@@ -24,6 +24,7 @@ from hopscore.engine import (
     RowResult,
     cache_for,
     canonical_json,
+    endpoint_of,
     note_resume,
     run_batch,
     sha256_text,
@@ -46,9 +47,11 @@ from hopscore.judge.rows import (
     item_key,
     key_of,
     load_items,
+    shard_key,
 )
 from hopscore.outputs import Input, claim, output_file
 from hopscore.reruns import REFUSE, prepare_results
+from hopscore.shard import Shard, clear_sidecar, write_sidecar
 
 #: --on-truncation: score a cut reply's verdict, or give it none
 ON_TRUNCATION = ("score", "error")
@@ -78,12 +81,14 @@ class JudgeConfig:
     #: ask again, past the cache, for rows whose reply gave no verdict
     retry_unparsed: bool = False
 
+    def describe(self, endpoint: str) -> dict[str, Any]:
+        """Everything that changes what the judge is asked."""
+        return {"model": self.model, "endpoint": endpoint, "prompt_sha256": self.prompt.sha256,
+                "temperature": TEMPERATURE, "max_tokens": self.max_tokens}
+
     def fingerprint(self, endpoint: str) -> str:
         """Everything that changes what the judge is asked; part of every row's resume key."""
-        return sha256_text(canonical_json({
-            "model": self.model, "endpoint": endpoint, "prompt_sha256": self.prompt.sha256,
-            "temperature": TEMPERATURE, "max_tokens": self.max_tokens,
-        }))
+        return sha256_text(canonical_json(self.describe(endpoint)))
 
 
 @dataclass(slots=True)
@@ -215,10 +220,22 @@ async def judge_file(
     console: Console | None = None,
     warn: Console | None = None,
     rerun: str = REFUSE,
+    shard: Shard | None = None,
 ) -> JudgeSummary:
-    """Judge every row of ``input_path`` into ``output_path``, resuming what is already there."""
+    """Judge every row of ``input_path`` (``shard``: the rows of that shard) into
+    ``output_path``, resuming what is already there. The output is held for the whole run
+    and is never the input (:func:`hopscore.outputs.claim`)."""
     with claim(output_file(output_path, "--output"), inputs=[Input(input_path, "--input")]):
         items = load_items(input_path)
+        if shard is None:
+            clear_sidecar(output_path)
+        else:
+            total = len(items)
+            items = [item for item in items if shard.owns(shard_key(item))]
+            endpoint = (backend.endpoint if backend is not None else endpoint_of(config.base_url))
+            write_sidecar(output_path, command="judge", shard=shard,
+                          fingerprint=config.fingerprint(endpoint), input_path=input_path,
+                          rows=len(items), rows_total=total, settings=config.describe(endpoint))
         return await judge_items(items, output_path, config, backend=backend, console=console,
                                  warn=warn, rerun=rerun)
 
@@ -271,6 +288,7 @@ async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeC
         outcome = await run_batch(
             items, keys, judge, log,
             workers=config.concurrency, console=console, description="judging",
+            start_interval=engine.start_interval,
         )
     except (asyncio.CancelledError, KeyboardInterrupt):
         finished = len(log.done_keys() & set(keys))
