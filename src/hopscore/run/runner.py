@@ -113,6 +113,7 @@ class _Worker:
             if call.response is None:
                 assert call.failure is not None
                 return RowResult(row, done=False, failure=call.failure)
+            row["truncated"] = call.response.finish_reason == "length"
             row.update(self.read(task, call.response.content or ""))
         if earlier:
             row["retried"] = earlier
@@ -188,10 +189,12 @@ async def execute(
     default, naming the settings that differ). Ctrl-C keeps every finished sample, marks
     config.json "interrupted" and raises :class:`~hopscore.errors.Interrupted`.
     """
-    prepared = prepared or prepare(settings)
-    out = settings.output_dir
-    writes = run_writes(prepared.benchmark.predictions_file)
-    with claim(output_dir(out, "--output-dir", writes=writes, create_parents=True)):
+    from hopscore import benchmarks
+
+    writes = run_writes(benchmarks.get(settings.benchmark).predictions_file)
+    with claim(output_dir(settings.output_dir, "--output-dir", writes=writes,
+                          create_parents=True)):
+        prepared = prepared or prepare(settings)
         return await _execute(settings, prepared, backend, console, warn, rerun)
 
 
