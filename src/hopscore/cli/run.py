@@ -620,6 +620,9 @@ def suite_mcr(
         help=o.JSON_HELP),
     shard: str | None = o.SHARD,
     shards: int | None = o.SHARDS,
+    on_truncation: str = o.ON_TRUNCATION,
+    restart: bool = o.RESTART,
+    resume_any: bool = o.RESUME_ANY,
 ) -> None:
     """The MCR protocol on its seven datasets (StrategyQA, Fermi, QuaRTz, HotpotQA, 2WikiMQA,
     Bamboogle, FEVEROUS), each run like hopscore run --protocol mcr, then one table.
@@ -636,9 +639,12 @@ def suite_mcr(
 
       hopscore suite mcr --data-dir mcrdata --model local/smollm2 --shots 2 --limit 3
     """
+    from hopscore.outputs import OutputError
+    from hopscore.reruns import RerunRefused
+    from hopscore.run.finish import truncation_warning
     from hopscore.run.runner import run
     from hopscore.run.settings import RunSettings, default_output_dir
-    from hopscore.run.suite import BENCHMARKS, SuiteRow, locate, suite_settings
+    from hopscore.run.suite import BENCHMARKS, SuiteRow, locate, suite_inputs, suite_settings
 
     chosen = [name.strip().lower() for name in datasets.split(",") if name.strip()]
     unknown = [name for name in chosen if name not in BENCHMARKS]
@@ -647,6 +653,11 @@ def suite_mcr(
     if not data_dir.is_dir():
         raise HopscoreError(f"--data-dir {data_dir}: not a folder")
     root = output_dir or default_output_dir("mcr", model, "default")
+    rerun = o.rerun_policy(restart, resume_any)
+    claim_for_command(
+        directory(root, "--output-dir", create_parents=output_dir is None,
+                  writes=("suite.json", "fermi_realfp.json", *(f"{name}/" for name in chosen))),
+        inputs=[*suite_inputs(data_dir), *run_inputs(corpus=corpus)])
     local = model.startswith("local/")
     base = RunSettings(
         benchmark="", gold=Path(), model=model, output_dir=root, base_url=base_url,
@@ -657,6 +668,7 @@ def suite_mcr(
         cache_dir=None if no_cache else (cache_dir or _cache_dir()), strategy=strategy,
         chains=chains, chain_temperature=chain_temperature, num_retries=num_retries,
         chain_calls=chain_calls, meta_facts=meta_facts, shard=o.shard_option(shard, shards),
+        on_truncation=o.truncation_policy(on_truncation),
     )  # fmt: skip
     rows: list[SuiteRow] = []
     shared = None
@@ -674,7 +686,10 @@ def suite_mcr(
             err_console.print(f"{name}: {located.gold}", markup=False, highlight=False)
             try:
                 result = run(suite_settings(base, located, root), backend=shared,
-                             console=err_console if progress else None, warn=err_console)
+                             console=err_console if progress else None, warn=err_console,
+                             rerun=rerun)
+            except (OutputError, RerunRefused):
+                raise  # the run directory cannot be used as it is: exit 2, nothing changed
             except HopscoreError as exc:
                 rows.append(SuiteRow(name, "error", detail=str(exc)))
                 continue
@@ -684,7 +699,12 @@ def suite_mcr(
                     "or key and re-run the same command to continue"
                 )
             mcr = (result.metrics or {}).get("mcr")
-            status = "ok" if not result.summary.get("errors") else "incomplete"
+            failed = result.summary.get("errors") or result.summary.get("truncated_unscored")
+            status = "ok" if not failed else "incomplete"
+            cut = truncation_warning(result.summary, base.max_tokens)
+            if cut is not None:
+                err_console.print(f"warning: {name}: {cut}", style="yellow", markup=False,
+                                  highlight=False)
             rows.append(SuiteRow(name, status, mcr, result.summary,
                                  methods=(result.metrics or {}).get("methods")))
     finally:
@@ -692,7 +712,6 @@ def suite_mcr(
             import asyncio
 
             asyncio.run(shared.close())
-    root.mkdir(parents=True, exist_ok=True)
     from hopscore.io import write_json_atomic
 
     document: dict[str, object] = {"suite": "mcr", "model": model, "data_dir": str(data_dir),

@@ -193,7 +193,7 @@ async def execute(
 
     writes = run_writes(benchmarks.get(settings.benchmark).predictions_file)
     with claim(output_dir(settings.output_dir, "--output-dir", writes=writes,
-                          create_parents=True)):
+                          create_parents=True), inputs=settings.inputs()):
         prepared = prepared or prepare(settings)
         return await _execute(settings, prepared, backend, console, warn, rerun)
 

@@ -156,6 +156,15 @@ class RunSettings:
                             seed=DEFAULT_SEED, cluster=None if clusters is None else clusters.name)
         return spec, clusters
 
+    def inputs(self) -> list[Any]:
+        """The files and folders the run reads, by option (an output never writes over one)."""
+        from hopscore.outputs import Input
+
+        paths = {"--gold": self.gold, "--aliases": self.aliases, "--tables-dir": self.tables_dir,
+                 "--corpus": self.corpus, "--prompt-template": self.prompt_template,
+                 "--cluster-file": self.cluster_file, "--wiki-db": self.wiki_db}
+        return [Input(Path(path), option) for option, path in paths.items() if path is not None]
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for f in fields(self):
