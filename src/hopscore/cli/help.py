@@ -34,6 +34,9 @@ from rich.text import Text
 NAME_SHARE = 0.36
 MIN_HELP_WIDTH = 24
 EXAMPLES = "Examples:"
+#: panels that several commands share come in this order (others after them, as declared)
+PANEL_ORDER = ("Model", "Examples and prompt", "Retrieval", "Output", "Requests (advanced)",
+               "Intervals and clusters", "Tests")
 STYLE_OPTION = "bold cyan"
 STYLE_SWITCH = "bold green"
 STYLE_METAVAR = "bold yellow"
@@ -308,7 +311,8 @@ def render(obj: Any, ctx: Any, console: Console | None = None) -> None:
     ordered = [*arguments.items()]
     if "Options" in panels:
         ordered.append(("Options", panels.pop("Options")))
-    ordered += panels.items()
+    rank = {title: i for i, title in enumerate(PANEL_ORDER)}
+    ordered += sorted(panels.items(), key=lambda item: rank.get(item[0], len(rank)))
     for title, rows in ordered:
         console.print(_panel(title, rows, console, width))
     if hasattr(obj, "list_commands"):
