@@ -271,8 +271,7 @@ def split_examples(parts: list[str]) -> tuple[list[str], list[str], list[str]]:
     return parts[:index], parts[index + 1:end], parts[end:]
 
 
-def _description(text: str, width: int, console: Console
-                 ) -> tuple[list[Any], list[str], list[str]]:
+def _description(text: str) -> tuple[list[Any], list[str], list[str]]:
     """The description's renderables (first paragraph plain, the others dim), the paragraphs
     of its Examples block and the paragraphs after it."""
     parts, examples, after = split_examples(paragraphs(text))
@@ -295,7 +294,7 @@ def render(obj: Any, ctx: Any, console: Console | None = None) -> None:
     console = console or rich_utils._get_rich_console()
     width = console.width
     console.print(Padding(_usage(obj, ctx), (1, 1, 1, 1)))
-    described, examples, after = _description(obj.help or "", width, console)
+    described, examples, after = _description(obj.help or "")
     for piece in described:
         console.print(piece)
     panels: dict[str, list[Row]] = {}
