@@ -97,13 +97,18 @@ class Prepared:
     restored: int = 0
     #: rows discarded by --restart
     discarded: int = 0
+    #: the rows set aside were made for other inputs with the same settings (``other_inputs``)
+    for_other_inputs: bool = False
 
     def note(self, path: Path) -> str | None:
         """One line for the user, or None when nothing happened."""
         parts = []
         if self.discarded:
             parts.append(f"--restart: discarded {self.discarded} rows of {path}")
-        if self.set_aside:
+        if self.set_aside and self.for_other_inputs:
+            parts.append(f"set aside {self.set_aside} rows made for other inputs in "
+                         f"{side_path(path)} (reused when those inputs come back)")
+        elif self.set_aside:
             parts.append(f"--resume-any: kept {self.set_aside} rows of other settings in "
                          f"{side_path(path)}")
         if self.restored:
@@ -181,6 +186,7 @@ def prepare_results(
     what: str,
     differences: Callable[[list[dict[str, Any]]], list[str]],
     set_aside: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    other_inputs: str | None = None,
 ) -> Prepared:
     """Apply ``policy`` to the rows of ``path`` whose key is not in ``keys``.
 
@@ -189,6 +195,11 @@ def prepare_results(
     then); ``set_aside`` may change a row
     as it is moved to the side file (the HDR agent moves its trajectory file with it). Rows
     without a key and unreadable lines are left for :class:`ResultLog` to report.
+
+    ``other_inputs`` (a policy) replaces ``refuse`` for rows of the same settings made for
+    other inputs (``differences`` names nothing): an HDR run's judge file, whose inputs are the
+    run's own attempts, already checked against the run's settings, sets such rows aside
+    (``resume-any``) so that they are reused when those attempts are graded again.
     """
     if policy not in POLICIES:
         raise ValueError(f"unknown rerun policy {policy!r}")
@@ -206,8 +217,14 @@ def prepare_results(
     foreign = [(line, row) for line, row in rows if key_of(row) not in wanted]
     done.foreign = len({key_of(row) for _, row in foreign})
     if foreign and policy == REFUSE:
-        raise RerunRefused(_refusal(path, what, done.foreign,
-                                    differences([row for _, row in foreign])))
+        named = differences([row for _, row in foreign])
+        if named or other_inputs in (None, REFUSE):
+            raise RerunRefused(_refusal(path, what, done.foreign, named))
+        policy, done.for_other_inputs = other_inputs, True
+        if policy == RESTART:
+            path.unlink()
+            done.discarded = len(rows)
+            return done
     side = side_path(path)
     kept = [line for line, row in rows if key_of(row) in wanted]
     if foreign:

@@ -174,6 +174,11 @@ def activity_table(result: HdrRunResult) -> Table:
                       f"{1000 * t['mean_latency_s']:.0f} ms)"
                       for name, t in (s.get("tools") or {}).items())
     table.add_row("tool calls", f"{s.get('tool_calls')}  {tools}")
+    if s.get("truncated"):
+        table.add_row("cut at --max-tokens", f"{counted(s['truncated'], 'attempt')} "
+                      f"({counted(s.get('truncated_replies', 0), 'reply', 'replies')})"
+                      + (", not graded (--on-truncation error)" if s.get("truncated_unscored")
+                         else ""))
     table.add_row("model requests sent / retries / cache hits",
                   f"{stats.requests_sent} / {stats.retries} / {stats.cache_hits}")
     table.add_row("tokens (prompt + completion)",
@@ -185,12 +190,19 @@ def activity_table(result: HdrRunResult) -> Table:
     return table
 
 
-def run_hdr(settings: HdrSettings, *, progress: bool, json_output: bool = False) -> None:
+def run_hdr(settings: HdrSettings, *, progress: bool, json_output: bool = False,
+            rerun: str = "refuse", default_location: bool = False) -> None:
     """``hopscore run hybrid-deep-research``: run, grade, print, set the exit status."""
     from hopscore.cli.options import print_json
-    from hopscore.hdr.runner import run
+    from hopscore.hdr.report import truncation_warning
+    from hopscore.hdr.runner import run, run_writes
+    from hopscore.outputs import claim_for_command, output_dir
 
-    result = run(settings, console=err_console if progress else None, warn=err_console)
+    claim_for_command(output_dir(settings.output_dir, "--output-dir",
+                                 writes=run_writes(settings.repeats),
+                                 create_parents=default_location), inputs=settings.inputs())
+    result = run(settings, console=err_console if progress else None, warn=err_console,
+                 rerun=rerun)
     out = settings.output_dir
     if result.outcome.aborted is not None:
         raise HopscoreError(
@@ -211,5 +223,10 @@ def run_hdr(settings: HdrSettings, *, progress: bool, json_output: bool = False)
         err_console.print("not graded (--no-grade): predictions are in predictions.jsonl",
                           markup=False, highlight=False)
     err_console.print(f"wrote {out}", markup=False, highlight=False)
-    if result.summary.get("problems") or result.summary.get("model_errors"):
+    if result.report is None and not json_output:
+        cut = truncation_warning(result.summary, settings.max_tokens)
+        if cut is not None:
+            err_console.print(f"warning: {cut}", style="yellow", markup=False, highlight=False)
+    if result.summary.get("problems") or result.summary.get("model_errors") or \
+            result.summary.get("truncated_unscored"):
         raise typer.Exit(1)

@@ -466,8 +466,11 @@ def _run_hdr(args: dict[str, Any]) -> None:
         judge_prompt_file=args["judge_prompt_file"], judge_concurrency=args["concurrency"],
         compare=args["compare"], resamples=args["resamples"], ci=args["ci"].lower(),
         ci_level=args["ci_level"], shard=o.shard_option(args["shard"], args["shards"]),
+        on_truncation=o.truncation_policy(args["on_truncation"]),
     )  # fmt: skip
-    run_hdr(settings, progress=args["progress"], json_output=args["json_output"])
+    run_hdr(settings, progress=args["progress"], json_output=args["json_output"],
+            rerun=o.rerun_policy(args["restart"], args["resume_any"]),
+            default_location=args["output_dir"] is None)
 
 
 def _pct(value: object) -> str:

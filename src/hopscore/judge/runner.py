@@ -249,29 +249,34 @@ async def judge_items(
     console: Console | None = None,
     warn: Console | None = None,
     rerun: str = REFUSE,
+    other_inputs: str | None = None,
 ) -> JudgeSummary:
     """Judge ``items`` into ``output_path`` (resumable), then summarize the finished file.
 
     Rows of another judge configuration or other input rows already in the file are handled by
-    ``rerun`` (:mod:`hopscore.reruns`: refused by default, naming what differs). Ctrl-C keeps
+    ``rerun`` (:mod:`hopscore.reruns`: refused by default, naming what differs; rows of the
+    same configuration for other inputs by ``other_inputs`` when given). Ctrl-C keeps
     every finished row and raises :class:`~hopscore.errors.Interrupted`.
     """
     if config.on_truncation not in ON_TRUNCATION:
         raise HopscoreError(f"--on-truncation must be one of {', '.join(ON_TRUNCATION)}")
     with claim(output_file(output_path, "--output")):
-        return await _judge_items(items, output_path, config, backend, console, warn, rerun)
+        return await _judge_items(items, output_path, config, backend, console, warn, rerun,
+                                  other_inputs)
 
 
 async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeConfig,
                        backend: ChatBackend | None, console: Console | None,
-                       warn: Console | None, rerun: str) -> JudgeSummary:
+                       warn: Console | None, rerun: str,
+                       other_inputs: str | None = None) -> JudgeSummary:
     backend = backend or make_backend(config)
     meta = JudgeMeta(config.model, backend.endpoint, config.prompt.sha256, config.prompt.source,
                      config.max_tokens)
     fingerprint = config.fingerprint(backend.endpoint)
     keys = [item_key(item, fingerprint) for item in items]
     done = prepare_results(output_path, keys, key_of, policy=rerun, what="judge rows",
-                           differences=lambda rows: judge_differences(rows, meta))
+                           differences=lambda rows: judge_differences(rows, meta),
+                           other_inputs=other_inputs)
     note = done.note(output_path)
     if note and warn is not None:
         warn.print(f"note: {note}", markup=False, highlight=False)
