@@ -59,6 +59,11 @@ def demo(
 
       hopscore demo --scores-only
     """
+    if output_dir is not None:  # held for the whole demo; each benchmark's folder below it
+        from hopscore.outputs import claim_for_command
+        from hopscore.outputs import output_dir as directory
+
+        claim_for_command(directory(output_dir, "--output-dir"))
     if not scores_only:
         from hopscore.run.local import INSTALL_HINT, missing_requirements
 

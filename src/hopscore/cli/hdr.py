@@ -106,8 +106,10 @@ def hdr_tasks(
       hopscore hdr-tasks hdr_v1/ --overlay hdr_v2_patch/ --output tasks.jsonl
     """
     from hopscore.benchmarks.hdr_tasks import family_counts, load_tasks, tasks_jsonl, tasks_sha256
+    from hopscore.cli.options import claim_file_output
     from hopscore.io import write_text_atomic
 
+    claim_file_output(output, tasks=tasks, overlay=overlay)
     task_list, merged = load_tasks(tasks, overlay)
     table = Table(title=f"HDR tasks: {tasks}" + ("" if overlay is None else f" + {overlay}"),
                   title_justify="left")

@@ -11,6 +11,8 @@ import typer
 from hopscore.defaults import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from hopscore.inference.clusters import ClusterSpec
     from hopscore.intervals import IntervalSpec
     from hopscore.shard import Shard
@@ -90,6 +92,27 @@ def rerun_policy(restart: bool, resume_any: bool) -> str:
     from hopscore.reruns import policy_of
 
     return policy_of(restart, resume_any)
+
+
+#: What an analysis command reads in a score or run directory it is given.
+SCORED_FILES = ("scores.jsonl", "metrics.json", "config.json", "samples.jsonl")
+
+
+def claim_file_output(output: Path | None, *, sources: Sequence[Path] = (),
+                      **inputs: Path | None) -> None:
+    """Claim the ``--output`` FILE of an analysis command (report, analyze, compare,
+    hdr-tasks) before it reads anything: the location checked, never one of its inputs (a
+    score or run directory among ``sources`` is read through :data:`SCORED_FILES`; the other
+    inputs by option name: ``gold=``, ``tables=``, ...), and one writer at a time."""
+    from hopscore.outputs import Input, claim_for_command, output_file
+
+    if output is None:
+        return
+    given = [Input(path, "input", reads=SCORED_FILES if path.is_dir() else None)
+             for path in sources]
+    given += [Input(path, "--" + name.replace("_", "-")) for name, path in inputs.items()
+              if path is not None]
+    claim_for_command(output_file(output, "--output"), inputs=given)
 
 
 def truncation_policy(value: str) -> str:
