@@ -153,7 +153,8 @@ def test_memory_limit(shop_db: Path) -> None:
         result = ex.execute(shop_db, big, max_rows=1_000_000, timeout_s=30)
         assert not result.ok
         assert result.kind == "memory", result
-        assert result.error == "Query ran out of memory (limit 300 MiB)."
+        assert result.error == ("Query ran out of memory (limit 160 MiB per worker, "
+                                "--memory-mb 300).")
         assert ex.execute(shop_db, "SELECT 1").ok
 
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from hopscore.sql.runner import Summary
 
 # Kept literal so that ``hopscore --help`` does not import numpy, scipy and sqlglot.
-MODES = ("reference", "strict", "rows", "spider", "bird")
+MODES = ("reference", "strict", "rows", "spider", "bird")  # hopscore.sql.modes.MODES
 DEFAULT_TEMPLATE = "{db}/{db}_template.sqlite"
 
 
@@ -59,10 +59,22 @@ def _print_summary(summary: Summary, output: Path) -> None:
         flags = ", ".join(f"{name} {n}" for name, n in summary.flags.most_common())
         console.print(f"flags: {flags}", markup=False, highlight=False)
     other = "lenient" if summary.extract == "reference" else "reference"
+    unknown = f", {summary.other_undecided} of them hit a limit" \
+        if summary.other_undecided else ""
     console.print(
         f"{other} extraction (--extract {other}) would change {summary.other_changes} "
-        f"verdicts ({summary.other_sql} rows read another SQL that way)",
+        f"verdicts ({summary.other_sql} rows read another SQL that way{unknown})",
         markup=False, highlight=False)
+    if summary.limits:
+        err_console.print(
+            f"warning: {summary.limits} rows hit --timeout or --memory-mb while their results "
+            "were held or compared (compare_timeout, result_too_large); they count as misses, "
+            "and a rerun with higher limits grades them", style="yellow", markup=False,
+            highlight=False)
+    if summary.cut:
+        err_console.print(
+            f"note: {summary.cut} verdict rows were cut to --max-cell-chars / --max-row-bytes "
+            "(marked truncated)", markup=False, highlight=False)
     if summary.resumed:
         err_console.print(f"resumed: {summary.resumed} rows were already in {output} with these "
                           "settings", markup=False, highlight=False)
@@ -84,7 +96,8 @@ def sql_match(
         "--db-template", help="Database path below --db-root; {db} is the record's db.")
     ] = DEFAULT_TEMPLATE,
     timeout: Annotated[float, typer.Option(
-        "--timeout", help="Seconds per query; 0 disables the limit.")] = 120.0,
+        "--timeout", help="Seconds per record: executing the gold and agent queries and "
+        "comparing their results; 0 disables the limit.")] = 120.0,
     max_rows: Annotated[int, typer.Option(
         "--max-rows", help="Rows fetched per query; a bigger result is compared on this many "
         "rows and flagged truncated.")] = 100_000,
@@ -99,9 +112,16 @@ def sql_match(
         "--workers", help="Query worker processes (default: one per core, at least 2).")
     ] = None,
     memory_mb: Annotated[int, typer.Option(
-        "--memory-mb", help="Memory limit of each query worker, in MiB.")] = 2048,
+        "--memory-mb", help="Memory limit of the whole run (this process and its query "
+        "workers), in MiB; a record that needs more is graded result_too_large.")] = 2048,
     table_rows: Annotated[int, typer.Option(
         "--table-rows", help="Rows of each result table kept in a verdict.")] = 20,
+    max_cell_chars: Annotated[int, typer.Option(
+        "--max-cell-chars", min=16, help="Longest result-table cell kept in a verdict, in "
+        "characters (longer cells are cut and the row is marked truncated).")] = 1000,
+    max_row_bytes: Annotated[int, typer.Option(
+        "--max-row-bytes", min=4096, help="Longest verdict line, in bytes (a longer one drops "
+        "its table rows, then cuts its long texts, and is marked truncated).")] = 1_000_000,
     restart: Annotated[bool, typer.Option(
         "--restart", help="Discard an existing output file instead of resuming it.")] = False,
 ) -> None:
@@ -132,6 +152,7 @@ def sql_match(
         db_root=db_root.expanduser().resolve() if db_root is not None else None,
         db_template=db_template, timeout_s=timeout if timeout > 0 else None, max_rows=max_rows,
         compare=compare, table_rows=table_rows, extract=extract,
+        max_cell_chars=max_cell_chars, max_row_bytes=max_row_bytes,
     )
     for note in _version_warnings():
         err_console.print(f"warning: SQLite {sqlite_version()}: {note}", style="yellow",

@@ -35,6 +35,8 @@ from hopscore.judge.rows import (
     ERROR,
     INVALID_INPUT,
     JUDGED,
+    MAX_CELL_CHARS,
+    MAX_ROW_BYTES,
     JudgeItem,
     JudgeMeta,
     build_row,
@@ -61,6 +63,9 @@ class JudgeConfig:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     #: None: no response cache
     cache_dir: Path | None = None
+    #: caps of each output row: characters of one text field, bytes of the JSON line
+    max_cell_chars: int = MAX_CELL_CHARS
+    max_row_bytes: int = MAX_ROW_BYTES
 
     def fingerprint(self, endpoint: str) -> str:
         """Everything that changes what the judge is asked; part of every row's resume key."""
@@ -178,7 +183,8 @@ async def judge_items(
 ) -> JudgeSummary:
     """Judge ``items`` into ``output_path`` (resumable), then summarize the finished file."""
     backend = backend or make_backend(config)
-    meta = JudgeMeta(config.model, backend.endpoint, config.prompt.sha256, config.prompt.source)
+    meta = JudgeMeta(config.model, backend.endpoint, config.prompt.sha256, config.prompt.source,
+                     max_cell_chars=config.max_cell_chars, max_row_bytes=config.max_row_bytes)
     fingerprint = config.fingerprint(backend.endpoint)
     keys = [item_key(item, fingerprint) for item in items]
     log = ResultLog(output_path, key_of)

@@ -22,6 +22,7 @@ capped by count and by an estimate of their size.
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 import sqlite3
@@ -30,6 +31,8 @@ import sys
 import time
 import urllib.parse
 from typing import Any
+
+from hopscore.sql.tables import DIGEST_OVER, cell_size, clip_cells, digest_blobs
 
 # Action codes (sqlite3 module constants; spelled out so the table reads plainly).
 _ALLOWED_ACTIONS = {
@@ -65,6 +68,7 @@ _READ_FORM_PRAGMAS = {
     "cache_size", "max_page_count", "query_only", "recursive_triggers", "legacy_file_format",
 }
 _PROGRESS_STEPS = 1000
+_FETCH_BYTES = 8 * 1024 * 1024
 _FRAME = struct.Struct(">Q")
 
 
@@ -119,9 +123,18 @@ def _open(path: str, heap_limit: int) -> sqlite3.Connection:
 
 
 def run_query(path: str, sql: str, max_rows: int, timeout_s: float,
-              max_result_bytes: int = 0, heap_limit: int = 0) -> dict[str, Any]:
+              max_result_bytes: int = 0, heap_limit: int = 0, *,
+              deadline: float | None = None, max_cell_chars: int = 0,
+              digest: bool = False) -> dict[str, Any]:
     """Run one query; return the reply dict (``ok``, ``columns``, ``rows``, ``truncated``,
-    ``error``, ``kind``, ``elapsed``). Never raises for anything the query does."""
+    ``error``, ``kind``, ``elapsed``). Never raises for anything the query does.
+
+    The query stops at ``deadline`` (a ``time.monotonic()`` value) when given, else
+    ``timeout_s`` after it starts (0: no limit); ``timeout_s`` is the limit its error names.
+    ``max_cell_chars`` > 0 cuts longer text and BLOB cells (so huge cells are never sent back);
+    ``digest`` holds BLOBs over 64 KiB as their :class:`~hopscore.sql.tables.BlobDigest`
+    (for grading in the worker: equal exactly when the BLOBs are).
+    """
     start = time.monotonic()
 
     def reply(ok: bool, *, error: str | None = None, kind: str | None = None,
@@ -132,12 +145,13 @@ def run_query(path: str, sql: str, max_rows: int, timeout_s: float,
 
     if not os.path.isfile(path):
         return reply(False, error=f"Database file not found: {path}", kind="not_found")
+    if deadline is None and timeout_s > 0:
+        deadline = start + timeout_s
     try:
         conn = _open(path, heap_limit)
     except sqlite3.Error as exc:
         return reply(False, error=f"SQLite connect failed: {exc}", kind="connect")
     denied = _Denied()
-    deadline = start + timeout_s if timeout_s > 0 else None
     timed_out = False
 
     def progress() -> int:
@@ -151,6 +165,8 @@ def run_query(path: str, sql: str, max_rows: int, timeout_s: float,
     try:
         conn.set_authorizer(denied)
         conn.set_progress_handler(progress, _PROGRESS_STEPS)
+        if deadline is not None and time.monotonic() >= deadline:
+            raise sqlite3.OperationalError("interrupted")
         cursor = conn.execute(sql)
         if cursor.description is None:
             # Only queries describe result columns; anything else (REINDEX, say) ran against a
@@ -160,10 +176,22 @@ def run_query(path: str, sql: str, max_rows: int, timeout_s: float,
         columns = [d[0] for d in cursor.description]
         budget = 0
         truncated = False
+        step = 1  # rows per fetch: grown while rows are small, so one fetch holds ~8 MB
         while True:
-            chunk = cursor.fetchmany(min(1000, max_rows + 1 - len(rows)))
+            chunk = cursor.fetchmany(min(step, max_rows + 1 - len(rows)))
             if not chunk:
                 break
+            if deadline is not None and time.monotonic() >= deadline:
+                # Turning rows into Python values runs no SQLite instruction, so the progress
+                # handler does not see a deadline passed there.
+                timed_out = True
+                raise sqlite3.OperationalError("interrupted")
+            size = max(cell_size(chunk[0]), cell_size(chunk[-1]))  # a sample is enough
+            step = max(1, min(1000, _FETCH_BYTES // size))
+            if max_cell_chars > 0:
+                chunk = clip_cells(chunk, max_cell_chars)
+            if digest and size > DIGEST_OVER:  # only rows this big can hold a BLOB to digest
+                chunk = digest_blobs(chunk)
             if max_result_bytes:
                 budget += len(marshal.dumps(chunk))  # the size the reply will have
                 if budget > max_result_bytes:
@@ -202,6 +230,20 @@ def run_query(path: str, sql: str, max_rows: int, timeout_s: float,
             pass
 
 
+def _vm_sizes() -> tuple[int, int]:
+    """``(mapped, resident)`` bytes of this process (0, 0 where /proc is missing)."""
+    sizes = {"VmSize:": 0, "VmRSS:": 0}
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                parts = line.split()
+                if parts and parts[0] in sizes:
+                    sizes[parts[0]] = int(parts[1]) * 1024
+    except OSError:
+        pass
+    return sizes["VmSize:"], sizes["VmRSS:"]
+
+
 def _limit_process(memory_bytes: int) -> None:
     try:
         import resource
@@ -209,7 +251,11 @@ def _limit_process(memory_bytes: int) -> None:
         return
     limits = [(resource.RLIMIT_FSIZE, 0), (resource.RLIMIT_CORE, 0)]
     if memory_bytes > 0:
-        limits.append((resource.RLIMIT_AS, memory_bytes))
+        # The address space already mapped (the interpreter, numpy and its BLAS buffers,
+        # mostly reserved and not resident) is allowed on top, so that what can still grow is
+        # ``memory_bytes`` less what is resident now.
+        mapped, resident = _vm_sizes()
+        limits.append((resource.RLIMIT_AS, mapped + max(64 << 20, memory_bytes - resident)))
     for which, value in limits:
         try:
             _soft, hard = resource.getrlimit(which)
@@ -218,6 +264,36 @@ def _limit_process(memory_bytes: int) -> None:
             resource.setrlimit(which, (value, value if hard == resource.RLIM_INFINITY else hard))
         except (ValueError, OSError):
             pass
+
+
+def die_with_parent(parent: int) -> None:
+    """End this process when ``parent`` ends, however it ends (SIGKILL included).
+
+    On Linux the kernel sends SIGKILL when the parent dies (``PR_SET_PDEATHSIG``; the parent
+    starts workers from one thread that lives as long as it does, since the signal follows the
+    creating thread); everywhere a watchdog thread also checks every 0.2 s that the parent is
+    still the parent, in case the kernel call is missing.
+    """
+    import signal
+    import threading
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the call above
+        os._exit(0)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def _read_exact(stream: Any, size: int) -> bytes | None:
@@ -230,13 +306,31 @@ def _read_exact(stream: Any, size: int) -> bytes | None:
     return data
 
 
-def serve(memory_bytes: int) -> None:
-    """The worker loop: read a request frame from stdin, answer on stdout, until EOF."""
+def _send(stdout: Any, kind: bytes, data: bytes) -> None:
+    stdout.write(_FRAME.pack(len(data) + 1))
+    stdout.write(kind)
+    stdout.write(data)
+    stdout.flush()
+
+
+def serve(memory_bytes: int, parent: int = 0) -> None:
+    """The worker loop: read a request frame from stdin, answer on stdout, until EOF.
+
+    A request is ``("query", path, sql, max_rows, timeout_s, max_result_bytes,
+    max_cell_chars)`` or ``("grade", request)`` (:func:`hopscore.sql.grading.grade`). Each
+    answer frame starts with ``R`` (the reply) or ``P`` (a progress note: the phase a grading
+    request has reached, so the parent knows what a deadline kill interrupted).
+    """
     import signal
 
+    if parent:
+        die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "SIGXFSZ"):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    # The comparison's modules (numpy) are loaded before the memory limit applies.
+    with contextlib.suppress(ImportError):
+        import hopscore.sql.grading  # noqa: F401
     _limit_process(memory_bytes)
     heap_limit = memory_bytes * 3 // 5 if memory_bytes > 0 else 0
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
@@ -247,19 +341,38 @@ def serve(memory_bytes: int) -> None:
         payload = _read_exact(stdin, _FRAME.unpack(header)[0])
         if payload is None:
             return
-        path, sql, max_rows, timeout_s, max_result_bytes = marshal.loads(payload)
+        request = marshal.loads(payload)
+        answer: Any = None
         try:
-            answer = run_query(path, sql, max_rows, timeout_s, max_result_bytes, heap_limit)
+            if request[0] == "grade":
+                from hopscore.sql.grading import grade
+
+                answer = grade(request[1], heap_limit, lambda phase, index, side: _send(
+                    stdout, b"P", marshal.dumps((phase, index, side))))
+                sides = [answer["gold"], *answer["agents"]]
+                retire = any(side.get("kind") == "memory" or side.get("limit") ==
+                             "result_too_large" for side in sides)
+            else:
+                _op, path, sql, max_rows, timeout_s, max_result_bytes, cells = request
+                answer = run_query(path, sql, max_rows, timeout_s, max_result_bytes,
+                                   heap_limit, max_cell_chars=cells)
+                retire = answer["kind"] == "memory"
+            # After running out of memory the heap may stay fragmented: the parent replaces
+            # this worker with a fresh one.
+            answer["retire"] = retire
             data = marshal.dumps(answer)
         except MemoryError:
             answer = None
             data = marshal.dumps({"ok": False, "columns": [], "rows": [], "truncated": False,
                                   "error": "Query ran out of memory.", "kind": "memory",
-                                  "elapsed": 0.0})
-        stdout.write(_FRAME.pack(len(data)))
-        stdout.write(data)
-        stdout.flush()
-        del answer, data
+                                  "elapsed": 0.0, "retire": True})
+        except Exception as exc:  # a bug here must still answer, so the record is reported
+            answer = None
+            data = marshal.dumps({"ok": False, "columns": [], "rows": [], "truncated": False,
+                                  "error": f"Query failed: {type(exc).__name__}: {exc}",
+                                  "kind": "crashed", "elapsed": 0.0, "retire": True})
+        _send(stdout, b"R", data)
+        del answer, data, request
 
 
 if __name__ == "__main__":  # pragma: no cover - started by the sandbox
