@@ -76,7 +76,8 @@ def make_engine(server: FakeOpenAI, sleeps: Sleeps, **kwargs: Any) -> ChatEngine
         OpenAIBackend(server.base_url, "test-key"),
         concurrency=kwargs.pop("concurrency", 4),
         timeout=kwargs.pop("timeout", 1.0),
-        retry=kwargs.pop("retry", RetryPolicy(max_retries=3, base_delay=0.01, max_delay=0.05)),
+        retry=kwargs.pop("retry", RetryPolicy(max_retries=3, base_delay=0.01, max_delay=0.05,
+                                             deadline=60.0)),
         sleep=sleeps,
         **kwargs,
     )

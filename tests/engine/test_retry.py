@@ -34,11 +34,21 @@ def test_backoff_grows_and_is_capped() -> None:
             assert ceiling / 2 <= policy.delay(retry, rng=rng) <= ceiling
 
 
-def test_retry_after_sets_a_floor_capped_by_max_retry_after() -> None:
-    policy = RetryPolicy(base_delay=0.1, max_delay=1.0, max_retry_after=30.0)
+def test_retry_after_sets_a_floor_capped_by_max_retry_wait() -> None:
+    policy = RetryPolicy(base_delay=0.1, max_delay=1.0, max_retry_wait=30.0)
     assert policy.delay(1, retry_after=5.0) == 5.0
-    assert policy.delay(1, retry_after=3600.0) == 30.0
+    assert policy.delay(1, retry_after=100000.0) == 30.0
     assert policy.delay(1, retry_after=0.0) <= 0.1
+    # the cap bounds back-off too, and the default cap is 60 s
+    assert RetryPolicy(base_delay=100.0, max_delay=100.0, max_retry_wait=2.0).delay(3) == 2.0
+    assert RetryPolicy().delay(1, retry_after=100000.0) == 60.0
+
+
+def test_deadline_defaults_to_every_attempt_running_to_its_timeout() -> None:
+    assert RetryPolicy(max_retries=5).deadline_for(5.0) == 30.0
+    assert RetryPolicy(deadline=7.0).deadline_for(5.0) == 7.0
+    with pytest.raises(ValueError):
+        RetryPolicy(deadline=0)
 
 
 @given(
@@ -48,9 +58,9 @@ def test_retry_after_sets_a_floor_capped_by_max_retry_after() -> None:
 def test_delay_is_always_within_bounds(
     retry: int, base: float, cap: float, after: float | None
 ) -> None:
-    policy = RetryPolicy(base_delay=base, max_delay=cap, max_retry_after=60.0)
+    policy = RetryPolicy(base_delay=base, max_delay=cap, max_retry_wait=60.0)
     wait = policy.delay(retry, after)
-    assert 0.0 <= wait <= max(cap, 60.0)
+    assert 0.0 <= wait <= 60.0
 
 
 def test_invalid_policy() -> None:

@@ -114,7 +114,13 @@ def test_faults_every_row_judged_or_errored_then_rerun_retries_only_errors(
         assert by_id["t8"]["parse_ok"] is False and by_id["t8"]["correct"] is False
         assert by_id["t12"]["correct"] is True and by_id["t12"]["judge"]["differs_from_reference"]
         assert by_id["t10"]["correct"] is False and by_id["t10"]["parse_ok"] is True
-        assert by_id["t1"]["judge"]["attempts"] == 2 and by_id["t2"]["judge"]["attempts"] == 3
+        # every retried request records why, attempt by attempt
+        t1, t2 = by_id["t1"]["judge"]["attempts"], by_id["t2"]["judge"]["attempts"]
+        assert [a["status"] for a in t1] == [429, 200]
+        assert [a["status"] for a in t2] == [500, 503, 200]
+        assert t1[0]["error"].startswith("rate_limit:") and t1[1]["error"] is None
+        assert all(set(a) == {"status", "error", "elapsed_s"} and a["elapsed_s"] >= 0 for a in t2)
+        assert by_id["t3"]["judge"]["attempts"][0]["error"].startswith("timeout:")
         expected = [i % 2 == 0 for i in range(30)]
         for i in (7, 8, 9, 10, 11, 12):
             expected[i] = by_id[f"t{i}"]["correct"]

@@ -7,6 +7,7 @@ import gzip
 import json
 import re
 
+from hopscore.display import bounds_text
 from hopscore.report.build import context_text, safe_json
 from tests.analysis.builders import judge_rows, sql_row, write_jsonl
 from tests.conftest import run_cli
@@ -58,13 +59,13 @@ def test_summary_numbers_equal_metrics_json(report_case):
         metrics = json.loads((directory / "metrics.json").read_text())
         for name, value in metrics["metrics"].items():
             pattern = (rf'data-run="{run}" data-metric="{name}" data-value="([^"]+)"[^>]*>'
-                       rf'<span class="value">([^<]+)</span><span class="pm"> ± ([^<]+)</span>')
+                       rf'<span class="value">([^<]+)</span><span class="pm"> ([^<]+)</span>')
             match = re.search(pattern, html)
             assert match, (run, name)
             assert float(match.group(1)) == value
             assert match.group(2) == f"{100 * value:.2f}"
             ci = metrics["ci"][name]
-            assert match.group(3) == f"{100 * (ci['high'] - ci['low']) / 2:.2f}"
+            assert match.group(3) == bounds_text(value, ci["low"], ci["high"])
 
 
 def test_browser_data_has_runs_questions_context_and_categories(report_case):

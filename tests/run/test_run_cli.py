@@ -101,7 +101,7 @@ def test_hotpotqa_run_directory(tmp_path: Path) -> None:
                   "prompt_tokens", "completion_tokens", "latency_s", "attempts", "cached",
                   "error", "prediction", "question"):
         assert field in first, field
-    assert first["error"] is None and first["attempts"] == 1
+    assert first["error"] is None and [a["status"] for a in first["attempts"]] == [200]
     assert first["prediction"]["sp"] and first["scores"]["sp_em"] == 1.0
     scores = rows(out / "scores.jsonl")
     assert [s["metrics"] for s in scores] == [s["scores"] for s in samples]

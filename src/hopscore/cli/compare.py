@@ -6,74 +6,109 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from hopscore.cli import app, console, err_console
-from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
+from hopscore.cli import options as o
 from hopscore.errors import HopscoreError
 from hopscore.io import write_json_atomic
 
 if TYPE_CHECKING:  # the analysis modules (numpy) load when the command runs, not for --help
-    from hopscore.analysis.compare import PairComparison
-    from hopscore.stats import Difference
+    from rich.console import Console
 
-MAX_GROUP_METRICS = 6
+    from hopscore.analysis.compare import CompareOptions, PairComparison, Row
+
+TESTS = {"mcnemar-exact": "McNemar", "mcnemar-mid-p": "McNemar mid-p",
+         "permutation": "permutation", "cluster-permutation": "cluster perm.",
+         "paired-bootstrap": "bootstrap"}
+STAR, UNDERPOWERED = "*", "†"
 
 
 def points(value: float) -> str:
     return f"{100 * value:.2f}"
 
 
-def delta_text(diff: Difference | None) -> str:
-    if diff is None:
-        return "n/a"
-    mark = "*" if diff.low > 0 or diff.high < 0 else ""
-    return f"{100 * diff.delta:+.2f} ± {100 * diff.half_width:.2f}{mark}"
-
-
-def p_text(p: float) -> str:
+def p_text(p: float | None) -> str:
+    if p is None:
+        return ""
     return f"{p:.2g}" if p < 0.001 else f"{p:.3f}"
 
 
+def mark(row: Row) -> str:
+    """``*`` when the adjusted p is below alpha, ``†`` when not and |Δ| is below the MDE."""
+    return STAR if row.significant else (UNDERPOWERED if row.underpowered else "")
+
+
+def mde_text(row: Row) -> str:
+    if row.mde_unreachable:
+        return "∞"  # too few examples for any difference to be significant
+    return "" if row.mde is None else points(row.mde)
+
+
+def interval_text(row: Row) -> str:
+    from hopscore.display import bounds_text
+
+    if row.interval is None:
+        return ""
+    return bounds_text(row.delta, row.interval.low, row.interval.high, bounded=False, signed=True)
+
+
+def delta_text(row: Row | None) -> str:
+    """``+2.10 ± 1.05*`` or ``+2.10 [+0.40, +3.95]*`` (points)."""
+    if row is None:
+        return "n/a"
+    return f"{100 * row.delta:+.2f} {interval_text(row)}{mark(row)}".replace("  ", " ")
+
+
+def legend(pairs: list[PairComparison]) -> str:
+    from hopscore.analysis.compare import family_size
+
+    options = pairs[0].options
+    correction = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no correction"}
+    text = (f"{STAR} adjusted p < {options.alpha:g} ({correction[options.correction]} over the "
+            f"{family_size(pairs)} tests of this comparison: runs × metrics × groups); "
+            f"{UNDERPOWERED} not significant and |Δ| below the minimum detectable effect at "
+            f"{100 * options.power:g}% power (∞: too few examples for any difference to be "
+            "significant)")
+    if pairs[0].cluster:
+        text += f"; clustered by {pairs[0].cluster} ({pairs[0].clusters} clusters)"
+    return text
+
+
 def metrics_table(pair: PairComparison) -> Table:
+    level = f"{100 * pair.options.level:g}%"
     table = Table(
-        title=f"{pair.b.label} vs {pair.a.label} on {pair.n} paired examples "
-              "(points; Δ = B − A with its 95% paired bootstrap interval; * = excludes 0)",
-        title_justify="left",
+        title=f"B = {pair.b.label} vs A = {pair.a.label} on {pair.n} paired examples "
+              f"(points; Δ = B − A with its {level} paired interval)",
+        title_justify="left", caption=legend([pair]), caption_justify="left",
     )
-    for column in ("metric", pair.a.label, pair.b.label, "Δ", "95% CI", "McNemar p",
+    for column in ("metric", "A", "B", "Δ", f"{level} CI", "test", "p", "p adj", "MDE",
                    "A✓ B✗", "A✗ B✓"):
-        table.add_column(column, justify="left" if column == "metric" else "right")
-    for m in pair.metrics:
-        d = m.difference
-        cells = [m.metric]
-        if d is None:
-            cells += ["", "", "n/a", "", "", "", ""]
-        else:
-            mark = "*" if d.low > 0 or d.high < 0 else ""
-            cells += [points(d.a), points(d.b), f"{100 * d.delta:+.2f}{mark}",
-                      f"[{100 * d.low:+.2f}, {100 * d.high:+.2f}]"]
-            if m.mcnemar is not None:
-                cells += [p_text(m.mcnemar.p_value), str(m.mcnemar.right_to_wrong),
-                          str(m.mcnemar.wrong_to_right)]
-            else:
-                cells += ["", "", ""]
-        table.add_row(*cells)
+        table.add_column(column, justify="left" if column in ("metric", "test") else "right")
+    for row in pair.metrics:
+        test = row.test
+        cells = [row.metric, points(row.a), points(row.b), f"{100 * row.delta:+.2f}{mark(row)}",
+                 interval_text(row), TESTS.get(test.name, test.name) if test else "",
+                 p_text(test.p if test else None), p_text(test.p_adjusted if test else None),
+                 mde_text(row)]
+        flips = row.flips
+        cells += [str(flips.right_to_wrong), str(flips.wrong_to_right)] if flips else ["", ""]
+        table.add_row(*(Text(cell) for cell in cells))
     return table
 
 
 def groups_table(pair: PairComparison) -> Table | None:
     if not pair.groups:
         return None
-    names = [m.metric for m in pair.metrics][:MAX_GROUP_METRICS]
-    table = Table(title="Per-group Δ (points, B − A ± half-width)", title_justify="left")
+    names = [r.metric for r in pair.metrics]
+    table = Table(title="Per-group Δ (points, B − A with its interval)", title_justify="left")
     table.add_column("group")
     table.add_column("n", justify="right")
     for name in names:
         table.add_column(name, justify="right")
     for g in pair.groups:
-        table.add_row(g.name, str(g.n), *(delta_text(g.metrics.get(name)) for name in names))
+        table.add_row(g.name, str(g.n), *(Text(delta_text(g.rows.get(name))) for name in names))
     return table
 
 
@@ -81,17 +116,20 @@ def flips_table(pair: PairComparison) -> Table | None:
     if pair.flip_metric is None:
         return None
     table = Table(title=f"Flips of {pair.flip_metric} by group (A = {pair.a.label}, "
-                        f"B = {pair.b.label})", title_justify="left")
+                        f"B = {pair.b.label}; p adjusted)", title_justify="left")
     for column in ("group", "n", "both right", "both wrong", "right→wrong", "wrong→right",
-                   "McNemar p"):
+                   "p adj"):
         table.add_column(column, justify="left" if column == "group" else "right")
-    overall = next(m.mcnemar for m in pair.metrics if m.metric == pair.flip_metric)
-    rows = [("all", pair.n, overall)] + [(g.name, g.n, g.flips) for g in pair.groups]
-    for name, n, mc in rows:
-        if mc is None:
+    overall = pair.row(pair.flip_metric)
+    rows = [("all", pair.n, overall)] + [(g.name, g.n, g.rows.get(pair.flip_metric))
+                                          for g in pair.groups]
+    for name, n, row in rows:
+        if row is None or row.flips is None:
             continue
-        table.add_row(name, str(n), str(mc.both_right), str(mc.both_wrong),
-                      str(mc.right_to_wrong), str(mc.wrong_to_right), p_text(mc.p_value))
+        f = row.flips
+        p = row.test.p_adjusted if row.test else None
+        table.add_row(name, str(n), str(f.both_right), str(f.both_wrong), str(f.right_to_wrong),
+                      str(f.wrong_to_right), p_text(p) + mark(row))
     return table
 
 
@@ -99,78 +137,138 @@ def flipped_examples_table(pair: PairComparison, show: int) -> Table | None:
     flips = pair.flips(show)
     if not flips:
         return None
-    table = Table(title=f"Flipped examples (first {show} of each direction)", title_justify="left")
-    for column in ("id", "flip", "group", f"{pair.a.label}", f"{pair.b.label}", "gold"):
-        table.add_column(column, overflow="fold", max_width=40)
+    table = Table(title=f"Flipped examples (first {show} of each direction; A = {pair.a.label}, "
+                        f"B = {pair.b.label})", title_justify="left")
+    for column in ("id", "flip", "group", "A", "B", "gold"):
+        table.add_column(column, overflow="fold", max_width=40,
+                         no_wrap=column in ("flip",), min_width=len(column))
     for f in flips:
-        table.add_row(f.id, f.direction, ", ".join(f.groups.values()), f.prediction_a or "",
-                      f.prediction_b or "", " | ".join(f.gold))
+        table.add_row(*(Text(cell) for cell in (
+            f.id, f.direction, ", ".join(f.groups.values()), f.prediction_a or "",
+            f.prediction_b or "", " | ".join(f.gold))))
     return table
 
 
 def matrix_table(pairs: list[PairComparison]) -> Table:
     base = pairs[0].a
-    names = [m.metric for m in pairs[0].metrics]
-    table = Table(title=f"Δ against the baseline {base.label} (points ± half-width; "
-                        "* = interval excludes 0)", title_justify="left")
+    names = [r.metric for r in pairs[0].metrics]
+    table = Table(title=f"Δ against the baseline {base.label} (points, with the paired interval)",
+                  title_justify="left", caption=legend(pairs), caption_justify="left")
     table.add_column("run")
     table.add_column("n", justify="right")
     for name in names:
         table.add_column(name, justify="right")
-    table.add_column("flips r→w / w→r (p)", justify="right")
+    table.add_column("flips r→w / w→r (p adj)", justify="right")
     for pair in pairs:
-        by_name = {m.metric: m.difference for m in pair.metrics}
         flips = ""
-        if pair.flip_metric is not None:
-            mc = next(m.mcnemar for m in pair.metrics if m.metric == pair.flip_metric)
-            if mc is not None:
-                flips = f"{mc.right_to_wrong} / {mc.wrong_to_right} ({p_text(mc.p_value)})"
-        table.add_row(pair.b.label, str(pair.n), *(delta_text(by_name.get(n)) for n in names),
-                      flips)
+        row = pair.row(pair.flip_metric) if pair.flip_metric else None
+        if row is not None and row.flips is not None:
+            p = row.test.p_adjusted if row.test else None
+            flips = f"{row.flips.right_to_wrong} / {row.flips.wrong_to_right} ({p_text(p)})"
+        table.add_row(pair.b.label, str(pair.n),
+                      *(Text(delta_text(pair.row(n))) for n in names), flips)
     return table
 
 
 def print_comparison(pairs: list[PairComparison], out: Console, show: int) -> None:
+    """Every table, each split to the terminal's width by its key columns (nothing cut)."""
+    from hopscore.display import print_table
+
     if len(pairs) > 1:
-        out.print(matrix_table(pairs))
+        print_table(out, matrix_table(pairs), keys=2)
     for pair in pairs:
-        for table in (metrics_table(pair), groups_table(pair), flips_table(pair),
-                      flipped_examples_table(pair, show)):
+        for table, keys in ((metrics_table(pair), 1), (groups_table(pair), 2),
+                            (flips_table(pair), 2), (flipped_examples_table(pair, show), 1)):
             if table is not None:
-                out.print(table)
+                print_table(out, table, keys=keys)
+
+
+def compare_options(ci: str, ci_level: float, resamples: int, seed: int, cluster: str | None,
+                    cluster_file: Path | None, correction: str, alpha: float, power: float,
+                    mid_p: bool, permutations: int, flip_metric: str | None) -> CompareOptions:
+    from hopscore.analysis.compare import CompareOptions
+    from hopscore.inference.clusters import ClusterSpec
+
+    clusters = None
+    if cluster is not None or cluster_file is not None:
+        clusters = ClusterSpec(field=cluster, file=cluster_file)
+    return CompareOptions(ci=ci.lower(), level=ci_level, resamples=resamples, seed=seed,
+                          correction=correction.lower(), alpha=alpha, power=power, mid_p=mid_p,
+                          permutations=permutations, clusters=clusters, flip_metric=flip_metric)
+
+
+CORRECTION = typer.Option("holm", "--correction", rich_help_panel="Tests",
+                          help="Adjust the p-values of every row of the call: holm (family-wise "
+                          "error), bh (false discovery rate) or none.")
+ALPHA = typer.Option(0.05, "--alpha", rich_help_panel="Tests",
+                     help="Significance level of the stars (on adjusted p-values) and the MDE.")
+POWER = typer.Option(0.8, "--power", rich_help_panel="Tests",
+                     help="Power of the minimum detectable effect (MDE).")
+MID_P = typer.Option(False, "--mid-p", rich_help_panel="Tests",
+                     help="McNemar's mid-p instead of its exact p (less conservative).")
+PERMUTATIONS = typer.Option(10_000, "--permutations", rich_help_panel="Tests",
+                            help="Monte Carlo draws of the permutation tests (exact when at most "
+                            "16 examples or clusters differ).")
 
 
 @app.command(rich_help_panel="Analyse", short_help=(
-    "Paired comparison of runs: bootstrap intervals of differences, McNemar, flips."))
+    "Paired comparison of runs: intervals of differences, one corrected test per row, power."))
 def compare(
     inputs: list[Path] = typer.Argument(
         ..., help="Score or run directories, scores.jsonl, judge or sql-match output JSONL.",
         show_default=False,
     ),
     baseline: str | None = typer.Option(
-        None, "--baseline", "-b", help="The input the others are compared to (default: the first)."
+        None, "--baseline", "-b", metavar="INPUT",
+        help="The input the others are compared to (default: the first)."
     ),
     flip_metric: str | None = typer.Option(
-        None, "--flip-metric", help="Binary metric of the flip table (default: correct, match, "
+        None, "--flip-metric", metavar="METRIC",
+        help="Binary metric of the flip table (default: correct, match, "
         "judge_accuracy, accuracy, em, ... whichever exists first)."
     ),
-    resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=1,
-                                  help="Bootstrap resamples."),
-    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap."),
-    show: int = typer.Option(10, "--show", min=0, help="Flipped examples listed per direction."),
+    ci: str = o.CI,
+    ci_level: float = o.CI_LEVEL,
+    resamples: int = o.RESAMPLES,
+    seed: int = o.SEED,
+    cluster: str | None = o.CLUSTER,
+    cluster_file: Path | None = o.CLUSTER_FILE,
+    correction: str = CORRECTION,
+    alpha: float = ALPHA,
+    power: float = POWER,
+    mid_p: bool = MID_P,
+    permutations: int = PERMUTATIONS,
+    show: int = typer.Option(10, "--show", metavar="N",
+                             min=0, help="Flipped examples listed per direction."),
     output: Path | None = typer.Option(
-        None, "--output", "-o", help="Write the full comparison (every flip) as JSON here."
+        None, "--output", "-o", metavar="FILE",
+        help="Write the full comparison (every flip) as JSON here."
     ),
+    json_output: bool = o.JSON,
 ) -> None:
-    """Compare runs on the same examples: paired bootstrap intervals of every metric's
-    difference, McNemar's exact test for binary metrics, per-group deltas and flip tables.
+    """Compare runs on the same examples: for every metric, overall and per group, the
+    difference B − A with its paired interval (Newcombe for 0/1 metrics, BCa for the others),
+    one test (McNemar's exact test for 0/1 metrics, a paired permutation test for the others),
+    its p-value adjusted over every row the call reports (Holm), and the minimum detectable
+    effect; a star marks adjusted p < alpha, a dagger an underpowered row.
 
-    Examples are aligned by id; ids in only one input are listed and left out. With more than
-    two inputs every run is compared to the baseline and a matrix is printed.
+    Examples are aligned by id; ids in only one input are listed and left out, and examples a
+    run has no prediction for are counted (they score 0). With more than two inputs every run
+    is compared to the baseline and a matrix is printed.
+
+    Examples:
+
+      hopscore compare runs/a runs/b
+
+      hopscore compare runs/base runs/x runs/y --baseline runs/base --output comparison.json
+
+      hopscore compare judged_a.jsonl judged_b.jsonl --flip-metric correct
     """
     from hopscore.analysis.compare import compare_to_baseline
     from hopscore.analysis.scored import load_many
 
+    options = compare_options(ci, ci_level, resamples, seed, cluster, cluster_file, correction,
+                              alpha, power, mid_p, permutations, flip_metric)
     sets = load_many(inputs)
     index = 0
     if baseline is not None:
@@ -180,12 +278,20 @@ def compare(
             raise HopscoreError(f"--baseline {baseline!r} is none of the inputs "
                                 f"({', '.join(s.label for s in sets)})")
         index = matches[0]
-    pairs = compare_to_baseline(sets, index, resamples=resamples, seed=seed,
-                                flip_metric=flip_metric)
-    print_comparison(pairs, console, show)
+    pairs = compare_to_baseline(sets, index, options)
+    if not json_output:
+        print_comparison(pairs, console, show)
     for warning in dict.fromkeys(w for pair in pairs for w in pair.warnings):
         err_console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
-    if output is not None:
-        write_json_atomic(output, {"baseline": sets[index].label,
-                                   "comparisons": [pair.to_json() for pair in pairs]})
-        err_console.print(f"wrote {output}", markup=False, highlight=False)
+    if output is not None or json_output:
+        from hopscore.analysis.compare import family_size
+
+        document = {
+            "baseline": sets[index].label, "options": options.to_json(),
+            "family": {"correction": options.correction, "tests": family_size(pairs)},
+            "comparisons": [pair.to_json() for pair in pairs]}
+        if json_output:
+            o.print_json(document)
+        if output is not None:
+            write_json_atomic(output, document)
+            err_console.print(f"wrote {output}", markup=False, highlight=False)

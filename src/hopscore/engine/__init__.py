@@ -1,27 +1,26 @@
 """Reusable request machinery for every command that calls a model (the judge, model runs).
 
-* :class:`ChatEngine` sends :class:`ChatRequest`s through a :class:`ChatBackend` with bounded
-  concurrency, a hard per-attempt timeout, retries with exponential back-off and jitter
-  (Retry-After honoured) and a persistent :class:`ResponseCache`; it returns a
-  :class:`CallResult` holding a :class:`ChatResponse` or a typed :class:`CallFailure`.
+* :class:`ChatEngine` sends :class:`ChatRequest`s through a :class:`ChatBackend` with a
+  concurrency limit that adapts to the endpoint (:class:`ConcurrencyLimit`), a hard
+  per-attempt timeout, retries with exponential back-off and jitter (Retry-After honoured up to
+  a cap) within a per-request deadline, and a persistent :class:`ResponseCache` shared safely
+  between processes; it returns a :class:`CallResult` holding a :class:`ChatResponse` or a typed
+  :class:`CallFailure`, with an :class:`AttemptRecord` per attempt sent.
 * :class:`ResultLog` and :func:`run_batch` make a long run resumable: rows are appended as they
   finish, a re-run skips finished keys, and the file ends in input order, one row per item.
 """
 
-from hopscore.engine.backend import (
-    ChatBackend,
-    OpenAIBackend,
-    endpoint_of,
-    parse_body,
-    status_error,
-)
+from hopscore.engine.backend import ChatBackend, OpenAIBackend, endpoint_of
 from hopscore.engine.batch import BatchOutcome, RowResult, run_batch
-from hopscore.engine.cache import ResponseCache, default_cache_dir
+from hopscore.engine.cache import ResponseCache, cache_for, default_cache_dir, warn_printer
+from hopscore.engine.classify import error_message, error_reply, parse_body, status_error
 from hopscore.engine.core import ChatEngine, EngineStats
+from hopscore.engine.limit import ConcurrencyLimit
 from hopscore.engine.resume import ResultLog, note_resume, run_key_of
 from hopscore.engine.retry import RetryPolicy, parse_retry_after
 from hopscore.engine.types import (
     RETRYABLE_KINDS,
+    AttemptRecord,
     CallError,
     CallFailure,
     CallResult,
@@ -34,6 +33,7 @@ from hopscore.engine.types import (
 
 __all__ = [
     "RETRYABLE_KINDS",
+    "AttemptRecord",
     "BatchOutcome",
     "CallError",
     "CallFailure",
@@ -42,6 +42,7 @@ __all__ = [
     "ChatEngine",
     "ChatRequest",
     "ChatResponse",
+    "ConcurrencyLimit",
     "EngineStats",
     "OpenAIBackend",
     "ResponseCache",
@@ -49,9 +50,12 @@ __all__ = [
     "RetryPolicy",
     "RowResult",
     "Usage",
+    "cache_for",
     "canonical_json",
     "default_cache_dir",
     "endpoint_of",
+    "error_message",
+    "error_reply",
     "note_resume",
     "parse_body",
     "parse_retry_after",
@@ -59,4 +63,5 @@ __all__ = [
     "run_key_of",
     "sha256_text",
     "status_error",
+    "warn_printer",
 ]

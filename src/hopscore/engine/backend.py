@@ -2,34 +2,42 @@
 
 :class:`ChatBackend` is the whole contract, so a model that runs in-process (a local GGUF model,
 a test double) plugs into the same engine as an HTTP endpoint. :class:`OpenAIBackend` talks to
-any OpenAI-compatible endpoint through the official async client, with the SDK's own retries
-switched off so that the engine's policy is the only one in force.
+any OpenAI-compatible endpoint (``POST {base_url}/chat/completions``) over one aiohttp session
+per endpoint: one connection pool and one TLS context however many requests are in flight.
+
+Why not the ``openai`` SDK: its per-request work (typed options, header merging, httpx models)
+cost about 1 ms of CPU per request, against about 0.1 ms for aiohttp (bench/judge_throughput.py
+and the figures in docs/running-models.md), and importing it took most of a second. The
+request body is the chat-completions JSON the SDK would send; proxies from the environment
+(``HTTPS_PROXY``, ``NO_PROXY``) are honoured as the SDK does.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import os
+import ssl
 from typing import TYPE_CHECKING, Any, Protocol
 
-from hopscore.engine.retry import parse_retry_after
+from hopscore.engine.classify import error_message, parse_body, status_error
 from hopscore.engine.types import (
-    BACKEND_ERROR,
-    CLIENT_ERROR,
     CONNECTION,
-    FATAL,
     MALFORMED_BODY,
-    RATE_LIMIT,
-    SERVER_ERROR,
     TIMEOUT,
     CallError,
     ChatRequest,
     ChatResponse,
 )
+from hopscore.errors import HopscoreError
 
 if TYPE_CHECKING:
-    import openai
+    import aiohttp
 
-CONNECTIONS_PER_CLIENT = 8
+#: seconds an idle connection is kept: under the 5 s after which uvicorn, llama.cpp's server and
+#: others close theirs, so a request is never written into a connection the server just closed
+KEEPALIVE_S = 3.0
 
 
 class ChatBackend(Protocol):
@@ -43,108 +51,114 @@ class ChatBackend(Protocol):
     async def aclose(self) -> None: ...
 
 
-class OpenAIBackend:
-    """Chat completions on an OpenAI-compatible endpoint (OpenAI, vLLM, llama.cpp, Ollama, ...).
-
-    ``concurrency`` is a hint: requests are spread round-robin over one client per
-    :data:`CONNECTIONS_PER_CLIENT` concurrent requests. The HTTP pool under the SDK scans all
-    of its connections on every request, so one pool of 64 connections costs noticeably more
-    CPU per request than eight pools of 8 (see bench/judge_throughput.py).
-    """
-
-    def __init__(self, base_url: str | None, api_key: str | None, *, concurrency: int = 1) -> None:
-        import openai  # deferred: importing the SDK takes about a second
-
-        self.endpoint = endpoint_of(base_url)
-        count = max(1, -(-concurrency // CONNECTIONS_PER_CLIENT))
-        self._clients = [
-            openai.AsyncOpenAI(base_url=base_url or None, api_key=api_key or "EMPTY", max_retries=0)
-            for _ in range(count)
-        ]
-        self._next = 0
-
-    async def send(self, request: ChatRequest, timeout: float) -> ChatResponse:
-        import openai
-
-        try:
-            # The client's generic post (the SDK's documented way to call any endpoint) sends
-            # the body as is and returns the raw text: no per-request transformation of typed
-            # parameters (about half the client's CPU time per call) and the body is parsed here,
-            # where malformed, empty and null replies are classified.
-            body = {"model": request.model, "messages": request.messages, **request.body()}
-            client = self._clients[self._next]
-            self._next = (self._next + 1) % len(self._clients)
-            text = await client.post(
-                "/chat/completions", cast_to=str, body=body, options={"timeout": timeout}
-            )
-        except openai.APITimeoutError:
-            raise CallError(TIMEOUT, f"no response within {timeout:g} s") from None
-        except openai.APIConnectionError as exc:
-            raise CallError(CONNECTION, _describe_connection_error(exc)) from None
-        except openai.APIStatusError as exc:
-            headers = dict(exc.response.headers)
-            raise status_error(exc.status_code, _error_message(exc), headers) from None
-        except openai.APIResponseValidationError as exc:
-            raise CallError(MALFORMED_BODY, str(exc)) from None
-        except openai.OpenAIError as exc:
-            raise CallError(BACKEND_ERROR, f"{type(exc).__name__}: {exc}") from None
-        return parse_body(text)
-
-    async def aclose(self) -> None:
-        for client in self._clients:
-            await client.close()
-
-
 def endpoint_of(base_url: str | None) -> str:
     """The endpoint an :class:`OpenAIBackend` for ``base_url`` reports (part of cache keys)."""
     return (base_url or "https://api.openai.com/v1").rstrip("/")
 
 
-def status_error(status: int, message: str, headers: dict[str, str]) -> CallError:
-    """Classify an HTTP error status: 429 and 5xx (and 408/409) are retried, 401/403/404 stop."""
-    retry_after = parse_retry_after(headers)
-    if status == 429:
-        return CallError(RATE_LIMIT, message, status=status, retry_after=retry_after)
-    if status >= 500 or status in (408, 409):
-        return CallError(SERVER_ERROR, message, status=status, retry_after=retry_after)
-    if status in (401, 403, 404):
-        return CallError(FATAL, message, status=status)
-    return CallError(CLIENT_ERROR, message, status=status)
-
-
-def parse_body(text: str) -> ChatResponse:
-    """Parse a 2xx body into a :class:`ChatResponse`; anything else is a retryable failure."""
+def ssl_context() -> ssl.SSLContext:
+    """The system's trust store, plus certifi's bundle when it is installed (as httpx uses)."""
+    context = ssl.create_default_context()
     try:
-        body = json.loads(text)
-    except ValueError:
-        snippet = text[:120].replace("\n", " ")
-        raise CallError(MALFORMED_BODY, f"response body is not JSON: {snippet!r}") from None
-    if not isinstance(body, dict):
-        raise CallError(MALFORMED_BODY, "response body is not a JSON object")
-    if "choices" not in body and "error" in body:
-        # Some gateways answer 200 with an error object (e.g. an upstream provider failed).
-        raise CallError(MALFORMED_BODY, f"error object in a 200 response: {_short(body['error'])}")
-    return ChatResponse.from_body(body)
+        import certifi
+    except ImportError:
+        return context
+    with contextlib.suppress(OSError):
+        context.load_verify_locations(certifi.where())
+    return context
 
 
-def _error_message(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return str(inner["message"])
-    text = exc.response.text if exc.response is not None else ""
-    return text[:200] or str(exc)
+class OpenAIBackend:
+    """Chat completions on an OpenAI-compatible endpoint (OpenAI, vLLM, llama.cpp, Ollama, ...).
+
+    The connection pool is unbounded: the engine's concurrency limit decides how many
+    requests are in flight (``concurrency`` is kept for callers that size things by it).
+    """
+
+    def __init__(self, base_url: str | None, api_key: str | None, *, concurrency: int = 8,
+                 user_agent: str = "hopscore") -> None:
+        self.endpoint = endpoint_of(base_url)
+        self.url = f"{self.endpoint}/chat/completions"
+        if not self.url.startswith(("http://", "https://")):
+            raise HopscoreError(f"--base-url {base_url!r}: not an http:// or https:// URL")
+        self.concurrency = max(1, concurrency)
+        self._headers = {
+            "Authorization": f"Bearer {api_key or 'EMPTY'}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": user_agent,
+        }
+        self._session: aiohttp.ClientSession | None = None
+        import aiohttp  # noqa: F401  (imported now, not in the first request's time)
+
+        self._proxy: Any = None
+        self._proxy_auth: Any = None
+
+    def _open(self) -> aiohttp.ClientSession:
+        import aiohttp  # deferred: only a run that sends requests needs it
+        from aiohttp.helpers import get_env_proxy_for_url
+        from yarl import URL
+
+        connector = aiohttp.TCPConnector(
+            limit=0, limit_per_host=0, keepalive_timeout=KEEPALIVE_S,
+            ssl=ssl_context() if self.url.startswith("https://") else False)
+        # The proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROXY) is looked up once: with trust_env the
+        # session would look it up, and read ~/.netrc, on a thread for every request.
+        try:
+            self._proxy, self._proxy_auth = get_env_proxy_for_url(URL(self.url))
+        except LookupError:
+            self._proxy, self._proxy_auth = None, None
+        self._session = aiohttp.ClientSession(connector=connector, trust_env=False,
+                                              auto_decompress=True)
+        return self._session
+
+    async def send(self, request: ChatRequest, timeout: float) -> ChatResponse:
+        import aiohttp
+
+        session = self._session or self._open()
+        body = {"model": request.model, "messages": request.messages, **request.body()}
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        try:
+            async with session.post(self.url, data=data, headers=self._headers,
+                                    timeout=aiohttp.ClientTimeout(total=timeout),
+                                    proxy=self._proxy, proxy_auth=self._proxy_auth) as reply:
+                payload = await reply.read()
+                status = reply.status
+                headers = dict(reply.headers) if status >= 300 else {}
+        except asyncio.TimeoutError:
+            raise CallError(TIMEOUT, f"no response from {self.url} within {timeout:g} s") \
+                from None
+        except aiohttp.ClientConnectorError as exc:
+            raise CallError(CONNECTION, f"cannot connect to {self.url}: {_reason(exc)}") \
+                from None
+        except aiohttp.ServerDisconnectedError:
+            raise CallError(CONNECTION, f"{self.url} closed the connection before answering") \
+                from None
+        except aiohttp.ClientPayloadError as exc:
+            raise CallError(CONNECTION, f"the reply from {self.url} was cut off: {exc}") \
+                from None
+        except aiohttp.ClientResponseError as exc:
+            raise CallError(MALFORMED_BODY, f"{self.url} sent an unreadable HTTP reply: "
+                                            f"{exc.message}") from None
+        except (aiohttp.ClientError, OSError) as exc:
+            raise CallError(CONNECTION, f"request to {self.url} failed: "
+                                        f"{type(exc).__name__}: {exc}") from None
+        if 200 <= status < 300:
+            return parse_body(payload, status)
+        text = payload.decode("utf-8", "replace")
+        raise status_error(status, error_message(status, text), headers)
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            session, self._session = self._session, None
+            await session.close()
 
 
-def _describe_connection_error(exc: openai.APIConnectionError) -> str:
-    cause = exc.__cause__
-    if cause is not None:
-        return f"{exc.message} ({type(cause).__name__}: {cause})"
-    return exc.message
-
-
-def _short(value: Any) -> str:
-    if isinstance(value, dict) and isinstance(value.get("message"), str):
-        return str(value["message"])[:200]
-    return json.dumps(value)[:200]
+def _reason(exc: Any) -> str:
+    cause = getattr(exc, "os_error", None)
+    if isinstance(cause, OSError):
+        if cause.errno:
+            return f"{os.strerror(cause.errno)} (errno {cause.errno})"
+        if cause.strerror:
+            return cause.strerror
+    return str(exc) or type(exc).__name__

@@ -1,22 +1,43 @@
-"""A persistent response cache: SQLite, keyed by the request's cache key.
+"""A persistent response cache: SQLite, keyed by the request's cache key, safe to share.
 
 Only successful responses are stored (a failure is never cached, so a re-run retries it). The
-database runs in WAL mode with a busy timeout, so several processes may share one cache file;
-inside one process the engine calls it from the event-loop thread only.
+default file (``~/.cache/hopscore/responses.sqlite``) is shared by every run on the machine, so:
+
+* it is read and written off the event loop, on two threads of its own (one reader, one
+  writer, each with its own connection): a lock held by another process never stalls requests;
+* the database is in WAL mode (readers never wait for a writer), every statement has a short
+  busy timeout, and every write is one short transaction;
+* on any failure (locked beyond the busy timeout, a table of another schema, a corrupt or
+  foreign file, a read-only location, a full disk) it warns once, naming the file and the
+  reason, and the run goes on without a cache. A cache problem never fails a run.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import sqlite3
+import sys
+import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hopscore.engine.types import ChatResponse
-from hopscore.errors import HopscoreError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 DEFAULT_CACHE_FILE = "responses.sqlite"
+#: seconds a statement waits for another process's lock before the cache is given up
+BUSY_TIMEOUT_S = 2.0
+COLUMNS = ("key", "body", "latency_s", "created")
+
+Warn = Callable[[str], None]
 
 
 def default_cache_dir() -> Path:
@@ -29,32 +50,105 @@ def default_cache_dir() -> Path:
     return base / "hopscore"
 
 
-class ResponseCache:
-    """Maps a request cache key to the response body it got."""
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
-    def __init__(self, path: Path) -> None:
+
+class CacheUnusable(Exception):
+    """The cache file cannot be used (the reason is the message)."""
+
+
+class ResponseCache:
+    """Maps a request cache key to the response body it got.
+
+    :meth:`aget` and :meth:`put` are what the engine calls (from the event loop); :meth:`get`
+    and :meth:`put_sync` do the same synchronously (tests, tools). After the first failure
+    :attr:`disabled` is true and every call is a miss / a no-op.
+    """
+
+    def __init__(self, path: Path, *, warn: Warn | None = None,
+                 busy_timeout: float = BUSY_TIMEOUT_S) -> None:
         self.path = path
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS responses ("
-                " key TEXT PRIMARY KEY, body TEXT NOT NULL, latency_s REAL, created REAL NOT NULL)"
-            )
-        except (OSError, sqlite3.Error) as exc:
-            raise HopscoreError(f"cannot open the response cache {path}: {exc}") from None
+        self.busy_timeout = busy_timeout
+        self._warn = warn or _stderr
+        self.disabled = False
+        self.reason: str | None = None
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._reader = ThreadPoolExecutor(1, thread_name_prefix="hopscore-cache-read")
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="hopscore-cache-write")
+        self._schema_checked = False
+        self._closed = False
 
     @classmethod
-    def in_dir(cls, directory: Path) -> ResponseCache:
-        return cls(directory / DEFAULT_CACHE_FILE)
+    def in_dir(cls, directory: Path, *, warn: Warn | None = None) -> ResponseCache:
+        return cls(directory / DEFAULT_CACHE_FILE, warn=warn)
+
+    # -- failure ---------------------------------------------------------------------------
+
+    def _fail(self, exc: BaseException) -> None:
+        with self._lock:
+            if self.disabled:
+                return
+            self.disabled = True
+            self.reason = _describe(exc)
+        self._warn(f"warning: the response cache {self.path} cannot be used ({self.reason}); "
+                   "this run goes on without it: responses are neither read from it nor saved")
+
+    # -- connections (one per thread) ------------------------------------------------------
+
+    def _db(self) -> sqlite3.Connection:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is not None:
+            return db
+        if self.path.is_dir():
+            raise CacheUnusable("it is a directory")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None,
+                             check_same_thread=False)
+        try:
+            db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            with self._lock:
+                first = not self._schema_checked
+            if first:
+                self._prepare(db)
+                with self._lock:
+                    self._schema_checked = True
+            db.execute("PRAGMA synchronous=NORMAL")
+        except BaseException:
+            db.close()
+            raise
+        self._local.db = db
+        return db
+
+    def _prepare(self, db: sqlite3.Connection) -> None:
+        mode = db.execute("PRAGMA journal_mode").fetchone()[0]
+        if str(mode).lower() != "wal":
+            mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise CacheUnusable(f"it cannot be put in WAL mode (journal mode {mode})")
+        columns = [row[1] for row in db.execute("PRAGMA table_info(responses)")]
+        if not columns:
+            db.execute("CREATE TABLE IF NOT EXISTS responses ("
+                       " key TEXT PRIMARY KEY, body TEXT NOT NULL, latency_s REAL,"
+                       " created REAL NOT NULL)")
+        elif tuple(columns) != COLUMNS:
+            raise CacheUnusable(
+                f"its responses table has another schema (columns {', '.join(columns)}; "
+                f"expected {', '.join(COLUMNS)}): another tool or version wrote it")
+
+    # -- synchronous operations (run on the cache threads) ---------------------------------
 
     def get(self, key: str) -> tuple[ChatResponse, float | None] | None:
         """The cached response and the latency it had when it was fetched, or None."""
-        row = self._db.execute(
-            "SELECT body, latency_s FROM responses WHERE key = ?", (key,)
-        ).fetchone()
+        if self.disabled:
+            return None
+        try:
+            row = self._db().execute(
+                "SELECT body, latency_s FROM responses WHERE key = ?", (key,)).fetchone()
+        except Exception as exc:
+            self._fail(exc)
+            return None
         if row is None:
             return None
         try:
@@ -64,16 +158,95 @@ class ResponseCache:
             # A corrupt entry is a miss; it is overwritten by the next successful fetch.
             return None
 
+    def put_sync(self, key: str, response: ChatResponse, latency_s: float | None) -> None:
+        if self.disabled:
+            return
+        try:
+            text = json.dumps(response.raw, ensure_ascii=False)
+            self._db().execute(
+                "INSERT OR REPLACE INTO responses (key, body, latency_s, created) "
+                "VALUES (?, ?, ?, ?)", (key, text, latency_s, time.time()))
+        except Exception as exc:
+            self._fail(exc)
+
+    # -- what the engine calls -------------------------------------------------------------
+
+    async def aget(self, key: str) -> tuple[ChatResponse, float | None] | None:
+        if self.disabled or self._closed:
+            return None
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._reader, self.get, key)
+        except RuntimeError:  # the executor was shut down
+            return None
+
     def put(self, key: str, response: ChatResponse, latency_s: float | None) -> None:
-        self._db.execute(
-            "INSERT OR REPLACE INTO responses (key, body, latency_s, created) VALUES (?, ?, ?, ?)",
-            (key, json.dumps(response.raw, ensure_ascii=False), latency_s, time.time()),
-        )
+        """Queue a write; it happens on the writer thread (never blocks the caller)."""
+        if self.disabled or self._closed:
+            return
+        with contextlib.suppress(RuntimeError):
+            self._writer.submit(self.put_sync, key, response, latency_s)
 
     def __len__(self) -> int:
-        count: int = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        if self.disabled:
+            return 0
+        future = self._reader.submit(self._count)
+        return future.result()
+
+    def _count(self) -> int:
+        try:
+            count: int = self._db().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        except Exception as exc:
+            self._fail(exc)
+            return 0
         return count
 
+    def flush(self) -> None:
+        """Wait until every queued write is done (or given up)."""
+        if not self._closed:
+            self._writer.submit(lambda: None).result()
+
     def close(self) -> None:
-        self._db.close()
+        """Finish the queued writes, then close both connections."""
+        if self._closed:
+            return
+        for executor in (self._writer, self._reader):
+            with contextlib.suppress(RuntimeError):
+                executor.submit(self._close_local).result()
+            executor.shutdown(wait=True)
+        self._closed = True
+
+    async def aclose(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self.close)
+
+    def _close_local(self) -> None:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is not None:
+            self._local.db = None
+            with contextlib.suppress(sqlite3.Error):
+                db.close()
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in text:
+        return f"{text}: another process has held its lock for more than " \
+               f"{BUSY_TIMEOUT_S:g} s"
+    if isinstance(exc, sqlite3.DatabaseError) and "not a database" in text:
+        return f"{text}: the file is corrupt or not a hopscore cache"
+    if "unable to open" in text or "readonly" in text or "read-only" in text:
+        return f"{text}: the file or its folder cannot be written (read-only?)"
+    return text
+
+
+def warn_printer(console: Console | None) -> Warn | None:
+    """Print cache warnings on ``console`` (None: on stderr)."""
+    if console is None:
+        return None
+    return lambda message: console.print(message, style="yellow", markup=False, highlight=False)
+
+
+def cache_for(directory: Path | None, warn: Warn | None = None) -> ResponseCache | None:
+    """The cache in ``directory`` (None: no cache)."""
+    return None if directory is None else ResponseCache.in_dir(directory, warn=warn)
 

@@ -1,8 +1,18 @@
-"""The request engine: bounded concurrency, a hard per-attempt timeout, retries, a response cache.
+"""The request engine: adaptive concurrency, a hard per-attempt timeout, retries within a
+per-request deadline, a response cache.
 
 ``await engine.complete(request)`` returns a :class:`CallResult` holding either a response or a
-typed failure; it never raises for a network or API problem. Cache hits do not take a
-concurrency slot, and a request waiting out its back-off gives its slot to another request.
+typed failure, with a record of every attempt sent; it never raises for a network or API
+problem. Cache hits do not take a concurrency slot, and a request waiting out its back-off gives
+its slot to another request.
+
+Time limits:
+
+* ``timeout`` bounds one attempt, from the moment it is sent (time queued for a slot in this
+  process does not count);
+* the retry policy's deadline bounds one request over all its attempts and back-off waits
+  (again without queue time): a Retry-After that would end past it is not waited for, and the
+  last attempt only gets the time that is left.
 """
 
 from __future__ import annotations
@@ -12,20 +22,26 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from hopscore.engine.backend import ChatBackend
 from hopscore.engine.cache import ResponseCache
+from hopscore.engine.classify import error_reply
+from hopscore.engine.limit import OK, OTHER, RATE_LIMIT, TIMEOUT, ConcurrencyLimit
 from hopscore.engine.retry import RetryPolicy
 from hopscore.engine.types import (
+    API_ERROR,
     BACKEND_ERROR,
     EMPTY_CONTENT,
-    TIMEOUT,
+    AttemptRecord,
     CallError,
     CallFailure,
     CallResult,
     ChatRequest,
     ChatResponse,
 )
+from hopscore.engine.types import RATE_LIMIT as RATE_LIMITED
+from hopscore.engine.types import TIMEOUT as TIMED_OUT
 
 
 @dataclass(slots=True)
@@ -39,11 +55,19 @@ class EngineStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     failures_by_kind: dict[str, int] = field(default_factory=dict)
+    #: why attempts were retried, by failure kind
+    retried_by_kind: dict[str, int] = field(default_factory=dict)
+    #: what the concurrency limit did (set by the engine)
+    concurrency: dict[str, Any] | None = None
 
-    def to_json(self) -> dict[str, int]:
+    def to_json(self) -> dict[str, Any]:
         """The ``requests`` block of a run's config.json."""
-        return {"sent": self.requests_sent, "retries": self.retries,
-                "cache_hits": self.cache_hits, "failures": self.failures}
+        out: dict[str, Any] = {"sent": self.requests_sent, "retries": self.retries,
+                               "cache_hits": self.cache_hits, "failures": self.failures,
+                               "retried_by_kind": dict(self.retried_by_kind)}
+        if self.concurrency is not None:
+            out["concurrency"] = self.concurrency
+        return out
 
 
 class ChatEngine:
@@ -57,6 +81,7 @@ class ChatEngine:
         timeout: float = 120.0,
         retry: RetryPolicy | None = None,
         cache: ResponseCache | None = None,
+        adaptive: bool = True,
         rng: random.Random | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
@@ -68,11 +93,18 @@ class ChatEngine:
         self.concurrency = concurrency
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
+        self.deadline = self.retry.deadline_for(timeout)
         self.cache = cache
         self.stats = EngineStats()
-        self._slots = asyncio.Semaphore(concurrency)
+        self.limit = ConcurrencyLimit(concurrency, timeout, adaptive=adaptive)
         self._rng = rng or random.Random()
         self._sleep = sleep
+
+    @property
+    def start_interval(self) -> float:
+        """How far apart :func:`~hopscore.engine.run_batch` should start its workers: not at all
+        when the limit adapts (it opens the slots of a raise one by one itself)."""
+        return 0.0 if self.limit.adaptive else 0.005
 
     def cache_key(self, request: ChatRequest) -> str:
         return request.cache_key(self.backend.endpoint)
@@ -82,60 +114,114 @@ class ChatEngine:
         key = self.cache_key(request)
         started = time.perf_counter()
         if self.cache is not None:
-            hit = self.cache.get(key)
+            hit = await self.cache.aget(key)
             if hit is not None:
                 self.stats.cache_hits += 1
                 response, latency = hit
                 elapsed = time.perf_counter() - started
                 return CallResult(key, response, None, 0, latency, elapsed, cached=True)
-        attempts = 0
+        log: list[AttemptRecord] = []
+        spent = 0.0  # attempts and waits, not time queued for a slot
         while True:
-            attempts += 1
+            left = self.deadline - spent
+            budget = min(self.timeout, left)
+            ticket = await self.limit.acquire()
             attempt_started = time.perf_counter()
+            self.stats.requests_sent += 1
+            outcome = OTHER
             try:
-                async with self._slots:
-                    attempt_started = time.perf_counter()
-                    self.stats.requests_sent += 1
-                    response = await self._attempt(request)
+                response = await self._attempt(request, budget, budget < self.timeout)
+                outcome = OK
             except CallError as error:
-                if not error.retryable or attempts > self.retry.max_retries:
-                    return self._failed(key, error, attempts, started)
-                self.stats.retries += 1
-                await self._sleep(self.retry.delay(attempts, error.retry_after, self._rng))
-                continue
-            latency = time.perf_counter() - attempt_started
-            self.stats.prompt_tokens += response.usage.prompt_tokens
-            self.stats.completion_tokens += response.usage.completion_tokens
-            if self.cache is not None:
-                self.cache.put(key, response, latency)
-            return CallResult(key, response, None, attempts, latency, time.perf_counter() - started)
+                outcome = TIMEOUT if error.kind == TIMED_OUT else \
+                    RATE_LIMIT if error.kind == RATE_LIMITED else OTHER
+                failure: CallError | None = error
+            else:
+                failure = None
+            finally:
+                elapsed = time.perf_counter() - attempt_started
+                self.limit.release(ticket, outcome, elapsed)
+            spent += elapsed
+            if failure is None:
+                log.append(AttemptRecord(response.status, None, elapsed))
+                return self._succeeded(key, request, response, elapsed, log, started)
+            log.append(AttemptRecord(failure.status, f"{failure.kind}: {failure.message}",
+                                     elapsed))
+            if not failure.retryable or len(log) > self.retry.max_retries:
+                return self._failed(key, failure, log, started)
+            wait = self.retry.delay(len(log), failure.retry_after, self._rng)
+            if spent + wait >= self.deadline:
+                return self._failed(key, _past_deadline(failure, wait, self.deadline), log,
+                                    started)
+            self.stats.retries += 1
+            kinds = self.stats.retried_by_kind
+            kinds[failure.kind] = kinds.get(failure.kind, 0) + 1
+            await self._sleep(wait)
+            spent += wait
 
-    async def _attempt(self, request: ChatRequest) -> ChatResponse:
+    def _succeeded(self, key: str, request: ChatRequest, response: ChatResponse, latency: float,
+                   log: list[AttemptRecord], started: float) -> CallResult:
+        self.stats.prompt_tokens += response.usage.prompt_tokens
+        self.stats.completion_tokens += response.usage.completion_tokens
+        if self.cache is not None:
+            self.cache.put(key, response, latency)
+        return CallResult(key, response, None, len(log), latency,
+                          time.perf_counter() - started, attempt_log=tuple(log))
+
+    async def _attempt(self, request: ChatRequest, budget: float, by_deadline: bool
+                       ) -> ChatResponse:
         try:
-            # The backend gets the timeout too (the SDK's read timeout); wait_for is the hard
-            # deadline that also catches a server trickling bytes forever.
-            response = await asyncio.wait_for(
-                self.backend.send(request, self.timeout), timeout=self.timeout + 1.0
-            )
+            # The backend gets the budget too (its read timeout); wait_for is the hard bound
+            # that also catches a server trickling bytes forever.
+            response = await asyncio.wait_for(self.backend.send(request, budget),
+                                              timeout=budget)
         except asyncio.TimeoutError:
-            raise CallError(TIMEOUT, f"no response within {self.timeout:g} s") from None
-        except CallError:
+            raise CallError(TIMED_OUT, _timeout_text(budget, by_deadline)) from None
+        except CallError as error:
+            if error.kind == TIMED_OUT and by_deadline:
+                error.message = _timeout_text(budget, by_deadline)
             raise
         except Exception as exc:  # a backend bug must not kill a whole batch
             raise CallError(BACKEND_ERROR, f"{type(exc).__name__}: {exc}") from None
+        if not response.tool_calls:
+            problem = error_reply(response.content)
+            if problem is not None:
+                raise CallError(API_ERROR, f"the reply is an API error message: {problem!r}",
+                                status=response.status)
         blank = not (response.content or "").strip()
         if request.require_content and blank and not response.tool_calls:
             what = "null" if response.content is None else "blank"
-            raise CallError(EMPTY_CONTENT, f"the reply's content is {what}, with no tool calls")
+            raise CallError(EMPTY_CONTENT, f"the reply's content is {what}, with no tool calls",
+                            status=response.status)
         return response
 
-    def _failed(self, key: str, error: CallError, attempts: int, started: float) -> CallResult:
+    def _failed(self, key: str, error: CallError, log: list[AttemptRecord],
+                started: float) -> CallResult:
         self.stats.failures += 1
         self.stats.failures_by_kind[error.kind] = self.stats.failures_by_kind.get(error.kind, 0) + 1
         failure = CallFailure(error.kind, error.message, error.status)
-        return CallResult(key, None, failure, attempts, None, time.perf_counter() - started)
+        return CallResult(key, None, failure, len(log), None, time.perf_counter() - started,
+                          attempt_log=tuple(log))
 
     async def aclose(self) -> None:
-        await self.backend.aclose()
-        if self.cache is not None:
-            self.cache.close()
+        self.stats.concurrency = self.limit.stats.to_json()
+        try:
+            await self.backend.aclose()
+        finally:
+            if self.cache is not None:
+                await self.cache.aclose()
+
+
+def _timeout_text(budget: float, by_deadline: bool) -> str:
+    if by_deadline:
+        return f"no response within {budget:.3g} s, the time left before the request's deadline"
+    return f"no response within {budget:g} s"
+
+
+def _past_deadline(error: CallError, wait: float, deadline: float) -> CallError:
+    if error.retry_after is not None and error.retry_after >= wait:
+        why = f"the server asked to wait {error.retry_after:g} s"
+    else:
+        why = f"the next retry would wait {wait:.3g} s"
+    message = f"{error.message} (not retried: {why}, past the request's {deadline:g} s deadline)"
+    return CallError(error.kind, message, status=error.status, retry_after=error.retry_after)

@@ -12,25 +12,34 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """How often and how long to wait between attempts of one request.
+    """How often and how long to wait between attempts of one request, and for how long in all.
 
     ``max_retries`` retries follow the first attempt, so a request is sent at most
     ``max_retries + 1`` times. The n-th wait (n = 1, 2, ...) is drawn uniformly from
     ``[d/2, d]`` with ``d = min(max_delay, base_delay * 2**(n-1))`` ("equal jitter": waits
     grow exponentially but concurrent clients do not retry in lock-step). When the server sent
-    Retry-After, the wait is at least that long, capped at ``max_retry_after``.
+    Retry-After, the wait is at least that long. No wait is longer than ``max_retry_wait``
+    (a server asking for more gets that long, then the next attempt).
+
+    ``deadline`` bounds one request over all its attempts and waits (seconds from its first
+    attempt; time spent queued for a concurrency slot does not count). None: ``timeout *
+    (max_retries + 1)``, what the attempts would take if each ran to its timeout. A wait that
+    would end past the deadline is not waited: the request fails at once.
     """
 
     max_retries: int = 5
     base_delay: float = 1.0
     max_delay: float = 60.0
-    max_retry_after: float = 300.0
+    max_retry_wait: float = 60.0
+    deadline: float | None = None
 
     def __post_init__(self) -> None:
         if self.max_retries < 0:
             raise ValueError("max_retries must be >= 0")
-        if self.base_delay < 0 or self.max_delay < 0 or self.max_retry_after < 0:
+        if self.base_delay < 0 or self.max_delay < 0 or self.max_retry_wait < 0:
             raise ValueError("delays must be >= 0")
+        if self.deadline is not None and not self.deadline > 0:
+            raise ValueError("deadline must be > 0")
 
     def delay(
         self, retry: int, retry_after: float | None = None, rng: random.Random | None = None
@@ -40,8 +49,14 @@ class RetryPolicy:
         ceiling = min(self.max_delay, self.base_delay * 2.0 ** min(retry - 1, 60))
         wait = uniform(ceiling / 2, ceiling)
         if retry_after is not None and retry_after > 0:
-            wait = max(wait, min(retry_after, self.max_retry_after))
-        return wait
+            wait = max(wait, retry_after)
+        return min(wait, self.max_retry_wait)
+
+    def deadline_for(self, timeout: float) -> float:
+        """The deadline of one request whose attempts each have ``timeout`` seconds."""
+        if self.deadline is not None:
+            return self.deadline
+        return timeout * (self.max_retries + 1)
 
 
 def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:

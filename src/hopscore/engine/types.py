@@ -18,9 +18,11 @@ EMPTY_CONTENT = "empty_content"  # null or blank content and no tool calls
 CLIENT_ERROR = "client_error"  # other 4xx (bad request, context too long): not retried
 FATAL = "fatal"  # 401, 403, 404: credentials or model name wrong; stops a batch
 BACKEND_ERROR = "backend_error"  # anything else a backend raised
+API_ERROR = "api_error"  # a 2xx that carries an error object, or whose reply is an error message
 
 RETRYABLE_KINDS = frozenset(
-    {RATE_LIMIT, SERVER_ERROR, TIMEOUT, CONNECTION, MALFORMED_BODY, EMPTY_CHOICES, EMPTY_CONTENT}
+    {RATE_LIMIT, SERVER_ERROR, TIMEOUT, CONNECTION, MALFORMED_BODY, EMPTY_CHOICES, EMPTY_CONTENT,
+     API_ERROR}
 )
 
 
@@ -55,6 +57,9 @@ class ChatRequest:
     extra: dict[str, Any] = field(default_factory=dict)
     cache_tag: str = ""
     require_content: bool = True
+    #: endpoint -> cache key, computed once (hashing the messages is the costly part); a
+    #: request is not changed after it is made (dataclasses.replace makes a new memo)
+    _keys: dict[str, str] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def body(self) -> dict[str, Any]:
         """The parameters sent to the endpoint (besides ``model`` and ``messages``)."""
@@ -74,7 +79,10 @@ class ChatRequest:
 
     def cache_key(self, endpoint: str) -> str:
         """sha256 over the endpoint, model, messages, every sent parameter and the cache tag."""
-        return sha256_text(
+        known = self._keys.get(endpoint)
+        if known is not None:
+            return known
+        key = self._keys[endpoint] = sha256_text(
             canonical_json(
                 {
                     "endpoint": endpoint,
@@ -86,6 +94,7 @@ class ChatRequest:
                 }
             )
         )
+        return key
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,9 +120,11 @@ class ChatResponse:
     usage: Usage
     model: str | None
     raw: dict[str, Any]
+    #: the HTTP status it came with (None for an in-process model or a cached reply)
+    status: int | None = None
 
     @staticmethod
-    def from_body(body: dict[str, Any]) -> ChatResponse:
+    def from_body(body: dict[str, Any], status: int | None = None) -> ChatResponse:
         """Read a chat-completions body; raise :class:`CallError` when it has no usable choice."""
         choices = body.get("choices")
         if not isinstance(choices, list):
@@ -141,6 +152,7 @@ class ChatResponse:
             usage=Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))),
             model=model if isinstance(model, str) else None,
             raw=body,
+            status=status,
         )
 
 
@@ -187,11 +199,26 @@ class CallFailure:
 
 
 @dataclass(frozen=True, slots=True)
+class AttemptRecord:
+    """One attempt actually sent: its HTTP status (None without one: timeout, refused
+    connection, an in-process model), why it failed (None for the one that succeeded) and how
+    long it took."""
+
+    status: int | None
+    error: str | None
+    elapsed_s: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "error": self.error, "elapsed_s": round(self.elapsed_s, 4)}
+
+
+@dataclass(frozen=True, slots=True)
 class CallResult:
     """The outcome of one request through the engine: a response or a failure, never both.
 
-    ``attempts`` counts requests actually sent (0 for a cache hit); ``latency_s`` is the time of
-    the successful attempt, ``elapsed_s`` the whole time including retries and back-off.
+    ``attempts`` counts requests actually sent (0 for a cache hit) and ``attempt_log`` says
+    what each one got; ``latency_s`` is the time of the successful attempt, ``elapsed_s`` the
+    whole time including retries and back-off.
     """
 
     key: str
@@ -201,6 +228,7 @@ class CallResult:
     latency_s: float | None
     elapsed_s: float
     cached: bool = False
+    attempt_log: tuple[AttemptRecord, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -212,7 +240,7 @@ class CallResult:
         return {
             "cache_key": self.key,
             "cached": self.cached,
-            "attempts": self.attempts,
+            "attempts": [attempt.to_json() for attempt in self.attempt_log],
             "latency_s": None if self.latency_s is None else round(self.latency_s, 4),
             "elapsed_s": round(self.elapsed_s, 4),
             **usage.to_json(),

@@ -135,19 +135,22 @@ def _finalized(bench: Benchmark[Any, Any], names: list[str],
     return bench.finalize(means)
 
 
+# (inspect's decorators are applied by call, not with @: without inspect_ai installed mypy sees
+# them untyped, and a decorated function would lose its types)
+
+
 def official_metric(bench: Benchmark[Any, Any]) -> Metric:
-    @metric(name="official")
     def official() -> Metric:
         def compute(scores: list[SampleScore]) -> dict[str, float]:
             return _finalized(bench, _names(bench, scores), scores)
 
         return compute
 
-    return official()
+    made: Metric = metric(name="official")(official)()
+    return made
 
 
 def groups_metric(bench: Benchmark[Any, Any]) -> Metric:
-    @metric(name="groups")
     def groups() -> Metric:
         def compute(scores: list[SampleScore]) -> dict[str, float]:
             names = _names(bench, scores)
@@ -166,11 +169,11 @@ def groups_metric(bench: Benchmark[Any, Any]) -> Metric:
 
         return compute
 
-    return groups()
+    made: Metric = metric(name="groups")(groups)()
+    return made
 
 
 def official_scorer(bench: Benchmark[Any, Any], examples: dict[str, Example]) -> Any:
-    @scorer(metrics=[official_metric(bench), groups_metric(bench)], name=f"{bench.name}_official")
     def official_per_example() -> Any:
         async def score(state: TaskState, target: Target) -> Score:
             example = examples[str(state.sample_id)]
@@ -188,7 +191,8 @@ def official_scorer(bench: Benchmark[Any, Any], examples: dict[str, Example]) ->
 
         return score
 
-    return official_per_example()
+    metrics = [official_metric(bench), groups_metric(bench)]
+    return scorer(metrics=metrics, name=f"{bench.name}_official")(official_per_example)()
 
 
 # --- the registered tasks (names as the benchmarks': hopscore/<name>) --------------------------

@@ -3,15 +3,27 @@ template escapes every string)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from hopscore.analysis.compare import PairComparison
+from hopscore.analysis.categories import DimensionResult
+from hopscore.analysis.compare import PairComparison, Row
+from hopscore.analysis.scored import ScoredSet
 from hopscore.report.charts import Bar
-from hopscore.stats import Difference
 
-if TYPE_CHECKING:
-    from hopscore.report.build import RunAnalysis
+
+@dataclasses.dataclass(slots=True)
+class RunAnalysis:
+    """One input of the report with what was read for it: its samples' records, its error
+    categories and the metric that says whether an example is right."""
+
+    scored: ScoredSet
+    records: dict[str, dict[str, Any]]
+    dimensions: list[DimensionResult]
+    ok_metric: str | None
+    #: judge rows by id: the judge file itself, ``--judge``, or an HDR run's judge.jsonl
+    judge_rows: Mapping[str, Any] | None = None
 
 
 def pct(value: float | None) -> str:
@@ -19,17 +31,22 @@ def pct(value: float | None) -> str:
 
 
 def cell(metric: str, value: float | None, ci: Mapping[str, Any] | None) -> dict[str, Any]:
-    """One metric cell: the exact value (for ``data-value``), its text and the half-width."""
-    half = None
-    if ci and ci.get("low") is not None and ci.get("high") is not None:
-        half = (float(ci["high"]) - float(ci["low"])) / 2
+    """One metric cell: the exact value (for ``data-value``), its text and its interval (``±
+    half`` when symmetric, else ``[low, high]``), with the method and level for the tooltip."""
+    bounds = ""
+    if value is not None and ci and ci.get("low") is not None and ci.get("high") is not None:
+        from hopscore.display import bounds_text
+
+        bounds = bounds_text(value, float(ci["low"]), float(ci["high"]))
     return {
         "metric": metric,
         "value": value,
         "text": pct(value),
-        "half": "" if half is None else f"{100 * half:.2f}",
-        "low": None if half is None else pct(float(ci["low"])),  # type: ignore[index]
-        "high": None if half is None else pct(float(ci["high"])),  # type: ignore[index]
+        "half": bounds,
+        "low": None if not bounds else pct(float(ci["low"])),  # type: ignore[index]
+        "high": None if not bounds else pct(float(ci["high"])),  # type: ignore[index]
+        "method": (ci or {}).get("method") or "bootstrap",
+        "level": f"{100 * float((ci or {}).get('level') or 0.95):g}%",
     }
 
 
@@ -76,15 +93,32 @@ def group_rows_view(runs: list[RunAnalysis], metric: str) -> dict[str, tuple[str
     return out
 
 
-def delta(diff: Difference | None) -> dict[str, Any]:
-    if diff is None:
-        return {"text": "n/a", "ci": "", "significant": False, "sign": 0}
-    significant = diff.low > 0 or diff.high < 0
+def delta(row: Row | None) -> dict[str, Any]:
+    """One difference cell: text, interval, and significance as a symbol and a word."""
+    if row is None:
+        return {"text": "n/a", "ci": "", "significant": False, "sign": 0, "symbol": "",
+                "verdict": "", "half": "", "p": "", "p_adjusted": ""}
+    from hopscore.display import bounds_text
+
+    sign = (row.delta > 0) - (row.delta < 0)
+    if row.significant:
+        symbol, verdict = ("▲", "better") if sign > 0 else ("▼", "worse")
+    elif row.underpowered:
+        symbol, verdict = "○", "not significant, underpowered"
+    else:
+        symbol, verdict = "", "not significant"
+    interval = row.interval
     return {
-        "a": pct(diff.a), "b": pct(diff.b),
-        "text": f"{100 * diff.delta:+.2f}", "half": f"{100 * diff.half_width:.2f}",
-        "ci": f"[{100 * diff.low:+.2f}, {100 * diff.high:+.2f}]",
-        "significant": significant, "sign": (diff.delta > 0) - (diff.delta < 0),
+        "a": pct(row.a), "b": pct(row.b), "text": f"{100 * row.delta:+.2f}",
+        "ci": "" if interval is None else bounds_text(row.delta, interval.low, interval.high,
+                                                      bounded=False, signed=True),
+        "half": "",
+        "significant": row.significant, "sign": sign, "symbol": symbol, "verdict": verdict,
+        "p": "" if row.test is None else p_value(row.test.p),
+        "p_adjusted": "" if row.test is None or row.test.p_adjusted is None
+        else p_value(row.test.p_adjusted),
+        "test": "" if row.test is None else row.test.name,
+        "mde": "∞" if row.mde_unreachable else ("" if row.mde is None else pct(row.mde)),
     }  # fmt: skip
 
 
@@ -93,27 +127,34 @@ def p_value(p: float) -> str:
 
 
 def comparison_view(pair: PairComparison, flip_limit: int) -> dict[str, Any]:
-    names = [m.metric for m in pair.metrics]
-    overall = next((m.mcnemar for m in pair.metrics if m.metric == pair.flip_metric), None)
+    names = [r.metric for r in pair.metrics]
     flip_rows = []
-    for name, n, mc in [("all", pair.n, overall)] + [(g.name, g.n, g.flips) for g in pair.groups]:
-        if mc is not None:
-            flip_rows.append({"group": name, "n": n, "both_right": mc.both_right,
-                              "both_wrong": mc.both_wrong, "rw": mc.right_to_wrong,
-                              "wr": mc.wrong_to_right, "p": p_value(mc.p_value)})
+    flip = pair.flip_metric
+    rows = [("all", pair.n, pair.row(flip) if flip else None)] + [
+        (g.name, g.n, g.rows.get(flip) if flip else None) for g in pair.groups]
+    for name, n, row in rows:
+        if row is not None and row.flips is not None:
+            f = row.flips
+            flip_rows.append({"group": name, "n": n, "both_right": f.both_right,
+                              "both_wrong": f.both_wrong, "rw": f.right_to_wrong,
+                              "wr": f.wrong_to_right, **delta(row)})
+    options = pair.options
     return {
         "a": pair.a.label, "b": pair.b.label, "n": pair.n,
         "only_a": len(pair.alignment.only_a), "only_b": len(pair.alignment.only_b),
+        "missing_a": pair.missing_a, "missing_b": pair.missing_b,
+        "level": f"{100 * options.level:g}%", "alpha": f"{options.alpha:g}",
+        "correction": {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no"}[
+            options.correction],
         "metrics": [
-            {"metric": m.metric, "binary": m.binary, **delta(m.difference),
-             "p": "" if m.mcnemar is None else p_value(m.mcnemar.p_value),
-             "rw": "" if m.mcnemar is None else m.mcnemar.right_to_wrong,
-             "wr": "" if m.mcnemar is None else m.mcnemar.wrong_to_right}
-            for m in pair.metrics
+            {"metric": r.metric, "binary": r.binary, **delta(r),
+             "rw": "" if r.flips is None else r.flips.right_to_wrong,
+             "wr": "" if r.flips is None else r.flips.wrong_to_right}
+            for r in pair.metrics
         ],
         "group_metrics": names[:6],
         "groups": [{"name": g.name, "n": g.n,
-                    "cells": [delta(g.metrics.get(name)) for name in names[:6]]}
+                    "cells": [delta(g.rows.get(name)) for name in names[:6]]}
                    for g in pair.groups],
         "flip_metric": pair.flip_metric,
         "flip_rows": flip_rows,

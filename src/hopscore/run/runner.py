@@ -18,7 +18,7 @@ metrics say how many failed, and re-running the same command retries only those.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.console import Console
@@ -30,13 +30,14 @@ from hopscore.engine import (
     ChatBackend,
     ChatEngine,
     EngineStats,
-    ResponseCache,
     ResultLog,
     RetryPolicy,
     RowResult,
+    cache_for,
     note_resume,
     run_batch,
     run_key_of,
+    warn_printer,
 )
 from hopscore.run.extract import extract_flexible, extract_mcr, extract_strict
 from hopscore.run.finish import finish_run, write_config
@@ -73,8 +74,20 @@ class _Worker:
             from hopscore.run.mcr import evaluator_of
 
             self.evaluator = evaluator_of(prepared.benchmark)
+        self.strategy = None
+        if prepared.plan is not None:
+            from hopscore.run.strategy import StrategyWorker, method_scorer
+
+            self.strategy = StrategyWorker(engine, prepared.plan, prepared.benchmark,
+                                           method_scorer(prepared.benchmark, settings.protocol))
+        self.retries = settings.num_retries or 0
 
     async def __call__(self, task: Task, key: str) -> RowResult:
+        if self.strategy is not None:
+            base = {"run_key": key, "id": task.example.id, "question": task.example.question,
+                    "asked": task.question, "prompt": task.request.messages,
+                    "prompt_sha256": task.prompt_sha256}
+            return await self.strategy.run(task.example, task.question, task.hints, key, base)
         call = await self.engine.complete(task.request)
         row = self.base_row(task, key, call)
         if call.response is None:
@@ -82,6 +95,23 @@ class _Worker:
             return RowResult(row, done=False, failure=call.failure)
         output = call.response.content or ""
         row.update(self.read(task, output))
+        earlier: list[dict[str, Any]] = []
+        for round_ in range(1, self.retries + 1):  # --num-retries: re-sample an abstention
+            if not (row["abstained"] or row["answer"] is None):
+                break
+            earlier.append({k: row[k] for k in ("raw_output", "answer", "abstained",
+                                                "cache_key")})
+            request = replace(task.request, temperature=self.settings.chain_temperature,
+                              cache_tag=f"retry={round_}", seed=None if task.request.seed
+                              is None else task.request.seed + 1000 * round_)
+            call = await self.engine.complete(request)
+            row = self.base_row(task, key, call)
+            if call.response is None:
+                assert call.failure is not None
+                return RowResult(row, done=False, failure=call.failure)
+            row.update(self.read(task, call.response.content or ""))
+        if earlier:
+            row["retried"] = earlier
         return RowResult(row)
 
     def base_row(self, task: Task, key: str, call: CallResult) -> dict[str, Any]:
@@ -159,16 +189,17 @@ async def execute(
     backend = backend or make_backend(prepared.spec, prepared.base_url, settings.api_key_env,
                                       settings.concurrency)
     write_config(settings, prepared, status="running")
-    cache = ResponseCache.in_dir(settings.cache_dir) if settings.cache_dir is not None else None
     engine = ChatEngine(
         backend, concurrency=1 if local else settings.concurrency, timeout=settings.timeout,
-        retry=RetryPolicy(max_retries=settings.max_retries, base_delay=settings.backoff),
-        cache=cache,
+        retry=RetryPolicy(max_retries=settings.max_retries, base_delay=settings.backoff,
+                          max_retry_wait=settings.max_retry_wait, deadline=settings.deadline),
+        cache=cache_for(settings.cache_dir, warn_printer(warn)), adaptive=settings.adaptive,
     )  # fmt: skip
     try:
         outcome = await run_batch(
             prepared.tasks, keys, _Worker(engine, prepared, settings), log,
             workers=1 if local else settings.concurrency, console=console,
+            start_interval=engine.start_interval,
             description=f"{prepared.benchmark.name} {prepared.spec}",
         )  # fmt: skip
     finally:

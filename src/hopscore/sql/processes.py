@@ -21,12 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import hopscore
-
 FRAME = struct.Struct(">Q")
 _BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from hopscore.sql.worker import serve; " \
         "serve(int(sys.argv[2]), int(sys.argv[3]))"
-_PACKAGE_PARENT = str(Path(hopscore.__file__).resolve().parents[1])
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # the folder holding hopscore/
 #: One BLAS thread per worker: the workers already use every core, and each thread would
 #: reserve address space under the worker's memory limit.
 _WORKER_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}

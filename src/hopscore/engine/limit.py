@@ -1,0 +1,284 @@
+"""How many requests are in flight at once: adapted to what the endpoint sustains.
+
+``--concurrency N`` is a ceiling. The engine starts with one request in flight, learns the
+endpoint's latency from it, and from then on decides once per *round* (as many completed
+requests as the limit was when the round began, about one round trip):
+
+* after the first round it **jumps** to the largest limit that is still *timeout-safe*; later
+  it doubles while throughput grows (by at least half the proportional gain). The round after
+  a change is not judged (new connections, a queue draining);
+* when a larger limit did not raise throughput and the requests queued (median latency over
+  twice the fastest: the endpoint is saturated, a one-slot server that serialises requests, a
+  small vLLM batch) it **settles** at the endpoint's measured
+  capacity (peak throughput x fastest latency, the bandwidth-delay product) plus a quarter,
+  never below the smaller limit that gave the same throughput;
+* when latencies rise until the limit is no longer timeout-safe, it comes down to what is;
+* it **backs off** at once on a timeout or a rate limit (halving; a 429 counts once a round),
+  and after a rate limit it grows by quarters instead of jumping;
+* it **probes** one quarter higher every few steady rounds, so a server that frees up is used.
+
+*Timeout-safe* is the rule that keeps a one-slot server from ever being sent duplicate work:
+a request queued behind everything in flight must still finish well within ``--timeout``
+(``limit <= capacity * timeout / (3 * slowest recent latency)``). A request that times out
+because it waited in the server's queue is sent again, and a server that does not notice the
+abandoned copy computes it twice; below that limit it never times out for waiting.
+
+Only rounds in which the limit was reached count (a run that has fewer requests to send than
+the limit says nothing about the endpoint). ``adaptive=False`` keeps the limit at the ceiling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import statistics
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+#: a queued request must finish within timeout / SAFETY
+SAFETY = 3.0
+#: settle this much above the measured capacity
+HEADROOM = 1.25
+#: a round whose median latency is this many times the fastest one queued at the endpoint
+QUEUED = 2.0
+#: probe higher after this many steady rounds
+PROBE_EVERY = 8
+
+OK, TIMEOUT, RATE_LIMIT, OTHER = "ok", "timeout", "rate_limit", "other"
+
+
+@dataclass(slots=True)
+class LimitStats:
+    """What the limit did, for config.json."""
+
+    ceiling: int
+    adaptive: bool
+    start: int
+    final: int = 0
+    peak: int = 0
+    lowest: int = 0
+    changes: int = 0
+    #: (seconds since start, new limit, why), the first 50 changes
+    trace: list[tuple[float, int, str]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ceiling": self.ceiling, "adaptive": self.adaptive, "start": self.start,
+                "final": self.final, "peak": self.peak, "lowest": self.lowest,
+                "changes": self.changes,
+                "trace": [{"t_s": round(t, 3), "limit": n, "why": why}
+                          for t, n, why in self.trace]}
+
+
+class ConcurrencyLimit:
+    """An asyncio limit on requests in flight whose size adapts (see the module docstring)."""
+
+    def __init__(self, ceiling: int, timeout: float, *, adaptive: bool = True,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if ceiling < 1:
+            raise ValueError("ceiling must be >= 1")
+        self.ceiling = ceiling
+        self.timeout = timeout
+        self.adaptive = adaptive and ceiling > 1
+        self._clock = clock
+        self.limit = 1 if self.adaptive else ceiling
+        self.in_flight = 0
+        self._waiters: deque[asyncio.Future[int]] = deque()
+        self._round_id = 0
+        self._round_started = 0
+        self._started = clock()
+        self.stats = LimitStats(ceiling, self.adaptive, self.limit, self.limit, self.limit,
+                                self.limit)
+        # what the rounds measured
+        self._throughputs: deque[float] = deque(maxlen=8)
+        self._fastest: deque[float] = deque(maxlen=16)
+        self._slowest: deque[float] = deque(maxlen=2)
+        self._previous: tuple[int, float] | None = None  # (limit, throughput) of the last round
+        self._steady = 0
+        self._rate_limited = False
+        self._transient = False
+        #: (when, old limit, seconds between openings) of a raise still being opened
+        self._ramp: tuple[float, int, float] | None = None
+        self._round_start: float | None = None
+        self._new_round()
+
+    # -- slots ---------------------------------------------------------------------------
+
+    async def acquire(self) -> int:
+        """Wait for a slot; return the ticket to hand back to :meth:`release`."""
+        if self.in_flight < self._open_slots() and not self._waiters:
+            return self._take()
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._waiters.append(future)
+        try:
+            return await future
+        except BaseException:
+            if future.done() and not future.cancelled():
+                self.release(future.result(), OTHER)  # handed over just as we were cancelled
+            else:
+                self._waiters.remove(future)
+            raise
+
+    def _take(self) -> int:
+        self.in_flight += 1
+        if self._round_start is None:
+            self._round_start = self._clock()
+        if self.in_flight >= self._round_limit:
+            self._round_binding = True
+        self._round_started += 1
+        return self._round_id
+
+    def release(self, ticket: int, outcome: str, latency: float | None = None) -> None:
+        """Give the slot back, saying how the attempt went (``OK`` with its latency).
+
+        Only requests sent in the current round count towards its throughput; a timeout or a
+        rate limit counts whenever it comes.
+        """
+        self.in_flight -= 1
+        if self.adaptive:
+            self._observe(outcome, latency, ticket == self._round_id)
+        self._wake()
+
+    def _wake(self) -> None:
+        while self._waiters and self.in_flight < self._open_slots():
+            future = self._waiters.popleft()
+            if not future.done():
+                future.set_result(self._take())
+
+    def _open_slots(self) -> int:
+        """The limit, less the slots of a raise that are not open yet (see :meth:`_pace`)."""
+        if self._ramp is None:
+            return self.limit
+        start, old, spacing = self._ramp
+        opened = old + 1 + int((self._clock() - start) / spacing)
+        if opened >= self.limit:
+            self._ramp = None
+            return self.limit
+        return opened
+
+    def _pace(self, old: int) -> None:
+        """Open the slots of a raise one by one over half the fastest latency (at most 5 ms
+        apart): opened at once, requests go out together, come back together and queue for the
+        one thread that reads them, and stay in lock-step from then on."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        fastest = min(self._fastest) if self._fastest else 0.0
+        spacing = min(0.005, fastest / (2 * self.limit))
+        added = self.limit - old
+        if spacing <= 0 or added <= 1:
+            return
+        self._ramp = (self._clock(), old, spacing)
+        for step in range(1, added):
+            loop.call_later(step * spacing, self._wake)
+
+    # -- adaptation ----------------------------------------------------------------------
+
+    def _new_round(self) -> None:
+        self._round_id += 1
+        self._round_started = 0
+        self._round_limit = self.limit
+        self._round_start = None
+        self._round_done = 0
+        self._round_fastest = math.inf
+        self._round_latencies: list[float] = []
+        self._round_slowest = 0.0
+        self._round_binding = self.in_flight >= self.limit
+        self._round_backed_off = False
+
+    def _observe(self, outcome: str, latency: float | None, this_round: bool) -> None:
+        if outcome == TIMEOUT:
+            self._round_slowest = max(self._round_slowest, self.timeout)
+            self._slowest.append(self.timeout)
+            self._set(max(1, self.limit // 2), "timeout")
+            self._previous = None
+            self._new_round()
+            return
+        if outcome == RATE_LIMIT:
+            self._rate_limited = True
+            if not self._round_backed_off:
+                self._set(max(1, self.limit // 2), "rate limit")
+                self._previous = None
+                self._new_round()
+                self._round_backed_off = True
+            return
+        if outcome != OK or latency is None or not this_round:
+            return
+        self._round_done += 1
+        self._round_fastest = min(self._round_fastest, latency)
+        self._round_latencies.append(latency)
+        self._round_slowest = max(self._round_slowest, latency)
+        if self._round_done >= self._round_limit:
+            self._end_round()
+
+    def _end_round(self) -> None:
+        now = self._clock()
+        start = self._round_start if self._round_start is not None else now
+        duration = max(now - start, 1e-6)
+        self._fastest.append(self._round_fastest)
+        self._slowest.append(self._round_slowest)
+        if not self._round_binding or self._transient:
+            # a round with fewer requests than the limit says nothing about the endpoint; the
+            # first round after a change is a transient (new connections, a queue draining)
+            self._transient = False
+            self._new_round()
+            return
+        throughput = self._round_done / duration
+        self._throughputs.append(throughput)
+        capacity = max(1.0, max(self._throughputs) * min(self._fastest))
+        safe = max(1, math.floor(capacity * self.timeout / (SAFETY * max(self._slowest))))
+        top = min(self.ceiling, safe)
+        limit = self.limit
+        previous = self._previous
+        if previous is None:
+            new, why = self._grow(limit, top, jump=True), "first round"
+        elif limit > previous[0]:
+            wanted = previous[1] * (1 + 0.5 * (limit / previous[0] - 1))
+            queued = statistics.median(self._round_latencies) > QUEUED * min(self._fastest)
+            if throughput >= wanted or not queued:
+                new, why = self._grow(limit, top, jump=False), "throughput grew"
+            else:
+                # no gain: back to the measured capacity plus headroom, never below the
+                # limit that already gave this throughput
+                settled = math.ceil(capacity * HEADROOM)
+                new = settled if previous[0] <= settled < limit else previous[0]
+                new, why = min(new, top), "saturated"
+            self._steady = 0
+        elif limit > top:
+            new, why = top, "latency rose"
+        else:
+            self._steady += 1
+            new, why = limit, ""
+            if self._steady >= PROBE_EVERY and limit < top:
+                new, why = min(top, limit + max(1, limit // 4)), "probe"
+                self._steady = 0
+        self._previous = (limit, throughput)
+        if new != limit:
+            self._set(new, why)
+        self._new_round()
+
+    def _grow(self, limit: int, top: int, *, jump: bool) -> int:
+        if self._rate_limited:
+            return max(1, min(top, limit + max(1, limit // 4)))
+        return max(1, min(top, top if jump else 2 * limit))
+
+    def _set(self, limit: int, why: str) -> None:
+        limit = max(1, min(self.ceiling, limit))
+        if limit == self.limit:
+            return
+        old, self.limit = self.limit, limit
+        self._ramp = None
+        if limit > old:
+            self._pace(old)
+        self._transient = True
+        stats = self.stats
+        stats.changes += 1
+        stats.final = limit
+        stats.peak = max(stats.peak, limit)
+        stats.lowest = min(stats.lowest, limit)
+        if len(stats.trace) < 50:
+            stats.trace.append((self._clock() - self._started, limit, why))
+        self._wake()
