@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import json
 import random
-import resource
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import _cli_env, run_cli
 from tests.sql.dbs import factorial_columns
 
 FENCE = "```sql\n{}\n```"
@@ -57,8 +58,15 @@ def test_a_slow_comparison_ends_with_compare_timeout(tmp_path: Path) -> None:
     assert rows[0]["reason"].startswith("compare_timeout: ")
     assert rows[0]["gold_table"]["row_count"] == 20_000  # what finished is kept
     assert rows[1]["reason_kind"] == "exec_match"  # the run went on
-    assert "1 rows hit --timeout or --memory-mb" in stderr
+    assert "1 row hit --timeout or --memory-mb" in stderr
     assert elapsed < 2 + 2 + 4  # the record's bound, plus two process starts
+
+
+#: Runs a command as its only child and prints the peak resident size (KiB) of the largest
+#: process of its tree: RUSAGE_CHILDREN of a fresh process sees only that command's processes.
+PEAK = ("import resource, subprocess, sys\n"
+        "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
+        "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
 
 
 def test_a_result_beyond_the_memory_limit_is_result_too_large(tmp_path: Path) -> None:
@@ -70,10 +78,20 @@ def test_a_result_beyond_the_memory_limit_is_result_too_large(tmp_path: Path) ->
         {"gold_sql": big, "response": FENCE.format("SELECT x FROM t")},
         {"gold_sql": "SELECT x FROM t", "response": FENCE.format("SELECT 1")},
     ]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    rows, stderr, _ = grade(tmp_path, db, records, "--memory-mb", "512", "--timeout", "60",
-                            "--max-rows", "5000000")
-    peak_mib = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps({"instance_id": str(i), "db_path": str(db), **r}) + "\n"
+                              for i, r in enumerate(records)))
+    output = tmp_path / "out.jsonl"
+    measured = subprocess.run(
+        [sys.executable, "-c", PEAK, sys.executable, "-m", "hopscore", "sql-match", "-i",
+         str(source), "-o", str(output), "--workers", "1", "--memory-mb", "512",
+         "--timeout", "60", "--max-rows", "5000000"],
+        env=_cli_env(None), capture_output=True, text=True, timeout=300, check=True)
+    code, peak_kib = map(int, measured.stdout.split())
+    assert code == 0, measured.stderr
+    stderr = measured.stderr
+    rows = [json.loads(line) for line in output.read_bytes().splitlines()]
+    peak_mib = peak_kib / 1024
     assert [r["reason_kind"] for r in rows] == ["result_too_large", "result_too_large",
                                                 "exec_match"]
     assert "the agent's result" in rows[0]["reason"] and not rows[0]["gold_failure"]
@@ -126,6 +144,25 @@ def test_a_huge_agent_query_text_is_cut_in_the_row(tmp_path: Path) -> None:
     assert rows[0]["match"] is True and rows[0]["truncated"] is True
     assert rows[0]["agent_sql"].endswith(f" … [{len(sql):,} chars]")
     assert len((tmp_path / "out.jsonl").read_bytes()) <= 50_001
+
+
+def test_a_huge_instance_id_is_cut_and_the_row_resumes(tmp_path: Path) -> None:
+    db = build(tmp_path / "s.sqlite", "CREATE TABLE t (x INTEGER)", [(1,)])
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"instance_id": "q" * 3_000_000, "db_path": str(db),
+                                  "gold_sql": "SELECT x FROM t",
+                                  "response": FENCE.format("SELECT x FROM t")}) + "\n")
+    output = tmp_path / "out.jsonl"
+    first = run_cli("sql-match", "-i", source, "-o", output, "--workers", "1")
+    assert first.returncode == 0, first.stderr
+    written = output.read_bytes()
+    assert len(written) <= 1_000_001
+    row = json.loads(written)
+    assert row["match"] is True and row["truncated"] is True
+    assert "instance_id" in row["truncated_fields"]
+    again = run_cli("sql-match", "-i", source, "-o", output, "--workers", "1")
+    assert again.returncode == 0 and "resumed: 1 row was" in again.stderr
+    assert output.read_bytes() == written
 
 
 @pytest.mark.slow

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from hopscore.sql.query import database_uri, run_query
 from hopscore.sql.sandbox import ERROR_PREFIXES, SqlExecutor
-from hopscore.sql.worker import database_uri, run_query
 from tests.sql.dbs import BIG_ROWS, build_shop, file_digest
 
 TIMEOUT = 1.0

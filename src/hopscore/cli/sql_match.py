@@ -72,14 +72,17 @@ def _print_summary(summary: Summary, output: Path) -> None:
         markup=False, highlight=False)
     if summary.limits:
         err_console.print(
-            f"warning: {summary.limits} rows hit --timeout or --memory-mb while their results "
-            "were held or compared (compare_timeout, result_too_large); they count as misses, "
-            "and a rerun with higher limits grades them", style="yellow", markup=False,
+            f"warning: {counted(summary.limits, 'row')} hit "
+            "--timeout or --memory-mb while results were held or compared (compare_timeout, "
+            f"result_too_large); {agree(summary.limits, 'it counts', 'they count')} as misses, "
+            f"and a rerun with higher limits grades {agree(summary.limits, 'it', 'them')}",
+            style="yellow", markup=False,
             highlight=False)
     if summary.cut:
         err_console.print(
-            f"note: {summary.cut} verdict rows were cut to --max-cell-chars / --max-row-bytes "
-            "(marked truncated)", markup=False, highlight=False)
+            f"note: {counted(summary.cut, 'verdict row')} {agree(summary.cut, 'was', 'were')} "
+            "cut to --max-cell-chars / --max-row-bytes (marked truncated)", markup=False,
+            highlight=False)
     if summary.resumed:
         err_console.print(f"resumed: {counted(summary.resumed, 'row')} "
                           f"{agree(summary.resumed, 'was', 'were')} already in {output} with these "

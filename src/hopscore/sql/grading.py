@@ -25,8 +25,8 @@ from collections.abc import Callable
 from typing import Any
 
 from hopscore.sql.compare import compare_tables
+from hopscore.sql.query import run_query
 from hopscore.sql.tables import render_table
-from hopscore.sql.worker import run_query
 
 #: Gold results kept per worker (by database, query and row cap), when at most this many cells.
 GOLD_CACHE_ENTRIES = 16

@@ -238,6 +238,16 @@ def cap_row(row: dict[str, Any], max_row_bytes: int, max_cell_chars: int) -> dic
             if row.get(name) is not None:
                 row[name] = None
                 cut.append(name)
+    if size(row) > max_row_bytes:  # what is left long is the record's own (its id, db_path)
+        for name, value in list(row.items()):
+            if name not in ("key", "settings") and isinstance(value, str) \
+                    and len(value) > max_cell_chars:
+                row[name] = _clip(value, max_cell_chars)
+                cut.append(name)
+        if isinstance(row.get("other_extraction"), dict) and \
+                size({"x": row["other_extraction"]}) > max_row_bytes // 2:
+            row["other_extraction"] = None
+            cut.append("other_extraction")
     row["truncated"] = True
     row["truncated_fields"] = cut
     return row

@@ -5,7 +5,7 @@ default) with a memory limit. A query that passes its deadline is stopped by SQL
 handler inside the worker; a worker that still does not answer shortly after the deadline (a
 single long SQLite operation) is killed and replaced. The statement check
 (:mod:`hopscore.sql.guard`) runs first in the calling process; the read-only connection and the
-authorizer (:mod:`hopscore.sql.worker`) are the boundary.
+authorizer (:mod:`hopscore.sql.query`, in the workers) are the boundary.
 
 :meth:`SqlExecutor.grade` runs a whole record in one worker (gold query, agent queries,
 comparison; :mod:`hopscore.sql.grading`) under one deadline and the worker's memory limit, so
@@ -126,8 +126,11 @@ class SqlExecutor:
     def __enter__(self) -> SqlExecutor:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        if exc_type is not None and not issubclass(exc_type, Exception):
+            self.terminate()  # Ctrl-C or a cancelled task: busy workers are killed, not awaited
+        else:
+            self.close()
 
     def close(self) -> None:
         """Stop every idle worker; workers in use stop when their query returns."""
