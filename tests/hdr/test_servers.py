@@ -119,6 +119,7 @@ def test_auto_switches_to_text_when_tools_are_ignored(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("does not take the offered tools natively") == 1
     assert "the first 3 replies to requests offering tools had no tool call" in result.stderr
+    assert "text (auto; switched after 3 replies)" in result.stdout
     assert overall(result) == "75.00"
     rows = samples(tmp_path / "run")
     assert {r["tool_protocol"] for r in rows.values()} <= {"native->text", "text"}

@@ -24,7 +24,7 @@ from hopscore.launch import guarded
 #: grade, run models and agents, HybridDeepResearch, analyse), and the module defining it.
 COMMANDS: dict[str, str] = {
     "score": "score", "judge": "judge", "sql-match": "sql_match",
-    "run": "run", "demo": "demo", "suite": "run",
+    "run": "run", "demo": "demo", "suite": "run", "merge": "merge",
     "validate-predictions": "hdr", "hdr-tasks": "hdr",
     "compare": "compare", "plan": "plan", "report": "report", "analyze": "report",
 }  # fmt: skip

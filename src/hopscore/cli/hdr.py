@@ -143,6 +143,11 @@ def activity_table(result: HdrRunResult) -> Table:
     table.add_row("attempts this run / already done",
                   f"{result.outcome.processed} / {result.outcome.already_done}")
     table.add_row("mean turns", str(s.get("mean_turns")))
+    protocol = result.prepared.protocol.to_json()
+    switch = protocol.get("switch")
+    table.add_row("tool protocol", f"{protocol.get('used')} ({protocol.get('requested')}"
+                  + (f"; switched after {switch['after_replies']} replies" if switch else "")
+                  + ")")
     tools = ", ".join(f"{name} {t['calls']} ({t['errors']} errors, "
                       f"{1000 * t['mean_latency_s']:.0f} ms)"
                       for name, t in (s.get("tools") or {}).items())

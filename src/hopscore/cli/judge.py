@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from hopscore.cli import app, console, err_console
+from hopscore.cli import options as o
 from hopscore.defaults import DEFAULT_MAX_TOKENS
 from hopscore.errors import HopscoreError
 from hopscore.io import write_json_atomic
@@ -83,6 +84,8 @@ def judge(
     summary_json: Annotated[Path | None, typer.Option(
         "--summary-json", help="Also write the summary (counts, tokens, wall time) as JSON here.",
     )] = None,
+    shard: Annotated[str | None, o.SHARD_A] = None,
+    shards: Annotated[int | None, o.SHARDS_A] = None,
 ) -> None:
     """Grade each row's response against its correct_answer with an LLM judge.
 
@@ -105,6 +108,7 @@ def judge(
     summary = run_judge(
         input_path, output_path, config,
         console=err_console if progress else None, warn=err_console,
+        shard=o.shard_option(shard, shards),
     )
     console.print(summary_table(summary))
     if summary_json is not None:

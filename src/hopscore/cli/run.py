@@ -130,6 +130,8 @@ def run_command(
     cluster: str | None = o.CLUSTER,
     cluster_file: Path | None = o.CLUSTER_FILE,
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
+    shard: str | None = o.SHARD,
+    shards: int | None = o.SHARDS,
     overlay: Path | None = typer.Option(None, "--overlay", rich_help_panel=HDR,
                                         help="v2 sparse patch overlaid on --tasks."),
     db_root: Path | None = typer.Option(None, "--db-root", rich_help_panel=HDR,
@@ -277,7 +279,7 @@ def run_command(
         meta_facts=meta_facts, search_backend="http" if search_backend == "http" else None,
         search_url=search_url, fetch_url=fetch_url, search_api_key_env=search_api_key_env,
         search_timeout=search_timeout, wiki_db=wiki_db, wiki_pages=wiki_pages,
-        wiki_elements=wiki_elements,
+        wiki_elements=wiki_elements, shard=o.shard_option(shard, shards),
     )  # fmt: skip
     result = run(settings, console=err_console if progress else None, warn=err_console)
     console.print(summary_table(result))
@@ -387,7 +389,7 @@ def _run_hdr(args: dict[str, Any]) -> None:
         judge_base_url=judge["judge_base_url"], judge_api_key_env=judge["judge_api_key_env"],
         judge_prompt_file=args["judge_prompt_file"], judge_concurrency=args["concurrency"],
         compare=args["compare"], resamples=args["resamples"], ci=args["ci"].lower(),
-        ci_level=args["ci_level"],
+        ci_level=args["ci_level"], shard=o.shard_option(args["shard"], args["shards"]),
     )  # fmt: skip
     local_judge = local and settings.judge_model == model
     run_hdr(settings, progress=args["progress"], share_local=local_judge)
@@ -492,6 +494,8 @@ def suite_mcr(
     chain_calls: int = typer.Option(5, "--chain-calls", min=1, help="Model calls per chain."),
     meta_facts: str | None = typer.Option(None, "--meta-facts", show_default=False,
                                           help="qa, evidence or both (meta-reasoner input)."),
+    shard: str | None = o.SHARD,
+    shards: int | None = o.SHARDS,
 ) -> None:
     """The MCR protocol on its seven datasets (StrategyQA, Fermi, QuaRTz, HotpotQA, 2WikiMQA,
     Bamboogle, FEVEROUS), each run like hopscore run --protocol mcr, then one table.
@@ -522,7 +526,7 @@ def suite_mcr(
         timeout=900.0 if local else 120.0,
         cache_dir=None if no_cache else (cache_dir or _cache_dir()), strategy=strategy,
         chains=chains, chain_temperature=chain_temperature, num_retries=num_retries,
-        chain_calls=chain_calls, meta_facts=meta_facts,
+        chain_calls=chain_calls, meta_facts=meta_facts, shard=o.shard_option(shard, shards),
     )  # fmt: skip
     rows: list[SuiteRow] = []
     shared = None
@@ -561,9 +565,11 @@ def suite_mcr(
     root.mkdir(parents=True, exist_ok=True)
     from hopscore.io import write_json_atomic
 
-    write_json_atomic(root / "suite.json", {"suite": "mcr", "model": model,
-                                            "data_dir": str(data_dir), "strategy": strategy,
-                                            "datasets": [r.to_json() for r in rows]})
+    suite: dict[str, object] = {"suite": "mcr", "model": model, "data_dir": str(data_dir),
+                                "strategy": strategy, "datasets": [r.to_json() for r in rows]}
+    if base.shard is not None:
+        suite["shard"] = base.shard.to_json()
+    write_json_atomic(root / "suite.json", suite)
     if any(r.methods for r in rows):
         console.print(suite_methods_table(rows, model, strategy))
     else:

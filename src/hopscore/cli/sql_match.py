@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from hopscore.cli import app, console, err_console
+from hopscore.cli import options as o
 from hopscore.errors import HopscoreError, InputError
 
 if TYPE_CHECKING:
@@ -104,6 +105,8 @@ def sql_match(
         "--table-rows", help="Rows of each result table kept in a verdict.")] = 20,
     restart: Annotated[bool, typer.Option(
         "--restart", help="Discard an existing output file instead of resuming it.")] = False,
+    shard: Annotated[str | None, o.SHARD_A] = None,
+    shards: Annotated[int | None, o.SHARDS_A] = None,
 ) -> None:
     """Grade Search-to-SQL answers by running agent and gold SQL read-only and comparing results.
 
@@ -115,6 +118,7 @@ def sql_match(
     compared with the HybridDeepResearch rule (--compare reference, the default) or a stricter
     one (strict, rows, spider, bird). Prints accuracy and counts per reason.
     """
+    from hopscore.shard import clear_sidecar
     from hopscore.sql.runner import MatchOptions, run_sql_match
     from hopscore.sql.sandbox import SqlExecutor, sqlite_version
 
@@ -136,11 +140,18 @@ def sql_match(
     for note in _version_warnings():
         err_console.print(f"warning: SQLite {sqlite_version()}: {note}", style="yellow",
                           markup=False, highlight=False)
+    chosen = o.shard_option(shard, shards)
+    if chosen is None:
+        clear_sidecar(output)
     with SqlExecutor(workers, memory_mb=memory_mb) as executor:
         summary = run_sql_match(input, output, options, executor=executor, restart=restart,
-                                warn=err_console)
+                                warn=err_console, shard=chosen)
     _print_summary(summary, output)
     invalid = summary.reasons["invalid_input"]
+    if chosen is not None and not summary.total:
+        err_console.print(f"note: shard {chosen} of {input} holds no line", markup=False,
+                          highlight=False)
+        return
     if invalid == summary.total:
         what = "has no rows" if not summary.total else f"has no valid row ({invalid} invalid)"
         err_console.print(f"warning: {input} {what}; nothing was graded", style="yellow",

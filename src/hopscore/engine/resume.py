@@ -36,6 +36,8 @@ class ResultLog:
         #: key -> the latest row's "done" flag (a failed row is kept but is not done)
         self._done: dict[str, bool] = {}
         self._handle: IO[bytes] | None = None
+        #: the byte offset where the next appended row starts
+        self._end = 0
         #: bytes of a torn last line cut off by :meth:`load`
         self.torn_bytes = 0
         #: rows in the file, superseded ones included
@@ -122,11 +124,14 @@ class ResultLog:
         if self._handle is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = self.path.open("ab")
-        offset = self._handle.tell()
+            self._end = self._handle.tell()
         text = escape_surrogates(json.dumps(row, ensure_ascii=False))  # lone surrogates escaped
-        self._handle.write(text.encode("utf-8") + b"\n")
+        data = text.encode("utf-8") + b"\n"
+        self._handle.write(data)
         self._handle.flush()
-        self._offsets[key] = offset
+        # the offset is counted, not asked (tell() on an append handle is a system call)
+        self._offsets[key] = self._end
+        self._end += len(data)
         self._done[key] = done
         self.rows_stored += 1
 

@@ -139,7 +139,7 @@ class Attempt:
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
             "text_replies": self.text_replies, "refused_final_answers": self.refused_final_answers,
             "tool_call_count": len(self.tool_calls), "tool_errors": errors, "tools_used": counts,
-            "elapsed_s": round(self.elapsed_s, 4),
+            "elapsed_s": round(self.elapsed_s, 3),
             "tool_protocol": _protocols(self.protocols),
             "context_dropped": self.context_dropped, "prompt_shrank": self.prompt_shrank,
             "error": None if self.failure is None else self.failure.to_json(),

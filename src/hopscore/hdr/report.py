@@ -161,7 +161,10 @@ def write_config(prepared: Prepared, *, status: str,
         "settings": settings.to_json(),
         "versions": versions(prepared.spec.is_local),
         "platform": platform.platform(),
+        "fingerprint": settings.fingerprint(prepared.fingerprint),
     }
+    if settings.shard is not None:
+        config["shard"] = {**settings.shard.to_json(), "tasks": len(prepared.tasks)}
     if summary:
         config["summary"] = summary
     if grades is not None:

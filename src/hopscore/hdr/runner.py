@@ -124,6 +124,8 @@ def prepare(settings: HdrSettings, search: SearchBackend | None = None) -> Prepa
     tasks, merged = load_tasks(settings.tasks, settings.overlay)
     if settings.limit is not None:
         tasks = tasks[: settings.limit]
+    if settings.shard is not None:  # --shard I/N: this shard's tasks (all their attempts)
+        tasks = [task for task in tasks if settings.shard.owns(task.id)]
     if settings.grade:
         no_gold = [t.id for t in tasks if t.gold is None]
         if no_gold:
@@ -311,22 +313,33 @@ async def execute(settings: HdrSettings, *, backend: ChatBackend | None = None,
             summary = write_config(prepared, status="aborted", rows=rows, outcome=outcome,
                                    stats=engine.stats)
             return HdrRunResult(prepared, outcome, engine.stats, None, None, None, summary)
-        write_predictions(prepared, rows, attempt_key)
-        if not settings.grade:
-            summary = write_config(prepared, status="ungraded", rows=rows, outcome=outcome,
-                                   stats=engine.stats)
-            return HdrRunResult(prepared, outcome, engine.stats, None, None, None, summary)
-        options = GradeOptions(
-            match=MatchOptions(db_root=settings.db_root, db_template=settings.db_template,
-                               timeout_s=settings.sql_timeout, compare=settings.compare),
-            judge=judge_config(settings), judge_backend=judge_backend)
-        grades = await grade(outcomes_of(prepared, rows), settings.repeats, out, options,
-                             executor, console=console, warn=warn)
+        return await finish(prepared, rows, outcome, engine.stats, executor,
+                            judge_backend=judge_backend, console=console, warn=warn)
+
+
+async def finish(prepared: Prepared, rows: dict[str, dict[str, Any]], outcome: BatchOutcome,
+                 stats: EngineStats, executor: SqlExecutor, *,
+                 judge_backend: ChatBackend | None = None, console: Console | None = None,
+                 warn: Console | None = None) -> HdrRunResult:
+    """After the attempts (``rows`` by attempt key): the submission files, grading, metrics and
+    config.json (also what ``hopscore merge`` runs on the merged attempts)."""
+    settings = prepared.settings
+    write_predictions(prepared, rows, attempt_key)
+    if not settings.grade:
+        summary = write_config(prepared, status="ungraded", rows=rows, outcome=outcome,
+                               stats=stats)
+        return HdrRunResult(prepared, outcome, stats, None, None, None, summary)
+    options = GradeOptions(
+        match=MatchOptions(db_root=settings.db_root, db_template=settings.db_template,
+                           timeout_s=settings.sql_timeout, compare=settings.compare),
+        judge=judge_config(settings), judge_backend=judge_backend)
+    grades = await grade(outcomes_of(prepared, rows), settings.repeats, settings.output_dir,
+                         options, executor, console=console, warn=warn)
     report, metrics, summary = finish_metrics(prepared, rows, grades, attempt_key)
     status = "complete" if not summary["problems"] else "incomplete"
-    write_config(prepared, status=status, rows=rows, outcome=outcome, stats=engine.stats,
+    write_config(prepared, status=status, rows=rows, outcome=outcome, stats=stats,
                  grades=grades)
-    return HdrRunResult(prepared, outcome, engine.stats, grades, report, metrics, summary)
+    return HdrRunResult(prepared, outcome, stats, grades, report, metrics, summary)
 
 
 def run(settings: HdrSettings, **kwargs: Any) -> HdrRunResult:

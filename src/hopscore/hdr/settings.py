@@ -6,9 +6,12 @@ import os
 import string
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hopscore.errors import HopscoreError
+
+if TYPE_CHECKING:
+    from hopscore.shard import Shard
 
 SEARCH_BACKENDS = ("bm25", "http")
 TOOL_CHOICES = ("auto", "required", "none")
@@ -79,6 +82,8 @@ class HdrSettings:
     #: intervals over tasks (each task's k attempts are one unit: clustered by task)
     ci: str = "auto"
     ci_level: float = 0.95
+    #: --shard I/N: only the tasks of this shard, each with all its attempts (None: all)
+    shard: Shard | None = None
 
     def check(self) -> None:
         from hopscore.inference.ci import check_choice
@@ -140,5 +145,23 @@ class HdrSettings:
         out: dict[str, Any] = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            out[f.name] = str(value) if isinstance(value, Path) else value
+            if isinstance(value, Path):
+                value = str(value)
+            elif hasattr(value, "to_json"):
+                value = value.to_json()
+            out[f.name] = value
         return out
+
+    def fingerprint(self, attempts: str) -> str:
+        """What the run computes, with ``attempts`` (the fingerprint in every attempt's key),
+        not how it is executed: the same for every shard of a run."""
+        from hopscore.shard import fingerprint
+
+        return fingerprint({**self.to_json(), "attempts": attempts}, EXECUTION_FIELDS)
+
+
+#: Settings that say how a run is executed, not what it computes (see :meth:`fingerprint`).
+EXECUTION_FIELDS = ("output_dir", "api_key_env", "concurrency", "timeout", "max_retries",
+                    "backoff", "max_retry_wait", "deadline", "adaptive", "cache_dir", "shard",
+                    "executor", "search_api_key_env",
+                    "search_timeout", "judge_api_key_env", "judge_concurrency")

@@ -108,6 +108,12 @@ def item_key(item: JudgeItem, config_fingerprint: str) -> str:
     return sha256_text(canonical_json([config_fingerprint, item.row, item.occurrence]))[:32]
 
 
+def shard_key(item: JudgeItem) -> str:
+    """What decides an item's shard: its content and duplicate number (never the judge's
+    settings, so every judge sees the same split)."""
+    return f"{canonical_json(item.row)}#{item.occurrence}"
+
+
 def key_of(row: dict[str, Any]) -> str | None:
     meta = row.get(META_FIELD)
     key = meta.get("key") if isinstance(meta, dict) else None

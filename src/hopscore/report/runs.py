@@ -23,7 +23,10 @@ LEADING = ("model.spec", "model.endpoint", "benchmark", "status", "protocol",
            "request.temperature", "request.max_tokens", "request.seed", "request.stop")
 #: config sections that say nothing about how the answers were made
 SKIPPED = ("summary", "batch", "requests", "grades", "updated", "command", "platform",
-           "knowledge", "agent.system_prompt", "tool_protocol.notes")
+           "knowledge", "agent.system_prompt", "tool_protocol.notes",
+           # a hash of the settings shown (hopscore merge compares it), where shards were, and
+           # how the rows were executed
+           "fingerprint", "merged_from", "executor")
 #: where things live: shown, never a difference
 LOCATIONS = ("settings.output_dir", "settings.cache_dir", "settings.gold", "settings.tasks",
              "settings.db_root", "settings.corpus", "settings.overlay", "gold.path",

@@ -146,6 +146,22 @@ def _mcr(
     return McrScoring(prepared.benchmark), wrapped, block
 
 
+def run_fingerprint(settings: RunSettings, prepared: Prepared) -> str:
+    """What the run computes (settings, gold and prompt contents), not how it is executed: the
+    same for every shard of a run; ``hopscore merge`` joins only shards that agree on it."""
+    from hopscore.run.settings import EXECUTION_FIELDS, HASHED_PATHS
+    from hopscore.run.tasks import corpus_info, shots_sha256
+    from hopscore.shard import fingerprint
+
+    corpus = corpus_info(prepared.corpus, settings)
+    return fingerprint({
+        **settings.to_json(), "gold_sha256": prepared.gold_sha256,
+        "template_sha256": prepared.template.sha256, "shots_sha256": shots_sha256(prepared.shots),
+        "corpus_sha256": None if corpus is None else corpus["sha256"],
+        "endpoint": prepared.endpoint,
+    }, (*EXECUTION_FIELDS, *HASHED_PATHS))
+
+
 def write_config(
     settings: RunSettings,
     prepared: Prepared,
@@ -188,6 +204,9 @@ def write_config(
         "versions": versions(prepared.spec.is_local),
         "platform": platform.platform(),
     }
+    config["fingerprint"] = run_fingerprint(settings, prepared)
+    if settings.shard is not None:
+        config["shard"] = {**settings.shard.to_json(), "examples": len(prepared.examples)}
     if summary:
         config["summary"] = summary
     if outcome is not None:

@@ -199,6 +199,7 @@ async def execute(
         outcome = await run_batch(
             prepared.tasks, keys, _Worker(engine, prepared, settings), log,
             workers=1 if local else settings.concurrency, console=console,
+            start_interval=engine.start_interval,
             description=f"{prepared.benchmark.name} {prepared.spec}",
         )  # fmt: skip
     finally:

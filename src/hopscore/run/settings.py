@@ -13,6 +13,7 @@ from hopscore.run.extract import DEFAULT_MARKER
 if TYPE_CHECKING:
     from hopscore.inference.clusters import ClusterSpec
     from hopscore.intervals import IntervalSpec
+    from hopscore.shard import Shard
 from hopscore.defaults import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 PROTOCOLS = ("default", "mcr")
@@ -90,6 +91,8 @@ class RunSettings:
     ci_level: float = DEFAULT_LEVEL
     cluster: str | None = None
     cluster_file: Path | None = None
+    #: --shard I/N: only the examples of this shard (None: all)
+    shard: Shard | None = None
 
     def check(self) -> None:
         from hopscore.run.strategy import STRATEGIES
@@ -157,8 +160,21 @@ class RunSettings:
                 value = str(value)
             elif isinstance(value, tuple):
                 value = list(value)
+            elif hasattr(value, "to_json"):
+                value = value.to_json()
             out[f.name] = value
         return out
+
+
+#: Settings that say how a run is executed, not what it computes: left out of its fingerprint,
+#: so the shards of one run (and reruns with more concurrency) have the same one.
+EXECUTION_FIELDS = ("output_dir", "api_key_env", "concurrency", "timeout", "max_retries",
+                    "backoff", "max_retry_wait", "deadline", "adaptive", "cache_dir", "shard",
+                    "executor", "search_api_key_env",
+                    "search_timeout")
+#: Files whose content (sha256, in config.json) stands in the fingerprint for their path, so
+#: shards that read the same data from different places agree.
+HASHED_PATHS = ("gold", "corpus", "prompt_template")
 
 
 def default_output_dir(benchmark: str, model: str, protocol: str) -> Path:

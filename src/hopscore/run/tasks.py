@@ -110,6 +110,8 @@ def prepare(settings: RunSettings) -> Prepared:
                             "use the built-in selfask.jinja and meta.jinja")
     gold = benchmark.load_gold(settings.gold, aliases=settings.aliases)
     examples = select(gold, settings)
+    if settings.shard is not None:  # --shard I/N: this shard's examples, in the same order
+        examples = [example for example in examples if settings.shard.owns(example.id)]
     chained = settings.strategy != "cot"
     # the chain strategies ask MCR's question form (FEVEROUS: "Is it true that ...?": yes/no)
     kind = _answer_kind(benchmark, "mcr" if chained else settings.protocol)
