@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from hopscore.benchmarks.hdr_tasks import family_counts, load_tasks
 from hopscore.hdr.knowledge import KnowledgeBase
-from hopscore.hdr.search import Bm25Search
-from hopscore.hdr.tasks import family_counts, load_tasks
 from hopscore.hdr.world import DATABASES, materialize
+from hopscore.run.search import Bm25Search
 from tests.conftest import run_cli
 from tests.hdr.world import judge_reply, tool_calls
 from tests.openai_server import FakeOpenAI, Reply
