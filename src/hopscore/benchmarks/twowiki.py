@@ -61,6 +61,7 @@ from hopscore.benchmarks.hotpotqa import (
     Context,
     Fact,
     cited_facts,
+    evidence_facts,
     paragraph_variables,
     parse_context,
     parse_facts,
@@ -340,12 +341,13 @@ class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
         return example.answer  # MCR uses the answer alone, without aliases
 
     def make_prediction(self, example: TwoWikiExample, answer: ModelAnswer) -> TwoWikiPrediction:
-        """Answer, cited supporting facts (before the "Evidence:" line) and evidence triples
-        (after it; :func:`cited_triples`)."""
+        """Answer, cited supporting facts (before the "Evidence:" line; for the chain
+        strategies, the sentences their contexts came from) and evidence triples (after it;
+        :func:`cited_triples`)."""
         titles = [title for title, _ in example.context]
         facts_part, evidence_part = split_evidence(answer.output)
-        return TwoWikiPrediction(id=example.id, answer=answer.text or "",
-                                 sp=cited_facts(facts_part, titles),
+        sp = cited_facts(facts_part, titles) or evidence_facts(answer.evidence_ids, titles)
+        return TwoWikiPrediction(id=example.id, answer=answer.text or "", sp=sp,
                                  evidence=cited_triples(evidence_part, self.relations))
 
     def prediction_details(self, prediction: TwoWikiPrediction) -> dict[str, Any]:
