@@ -312,8 +312,13 @@ def run_command(
 
       hopscore run strategyqa --gold dev.json --model local/smollm2 --limit 20
 
+      hopscore run strategyqa --gold dev.json --model openai/gpt-4o-mini --strategy mcr \
+          --chains 5 --corpus wiki.jsonl --protocol mcr
+
       hopscore run hybrid-deep-research --tasks tasks.jsonl --db-root livesqlbench/ \
           --corpus corpus.jsonl --model openai/gpt-4o-mini --judge-model gpt-4o-mini
+
+      hopscore run hybrid-deep-research --model local/smollm2 --limit 2
     """
     from hopscore.cli.hdr import is_hdr
 
@@ -648,6 +653,9 @@ def suite_mcr(
       hopscore suite mcr --data-dir mcrdata --model openai/gpt-4o-mini --sample 500
 
       hopscore suite mcr --data-dir mcrdata --model local/smollm2 --shots 2 --limit 3
+
+      hopscore suite mcr --data-dir mcrdata --model openai/gpt-4o-mini --strategy mcr \
+          --chains 5 --sample 500
     """
     from hopscore.run.runner import run
     from hopscore.run.settings import RunSettings, default_output_dir
