@@ -62,6 +62,8 @@ def guarded(call: Callable[[], None], err_console: Console) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``hopscore`` console script and of ``python -m hopscore``."""
+    from hopscore.cli import err_console
     from hopscore.cli import main as cli_main
 
-    cli_main(list(sys.argv[1:] if argv is None else argv))
+    args = list(sys.argv[1:] if argv is None else argv)
+    guarded(lambda: cli_main(args), err_console)

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from hopscore.benchmarks.feverous import cited_elements
 from hopscore.benchmarks.feverous_wiki import (
     FeverousWiki,
-    cited_elements,
     page_units,
     plain,
     render,

@@ -149,6 +149,15 @@ class Benchmark(ABC, Generic[E, P]):
         """Whether this example counts as unpredicted (listed in ``missing_ids``)."""
         return prediction is None
 
+    #: Footnotes for numbers only the official semantics explain, by key (:meth:`notes`).
+    note_texts: ClassVar[dict[str, str]] = {}
+
+    def notes(self, values: Mapping[str, float]) -> tuple[str, ...]:
+        """Keys of :attr:`note_texts` that one example's scores call for (an exact answer
+        with F1 below 1, a recall above 1, ...); shown under the score table when any example
+        calls for them. The default benchmark has none."""
+        return ()
+
     # --- model runs -------------------------------------------------------------------------
 
     #: Kind of answer for flexible extraction: span, yesno, choice, number or label.

@@ -38,6 +38,21 @@ CLUSTER_FILE = typer.Option(
     help="Clusters from a file mapping id to cluster (JSON object, JSONL {id, cluster}, CSV).")
 
 
+JSON_HELP = ("Print the result as one JSON document on stdout instead of the tables (the "
+             "messages still go to stderr), for scripts.")
+JSON = typer.Option(False, "--json", help=JSON_HELP)
+
+
+def print_json(value: object) -> None:
+    """The result as indented JSON on stdout, written as is (never wrapped to the terminal)."""
+    import sys
+
+    from hopscore.io import json_text
+
+    sys.stdout.write(json_text(value, indent=2) + "\n")
+    sys.stdout.flush()
+
+
 def interval_options(ci: str, level: float, resamples: int, seed: int, cluster: str | None,
                      cluster_file: Path | None) -> tuple[IntervalSpec, ClusterSpec | None]:
     """The interval and cluster settings of a command's options (bad values: clear errors)."""

@@ -175,7 +175,8 @@ class ResultLog:
             raise ValueError("finalize: keys are not unique")
         missing = sum(1 for key in keys if key not in self._offsets)
         if missing:
-            raise HopscoreError(f"{self.path}: {missing} rows are not finished; re-run to complete")
+            rows = f"{missing} row is" if missing == 1 else f"{missing} rows are"
+            raise HopscoreError(f"{self.path}: {rows} not finished; re-run to complete")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.touch()
         fd, tmp = temp_beside(self.path)

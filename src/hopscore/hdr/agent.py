@@ -33,10 +33,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from hopscore.benchmarks.hdr_tasks import HdrTask
 from hopscore.engine import CallFailure, ChatEngine, ChatRequest, sha256_text
 from hopscore.hdr.context import ContextBudget, ContextWatch
 from hopscore.hdr.protocol import NATIVE, ToolProtocol, WireRequest
-from hopscore.hdr.tasks import HdrTask
 from hopscore.hdr.tools import FINAL_ANSWER, ArgumentError, Toolset, final_answer_text
 from hopscore.hdr.wire import (
     assistant_message,

@@ -24,12 +24,13 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.console import Console
 
+from hopscore.benchmarks.hdr_tasks import HdrTask, load_tasks
 from hopscore.distributed import Built, Gate, local_execution, ray_execution
 from hopscore.engine import (
     BatchOutcome,
@@ -52,40 +53,23 @@ from hopscore.errors import HopscoreError
 from hopscore.hdr.agent import MODEL_ERROR, AgentLoop, AgentSettings, prompt_sha256
 from hopscore.hdr.grade import AttemptOutcome, GradeOptions, GradeSummary, grade
 from hopscore.hdr.knowledge import KnowledgeBase
+from hopscore.hdr.prepared import Prepared, attempt_key
 from hopscore.hdr.protocol import ToolProtocol
 from hopscore.hdr.report import finish_metrics, write_config, write_predictions
-from hopscore.hdr.search import Bm25Search, HttpSearch, SearchBackend
 from hopscore.hdr.settings import HdrSettings
-from hopscore.hdr.tasks import HdrTask, Overlay, load_tasks
 from hopscore.hdr.tools import SCHEMAS, ToolLimits, Toolset, openai_tools
 from hopscore.hdr.trajectory import file_name, read_trajectory, write_trajectory
 from hopscore.hdr.wire import content_style_for
 from hopscore.judge.prompt import JudgePrompt
 from hopscore.judge.runner import JudgeConfig
 from hopscore.run.providers import ModelSpec, endpoint_for, make_backend, resolve_base_url
+from hopscore.run.search import Bm25Search, HttpSearch, SearchBackend
 from hopscore.scoring import ScoreReport
 from hopscore.sql.runner import MatchOptions
 from hopscore.sql.sandbox import SqlExecutor
 
 SAMPLES_FILE = "samples.jsonl"
 TRAJECTORIES = "trajectories"
-
-
-@dataclass(slots=True)
-class Prepared:
-    settings: HdrSettings
-    spec: ModelSpec
-    base_url: str | None
-    endpoint: str
-    tasks: list[HdrTask]
-    overlay: Overlay | None
-    knowledge: dict[str, KnowledgeBase | None]
-    search: SearchBackend
-    fingerprint: str
-    #: "empty" or "null": the content of tool-call turns without text, for this endpoint
-    content_style: str = "empty"
-    #: native or text tools, shared by every attempt (auto switches once per run)
-    protocol: ToolProtocol = field(default_factory=ToolProtocol)
 
 
 @dataclass(slots=True)
@@ -163,11 +147,6 @@ def prepare(settings: HdrSettings, search: SearchBackend | None = None) -> Prepa
     protocol = ToolProtocol(settings.tool_protocol, endpoint=endpoint)
     return Prepared(settings, spec, base_url, endpoint, tasks, merged, knowledge, search,
                     fingerprint, content_style, protocol)
-
-
-def attempt_key(prepared: Prepared, task: HdrTask, attempt: int) -> str:
-    record = sha256_text(canonical_json(task.record))[:12]
-    return f"{task.id}#{attempt}@{prepared.fingerprint}:{record}"
 
 
 class _AttemptWorker:

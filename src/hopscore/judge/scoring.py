@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hopscore.benchmarks.base import Benchmark, E, P
+from hopscore.display import print_table
 from hopscore.engine import endpoint_of
 from hopscore.errors import HopscoreError, Location
 from hopscore.intervals import ExampleValues, IntervalSpec, attach_intervals
@@ -34,6 +35,7 @@ from hopscore.scoring import (
     score_examples,
 )
 from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
+from hopscore.words import counted
 
 METRIC = "judge_accuracy"
 #: The benchmark metric the judge is compared with: the first of these that it reports.
@@ -63,6 +65,17 @@ class JudgedReport:
     summary: JudgeSummary
     match_metric: str
     disagreements: list[Disagreement]
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``metrics.json`` holds: the report and a ``judge`` block."""
+        data = self.report.to_json()
+        data["judge"] = {
+            "model": self.summary.model, "prompt_sha256": self.summary.prompt_sha256,
+            "compared_with": self.match_metric, "disagreements": len(self.disagreements),
+            "parse_failures": self.summary.parse_failures, "errors": self.summary.errors,
+            "empty_responses": self.summary.empty_responses,
+        }  # fmt: skip
+        return data
 
 
 def match_metric(metrics: tuple[str, ...] | list[str]) -> str:
@@ -133,17 +146,20 @@ def score_files_with_judge(
         _attach_intervals(benchmark, report, scores, rows, spec)
     if summary.errors:
         report.warnings.append(
-            f"the judge failed on {summary.errors} examples (no verdict; counted as wrong in "
+            f"the judge failed on {counted(summary.errors, 'example')} (no verdict; counted as "
+            "wrong in "
             f"{METRIC}); re-run the same command to retry only them"
         )
     if disagreements:
         report.warnings.append(
-            f"the judge and {metric} disagree on {len(disagreements)} of {report.n_gold} examples"
+            f"the judge and {metric} disagree on {len(disagreements)} of "
+            f"{counted(report.n_gold, 'example')}"
             + (" (judge_disagreements.jsonl lists them)" if output_dir else "")
         )
+    judged = JudgedReport(report, summary, metric, disagreements)
     if output_dir is not None:
-        _write(output_dir, report, scores, rows, disagreements, summary, metric)
-    return JudgedReport(report, summary, metric, disagreements)
+        _write(output_dir, judged, scores, rows)
+    return judged
 
 
 def _attach_intervals(
@@ -197,11 +213,8 @@ def merge(
     return disagreements
 
 
-def _write(
-    output_dir: Path, report: ScoreReport, scores: list[ExampleScore],
-    rows: list[dict[str, Any] | None], disagreements: list[Disagreement], summary: JudgeSummary,
-    metric: str,
-) -> None:
+def _write(output_dir: Path, judged: JudgedReport, scores: list[ExampleScore],
+           rows: list[dict[str, Any] | None]) -> None:
     writer = ScoresWriter(output_dir / "scores.jsonl")
     try:
         for score, row in zip(scores, rows, strict=True):
@@ -211,16 +224,10 @@ def _write(
         writer.close(keep=False)
         raise
     writer.close()
-    data = report.to_json()
-    data["judge"] = {
-        "model": summary.model, "prompt_sha256": summary.prompt_sha256, "compared_with": metric,
-        "disagreements": len(disagreements), "parse_failures": summary.parse_failures,
-        "errors": summary.errors, "empty_responses": summary.empty_responses,
-    }
-    write_json_atomic(output_dir / "metrics.json", data)
+    write_json_atomic(output_dir / "metrics.json", judged.to_json())
     path = output_dir / "judge_disagreements.jsonl"
     with path.open("w", encoding="utf-8") as handle:
-        for item in disagreements:
+        for item in judged.disagreements:
             handle.write(json.dumps(item.to_json(), ensure_ascii=False) + "\n")
 
 
@@ -238,4 +245,4 @@ def print_disagreements(judged: JudgedReport, console: Console, limit: int = 20)
     for item in judged.disagreements[:limit]:
         table.add_row(item.id, item.prediction or "", " | ".join(item.gold),
                       f"{item.metric_value:g}", "correct" if item.judge_correct else "wrong")
-    console.print(table)
+    print_table(console, table)

@@ -55,7 +55,8 @@ def merge_hdr(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], N
               ready: Callable[[], None] = lambda: None) -> HdrRunResult:
     """Join the shards of one HDR agent run into ``out`` (see the module docstring)."""
     from hopscore.hdr.grade import JUDGE_OUTPUT
-    from hopscore.hdr.runner import attempt_key, finish, prepare
+    from hopscore.hdr.prepared import attempt_key
+    from hopscore.hdr.runner import finish, prepare
     from hopscore.hdr.settings import HdrSettings
     from hopscore.judge.rows import key_of as judge_key_of
     from hopscore.sql.sandbox import SqlExecutor

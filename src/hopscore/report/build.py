@@ -24,9 +24,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from hopscore import __version__
 from hopscore.analysis.categories import (
-    DimensionResult,
     Inputs,
     analyze,
     dimensions_for,
@@ -47,8 +45,9 @@ from hopscore.report import COMPRESS_CHOICES as COMPRESS_CHOICES
 from hopscore.report import DEFAULT_MAX_TEXT as DEFAULT_MAX_TEXT
 from hopscore.report.charts import Bar, Cluster, bar_chart
 from hopscore.report.runs import settings_view
-from hopscore.report.sections import comparison_view, group_rows_view, summary_view
+from hopscore.report.sections import RunAnalysis, comparison_view, group_rows_view, summary_view
 from hopscore.report.turns import conversation, judge_reply, run_judge_rows
+from hopscore.version import __version__
 
 #: Sample data above this many bytes of JSON is embedded gzip-compressed (``--compress auto``).
 COMPRESS_ABOVE = 4_000_000
@@ -56,16 +55,6 @@ CHART_METRICS = 3
 JUDGE_FIELDS = ("extracted_final_answer", "reasoning", "confidence", "parse_ok", "error")
 SQL_FIELDS = ("reason", "agent_sql", "agent_sql_source", "column_precision", "column_recall",
               "order_sensitive", "agent_exec_error", "gold_exec_error", "gold_sql")
-
-
-@dataclasses.dataclass(slots=True)
-class RunAnalysis:
-    scored: ScoredSet
-    records: dict[str, dict[str, Any]]
-    dimensions: list[DimensionResult]
-    ok_metric: str | None
-    #: judge rows by id: the judge file itself, ``--judge``, or an HDR run's judge.jsonl
-    judge_rows: Mapping[str, Any] | None = None
 
 
 def cut(text: str | None, limit: int) -> str | None:

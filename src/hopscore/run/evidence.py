@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from hopscore.errors import HopscoreError
@@ -41,7 +42,7 @@ class EvidenceSource(Protocol):
 
 
 def _snippet(text: str, query: str) -> str:
-    from hopscore.hdr.search import snippet
+    from hopscore.run.search import snippet
 
     return snippet(text, query, SNIPPET_CHARS)
 
@@ -152,12 +153,40 @@ class CachedSource:
         return self.source.describe()
 
 
+class WikiSource:
+    """A chain strategy's evidence from the wiki: the best unit for a follow-up question, over
+    the pages of the question and of the claim."""
+
+    label = "wiki"
+
+    def __init__(self, path: Path, pages: int = 5) -> None:
+        from hopscore.benchmarks.feverous_wiki import FeverousWiki
+
+        self.wiki = FeverousWiki(path)
+        self.pages = pages
+
+    def lookup(self, query: str, example: Any) -> Any:
+        titles = self.wiki.find_pages(query, self.pages)
+        titles += [t for t in self.wiki.find_pages(example.question, self.pages)
+                   if t not in titles]
+        pool = [unit for title in titles for unit in self.wiki.units(title)]
+        from hopscore.benchmarks.feverous_wiki import rank_units
+
+        best = rank_units(pool, query, 1)
+        if not best:
+            return None
+        return Evidence(best[0].page, best[0].text, best[0].ids[0])
+
+    def describe(self) -> dict[str, Any]:
+        return self.wiki.describe()
+
+
 def make_source(settings: Any, benchmark: Any, corpus: Any) -> EvidenceSource | None:
     """The evidence source of a strategy run (see the module docstring), or None."""
     if corpus is not None:
         return CorpusSource(corpus)
     if settings.search_backend == "http":
-        from hopscore.hdr.search import HttpSearch
+        from hopscore.run.search import HttpSearch
 
         if not settings.search_url:
             raise HopscoreError("--search-backend http needs --search-url")
@@ -171,8 +200,6 @@ def make_source(settings: Any, benchmark: Any, corpus: Any) -> EvidenceSource | 
         except ValueError as exc:
             raise HopscoreError(f"--search-url: {exc}") from None
     if getattr(settings, "wiki_db", None) is not None and benchmark.name == "feverous":
-        from hopscore.benchmarks.feverous_wiki import WikiSource
-
         return WikiSource(settings.wiki_db)
     if benchmark.name in ("hotpotqa", "2wikimultihopqa"):
         return ContextSource()

@@ -10,10 +10,11 @@ from collections import Counter
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
-from hopscore import __version__
 from hopscore.benchmarks.base import Benchmark, ModelAnswer, Predictions
 from hopscore.io import write_json_atomic
 from hopscore.scoring import ScoreReport, ScoresWriter, score_examples
+from hopscore.version import __version__
+from hopscore.words import agree, counted
 
 if TYPE_CHECKING:
     from hopscore.engine import BatchOutcome, EngineStats
@@ -101,8 +102,9 @@ def finish_run(
     summary = run_summary(prepared, rows)
     if summary["errors"]:
         report.warnings.append(
-            f"{summary['errors']} requests failed after their retries (no prediction; they "
-            "score 0 here); re-run the same command to retry only them"
+            f"{counted(summary['errors'], 'request')} failed after "
+            f"{agree(summary['errors'], 'its', 'their')} retries (no prediction: scored 0 "
+            "here); re-run the same command to retry only those"
         )
     metrics = report.to_json()
     metrics["run"] = {"model": str(prepared.spec), "protocol": settings.protocol,
