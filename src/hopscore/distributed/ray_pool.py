@@ -31,7 +31,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hopscore.distributed import Built, WorkFactory
+from hopscore.distributed.work import Built, WorkFactory
 from hopscore.engine import CallFailure, EngineStats, RowResult
 from hopscore.errors import HopscoreError
 
@@ -63,8 +63,10 @@ def connect(workers: int | None) -> tuple[Any, bool]:
         if address:
             ray.init(address=address, **quiet)
         else:
-            ray.init(num_cpus=workers or os.cpu_count() or 1, _node_ip_address="127.0.0.1",
-                     include_dashboard=False, **quiet)
+            # address="local": a new Ray of our own, never one found on this machine (a
+            # `ray start` cluster, or the stale address file a killed Ray leaves behind)
+            ray.init(address="local", num_cpus=workers or os.cpu_count() or 1,
+                     _node_ip_address="127.0.0.1", include_dashboard=False, **quiet)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         where = f"RAY_ADDRESS={address}" if address else "a local Ray"
         raise HopscoreError(f"--executor ray: cannot start or reach {where}: {exc}") from None
