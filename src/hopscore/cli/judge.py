@@ -100,6 +100,8 @@ def judge(
     )] = None,
     shard: Annotated[str | None, o.SHARD_A] = None,
     shards: Annotated[int | None, o.SHARDS_A] = None,
+    executor: Annotated[str, o.EXECUTOR_A] = "local",
+    ray_workers: Annotated[int | None, o.RAY_WORKERS_A] = None,
 ) -> None:
     """Grade each row's response against its correct_answer with an LLM judge.
 
@@ -132,6 +134,7 @@ def judge(
         input_path, output_path, config,
         console=err_console if progress else None, warn=err_console,
         shard=o.shard_option(shard, shards),
+        executor=o.executor_option(executor, ray_workers), ray_workers=ray_workers,
     )
     print_table(console, summary_table(summary))
     if summary_json is not None:

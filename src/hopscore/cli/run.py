@@ -175,6 +175,8 @@ def run_command(
         help="Progress bar."),
     shard: str | None = o.SHARD,
     shards: int | None = o.SHARDS,
+    executor: str = o.EXECUTOR,
+    ray_workers: int | None = o.RAY_WORKERS,
     overlay: Path | None = typer.Option(
         None, "--overlay", metavar="PATH", rich_help_panel=HDR,
         help="v2 sparse patch overlaid on --tasks."),
@@ -366,6 +368,7 @@ def run_command(
         search_url=search_url, fetch_url=fetch_url, search_api_key_env=search_api_key_env,
         search_timeout=search_timeout, wiki_db=wiki_db, wiki_pages=wiki_pages,
         wiki_elements=wiki_elements, shard=o.shard_option(shard, shards),
+        executor=o.executor_option(executor, ray_workers), ray_workers=ray_workers,
     )  # fmt: skip
     result = run(settings, console=err_console if progress else None, warn=err_console)
     if not json_output:
@@ -482,6 +485,8 @@ def _run_hdr(args: dict[str, Any]) -> None:
         judge_prompt_file=args["judge_prompt_file"], judge_concurrency=args["concurrency"],
         compare=args["compare"], resamples=args["resamples"], ci=args["ci"].lower(),
         ci_level=args["ci_level"], shard=o.shard_option(args["shard"], args["shards"]),
+        executor=o.executor_option(args["executor"], args["ray_workers"]),
+        ray_workers=args["ray_workers"],
     )  # fmt: skip
     local_judge = local and settings.judge_model == model
     run_hdr(settings, progress=args["progress"], json_output=args["json_output"],
@@ -638,6 +643,8 @@ def suite_mcr(
         help=o.JSON_HELP),
     shard: str | None = o.SHARD,
     shards: int | None = o.SHARDS,
+    executor: str = o.EXECUTOR,
+    ray_workers: int | None = o.RAY_WORKERS,
 ) -> None:
     """The MCR protocol on its seven datasets (StrategyQA, Fermi, QuaRTz, HotpotQA, 2WikiMQA,
     Bamboogle, FEVEROUS), each run like hopscore run --protocol mcr, then one table.
@@ -678,6 +685,7 @@ def suite_mcr(
         cache_dir=None if no_cache else (cache_dir or _cache_dir()), strategy=strategy,
         chains=chains, chain_temperature=chain_temperature, num_retries=num_retries,
         chain_calls=chain_calls, meta_facts=meta_facts, shard=o.shard_option(shard, shards),
+        executor=o.executor_option(executor, ray_workers), ray_workers=ray_workers,
     )  # fmt: skip
     rows: list[SuiteRow] = []
     shared = None

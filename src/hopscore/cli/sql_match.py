@@ -146,6 +146,8 @@ def sql_match(
         "--restart", help="Discard an existing output file instead of resuming it.")] = False,
     shard: Annotated[str | None, o.SHARD_A] = None,
     shards: Annotated[int | None, o.SHARDS_A] = None,
+    executor_name: Annotated[str, o.EXECUTOR_A] = "local",
+    ray_workers: Annotated[int | None, o.RAY_WORKERS_A] = None,
 ) -> None:
     """Grade Search-to-SQL answers by running agent and gold SQL read-only and comparing results.
 
@@ -188,11 +190,14 @@ def sql_match(
         err_console.print(f"warning: SQLite {sqlite_version()}: {note}", style="yellow",
                           markup=False, highlight=False)
     chosen = o.shard_option(shard, shards)
+    use_ray = o.executor_option(executor_name, ray_workers) == "ray"
     if chosen is None:
         clear_sidecar(output)
     with SqlExecutor(workers, memory_mb=memory_mb) as executor:
         summary = run_sql_match(input, output, options, executor=executor, restart=restart,
-                                warn=err_console, shard=chosen)
+                                warn=err_console, shard=chosen,
+                                ray=use_ray,
+                                ray_workers=ray_workers)
     _print_summary(summary, output)
     invalid = summary.reasons["invalid_input"]
     if chosen is not None and not summary.total:
