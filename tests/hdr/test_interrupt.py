@@ -21,6 +21,7 @@ TASK = {"id": "sql2s_busy", "final_question": "Busy case: which city hosts the b
         "maker?", "hint": "", "db": "shop", "final_answer": "Springfield"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL])
 def test_a_busy_run_sql_ends_with_the_run(how: signal.Signals, tmp_path: Path) -> None:
     world = build_world(tmp_path, [TASK])
