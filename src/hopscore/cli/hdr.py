@@ -193,8 +193,12 @@ def activity_table(result: HdrRunResult) -> Table:
 
 
 def run_hdr(settings: HdrSettings, *, progress: bool, json_output: bool = False,
-            rerun: str = "refuse", default_location: bool = False) -> None:
-    """``hopscore run hybrid-deep-research``: run, grade, print, set the exit status."""
+            rerun: str = "refuse", default_location: bool = False,
+            share_local: bool = False) -> None:
+    """``hopscore run hybrid-deep-research``: run, grade, print, set the exit status.
+
+    ``share_local``: the agent is the local model and judges too: one loaded model serves both.
+    """
     from hopscore.cli.options import print_json
     from hopscore.hdr.report import truncation_warning
     from hopscore.hdr.runner import run, run_writes
@@ -203,8 +207,21 @@ def run_hdr(settings: HdrSettings, *, progress: bool, json_output: bool = False,
     claim_for_command(output_dir(settings.output_dir, "--output-dir",
                                  writes=run_writes(settings.repeats),
                                  create_parents=default_location), inputs=settings.inputs())
-    result = run(settings, console=err_console if progress else None, warn=err_console,
-                 rerun=rerun)
+    console_ = err_console if progress else None
+    if share_local:
+        import asyncio
+
+        from hopscore.run.local import LocalSmolLM2
+        from hopscore.run.providers import SharedBackend
+
+        shared = SharedBackend(LocalSmolLM2())
+        try:
+            result = run(settings, backend=shared, judge_backend=shared, console=console_,
+                         warn=err_console, rerun=rerun)
+        finally:
+            asyncio.run(shared.close())
+    else:
+        result = run(settings, console=console_, warn=err_console, rerun=rerun)
     out = settings.output_dir
     if result.outcome.aborted is not None:
         raise HopscoreError(

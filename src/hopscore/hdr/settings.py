@@ -87,6 +87,10 @@ class HdrSettings:
     #: an attempt with a reply cut at max_tokens (finish_reason "length"): "score" it as it is,
     #: or "error" (not graded: no verdict, counted apart)
     on_truncation: str = "score"
+    #: local (this process) or ray (--executor ray: a Ray cluster's workers)
+    executor: str = "local"
+    #: --ray-workers: worker actors (and the CPUs of an embedded local Ray); None: every CPU
+    ray_workers: int | None = None
 
     def check(self) -> None:
         from hopscore.inference.ci import check_choice
@@ -177,7 +181,7 @@ class HdrSettings:
 #: Settings that say how a run is executed, not what it computes (see :meth:`fingerprint`).
 EXECUTION_FIELDS = ("output_dir", "api_key_env", "concurrency", "timeout", "max_retries",
                     "backoff", "max_retry_wait", "deadline", "adaptive", "cache_dir", "shard",
-                    "executor", "search_api_key_env",
+                    "executor", "ray_workers", "search_api_key_env",
                     "search_timeout", "judge_api_key_env", "judge_concurrency")
 #: Settings that change neither the attempts nor what they are asked (how the run is carried
 #: out, how it is graded and reported): a rerun that differs in these alone resumes, and a

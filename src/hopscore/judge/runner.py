@@ -7,13 +7,15 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.console import Console
 
 from hopscore.defaults import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
+from hopscore.distributed import Built, Gate, local_execution, ray_execution
 from hopscore.engine import (
     BatchOutcome,
+    CallFailure,
     ChatBackend,
     ChatEngine,
     ChatRequest,
@@ -38,6 +40,8 @@ from hopscore.judge.rows import (
     ERROR,
     INVALID_INPUT,
     JUDGED,
+    MAX_CELL_CHARS,
+    MAX_ROW_BYTES,
     META_FIELD,
     TRUNCATED,
     JudgeItem,
@@ -73,6 +77,9 @@ class JudgeConfig:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     #: None: no response cache
     cache_dir: Path | None = None
+    #: caps of each output row: characters of one text field, bytes of the JSON line
+    max_cell_chars: int = MAX_CELL_CHARS
+    max_row_bytes: int = MAX_ROW_BYTES
     #: fit the requests in flight to the endpoint (up to concurrency), or keep concurrency
     adaptive: bool = True
     #: a reply cut at max_tokens (finish_reason "length"): "score" its verdict, or "error"
@@ -147,14 +154,11 @@ def make_backend(config: JudgeConfig) -> ChatBackend:
 
 class _Judge:
     def __init__(self, engine: ChatEngine, config: JudgeConfig, meta: JudgeMeta,
-                 log: ResultLog) -> None:
+                 retries: dict[str, int]) -> None:
         self.engine = engine
         self.config = config
         self.meta = meta
-        self.log = log
-        #: keys with a stored row when the run began (their rows are read again for a retry)
-        self.stored = log.keys()
-        self.retried_unparsed = 0
+        self.retries = retries
 
     def request(self, item: JudgeItem, retry: int = 0) -> ChatRequest:
         prompt = self.config.prompt.render(item.question, item.response, item.correct_answer)
@@ -167,27 +171,13 @@ class _Judge:
             cache_tag=f"retry-unparsed:{retry}" if retry else "",
         )
 
-    def retry_number(self, key: str) -> int:
-        """0 for a first ask; n for the n-th ask again of a reply that gave no verdict (the
-        same number as the stored row when it is read again for another reason)."""
-        if key not in self.stored:
-            return 0
-        row = self.log.read(key)
-        meta = row.get(META_FIELD) or {}
-        previous = int(meta.get("unparsed_retries") or 0)
-        unparsed = meta.get("status") in (JUDGED, TRUNCATED) and not row.get("parse_ok")
-        if self.config.retry_unparsed and unparsed:
-            self.retried_unparsed += 1
-            return previous + 1
-        return previous
-
     async def __call__(self, item: JudgeItem, key: str) -> RowResult:
         problem = item.problem()
         if problem is not None:
             return RowResult(build_row(item, key, self.meta, INVALID_INPUT, error=problem))
         if not item.response.strip():
             return RowResult(build_row(item, key, self.meta, EMPTY_RESPONSE, raw_output=""))
-        retry = self.retry_number(key)
+        retry = self.retries.get(key, 0)
         call = await self.engine.complete(self.request(item, retry))
         if call.response is None:
             assert call.failure is not None
@@ -221,6 +211,8 @@ async def judge_file(
     warn: Console | None = None,
     rerun: str = REFUSE,
     shard: Shard | None = None,
+    executor: str = "local",
+    ray_workers: int | None = None,
 ) -> JudgeSummary:
     """Judge every row of ``input_path`` (``shard``: the rows of that shard) into
     ``output_path``, resuming what is already there. The output is held for the whole run
@@ -237,7 +229,8 @@ async def judge_file(
                           fingerprint=config.fingerprint(endpoint), input_path=input_path,
                           rows=len(items), rows_total=total, settings=config.describe(endpoint))
         return await judge_items(items, output_path, config, backend=backend, console=console,
-                                 warn=warn, rerun=rerun)
+                                 warn=warn, rerun=rerun, executor=executor,
+                                 ray_workers=ray_workers)
 
 
 async def judge_items(
@@ -250,8 +243,11 @@ async def judge_items(
     warn: Console | None = None,
     rerun: str = REFUSE,
     other_inputs: str | None = None,
+    executor: str = "local",
+    ray_workers: int | None = None,
 ) -> JudgeSummary:
-    """Judge ``items`` into ``output_path`` (resumable), then summarize the finished file.
+    """Judge ``items`` into ``output_path`` (resumable), then summarize the finished file;
+    ``executor="ray"``: on Ray workers (the rows are still written here).
 
     Rows of another judge configuration or other input rows already in the file are handled by
     ``rerun`` (:mod:`hopscore.reruns`: refused by default, naming what differs; rows of the
@@ -262,16 +258,17 @@ async def judge_items(
         raise HopscoreError(f"--on-truncation must be one of {', '.join(ON_TRUNCATION)}")
     with claim(output_file(output_path, "--output")):
         return await _judge_items(items, output_path, config, backend, console, warn, rerun,
-                                  other_inputs)
+                                  other_inputs, executor, ray_workers)
 
 
 async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeConfig,
                        backend: ChatBackend | None, console: Console | None,
-                       warn: Console | None, rerun: str,
-                       other_inputs: str | None = None) -> JudgeSummary:
+                       warn: Console | None, rerun: str, other_inputs: str | None,
+                       executor: str, ray_workers: int | None) -> JudgeSummary:
     backend = backend or make_backend(config)
     meta = JudgeMeta(config.model, backend.endpoint, config.prompt.sha256, config.prompt.source,
-                     config.max_tokens)
+                     max_tokens=config.max_tokens, max_cell_chars=config.max_cell_chars,
+                     max_row_bytes=config.max_row_bytes)
     fingerprint = config.fingerprint(backend.endpoint)
     keys = [item_key(item, fingerprint) for item in items]
     done = prepare_results(output_path, keys, key_of, policy=rerun, what="judge rows",
@@ -285,25 +282,52 @@ async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeC
                         retry_unparsed=config.retry_unparsed))
     note_resume(log, keys, warn,
                 "rows judged with another model, prompt or input; they are replaced by this run")
-    engine = ChatEngine(backend, concurrency=config.concurrency, timeout=config.timeout,
-                        retry=config.retry, cache=cache_for(config.cache_dir, warn_printer(warn)),
-                        adaptive=config.adaptive)
-    judge = _Judge(engine, config, meta, log)
+    retries, retried = retry_numbers(log, keys, config.retry_unparsed)
+    factory = JudgeWork(config, meta, retries)
+    if executor == "ray":
+        execution = await ray_execution(factory, limits={backend.endpoint: config.concurrency},
+                                        per_worker=config.concurrency, workers=ray_workers)
+    else:
+        execution = local_execution(await factory.build(None, backend=backend, warn=warn),
+                                    config.concurrency)
     try:
         outcome = await run_batch(
-            items, keys, judge, log,
-            workers=config.concurrency, console=console, description="judging",
-            start_interval=engine.start_interval,
+            items, keys, execution.work, log, workers=execution.workers, console=console,
+            description="judging", start_interval=execution.start_interval,
         )
     except (asyncio.CancelledError, KeyboardInterrupt):
         finished = len(log.done_keys() & set(keys))
         raise Interrupted(f"{finished} of {len(keys)} rows are judged in {output_path}; rerun "
                           "the same command to judge the rest (finished rows are kept)") from None
     finally:
-        await engine.aclose()
-    summary = summarize(log, outcome, engine.stats, config, keys)
-    summary.retried_unparsed = judge.retried_unparsed
+        await execution.close()
+    summary = summarize(log, outcome, execution.stats(), config, keys)
+    summary.retried_unparsed = retried
     return summary
+
+
+def retry_numbers(log: ResultLog, keys: list[str], retry_unparsed: bool
+                  ) -> tuple[dict[str, int], int]:
+    """How many times each stored row's reply was asked again (``--retry-unparsed``), by key,
+    as the next ask numbers it: n + 1 for a reply that gave no verdict under
+    ``retry_unparsed``, n for a row read again for another reason; and how many of the rows
+    are asked again for a missing verdict."""
+    numbers: dict[str, int] = {}
+    retried = 0
+    stored = log.keys()
+    for key in keys:
+        if key not in stored or log.is_done(key):
+            continue
+        row = log.read(key)
+        meta = row.get(META_FIELD) or {}
+        previous = int(meta.get("unparsed_retries") or 0)
+        unparsed = meta.get("status") in (JUDGED, TRUNCATED) and not row.get("parse_ok")
+        if retry_unparsed and unparsed:
+            retried += 1
+            previous += 1
+        if previous:
+            numbers[key] = previous
+    return numbers, retried
 
 
 #: What a judge row records about its judge, as the settings a refusal names.
@@ -321,6 +345,34 @@ def judge_differences(rows: list[dict[str, Any]], meta: JudgeMeta) -> list[str]:
             before = ", ".join(sorted(v.strip('"') for v in old))
             lines.append(f"{name}: {before} -> {json.dumps(new).strip(chr(34))}")
     return lines
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeWork:
+    """The judge's work (:class:`hopscore.distributed.WorkFactory`): the rows travel to the
+    workers; each builds its own engine. ``retries``: the ask number of rows asked again
+    (:func:`retry_numbers`), so that a retry is never answered from the cache."""
+
+    config: JudgeConfig
+    meta: JudgeMeta
+    retries: dict[str, int] = field(default_factory=dict)
+    ships_items: ClassVar[bool] = True
+
+    async def build(self, gate: Gate | None, *, backend: ChatBackend | None = None,
+                    warn: Console | None = None) -> Built:
+        config = self.config
+        backend = backend or make_backend(config)
+        if gate is not None:
+            backend = gate.wrap(backend)
+        engine = ChatEngine(backend, concurrency=config.concurrency, timeout=config.timeout,
+                            retry=config.retry,
+                            cache=cache_for(config.cache_dir, warn_printer(warn)),
+                            adaptive=config.adaptive)
+        return Built(_Judge(engine, config, self.meta, self.retries), lambda: engine.stats,
+                     engine.aclose, engine.start_interval)
+
+    def lost_row(self, item: JudgeItem, key: str, failure: CallFailure) -> dict[str, Any]:
+        return build_row(item, key, self.meta, ERROR, error=str(failure))
 
 
 def summarize(
