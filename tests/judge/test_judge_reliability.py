@@ -98,7 +98,7 @@ def test_disk_full_while_writing_then_rerun(tmp_path: Path, env: dict[str, str])
     disk = tmp_path / "disk"
     out = disk / "out.jsonl"
     with FakeOpenAI(honest) as server:
-        args = judge_args(server, inp, out, "--concurrency", "2")
+        args = judge_args(server, inp, out, "--concurrency", "2", "--max-cell-chars", "100000")
         after = (f"cp {out} {tmp_path}/after_full.jsonl; rm {disk}/.filler; "
                  f"{sys.executable} -m hopscore {' '.join(map(str, args))} "
                  f"> {tmp_path}/rerun.txt 2>&1; echo $? > {tmp_path}/rerun_status; "
