@@ -427,6 +427,7 @@ async def _execute(prepared: Prepared, backend: ChatBackend | None,
                                       log, workers=execution.workers, console=console,
                                       description=f"hdr {prepared.spec}")
         except (asyncio.CancelledError, KeyboardInterrupt):
+            executor.terminate()  # a run_sql in the middle of a query is killed, not awaited
             rows = log.latest(keys)
             write_config(prepared, status="interrupted", rows=rows, stats=execution.stats())
             finished = len(log.done_keys() & set(keys))
@@ -447,6 +448,7 @@ async def _execute(prepared: Prepared, backend: ChatBackend | None,
                                 judge_backend=judge_backend, console=console, warn=warn,
                                 rerun=rerun)
         except (asyncio.CancelledError, KeyboardInterrupt, Interrupted):
+            executor.terminate()
             write_config(prepared, status="interrupted", rows=rows, outcome=outcome,
                          stats=stats)
             raise Interrupted(
