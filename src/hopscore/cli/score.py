@@ -134,10 +134,14 @@ def score(
                           retry=RetryPolicy(max_retries=judge_max_retries))
     judged = score_files_with_judge(bench, gold, predictions, output_dir, config,
                                     aliases=aliases, console=err_console, warn=err_console,
-                                    intervals=spec)
+                                    intervals=spec, clusters=clusters)
     report = judged.report
     print_report(report, console, err_console)
     print_disagreements(judged, console)
+    if judged.agreement is not None:
+        from hopscore.cli.report import agreement_console_table
+
+        console.print(agreement_console_table(judged.agreement, benchmark))
     if output_dir is not None:
         err_console.print(f"wrote {output_dir / 'metrics.json'} and {output_dir / 'scores.jsonl'}",
                           markup=False, highlight=False)

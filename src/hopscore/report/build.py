@@ -15,7 +15,7 @@ import base64
 import dataclasses
 import gzip
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
@@ -34,6 +34,7 @@ from hopscore.analysis.categories import (
 )
 from hopscore.analysis.compare import PairComparison, binary_metrics, choose_flip_metric
 from hopscore.analysis.gold import gold_index
+from hopscore.analysis.judging import AgreementTable, agreement_table
 from hopscore.analysis.samples import (
     extraction,
     prompt_text,
@@ -46,7 +47,12 @@ from hopscore.analysis.scored import ScoredSet
 from hopscore.report import COMPRESS_CHOICES as COMPRESS_CHOICES
 from hopscore.report import DEFAULT_MAX_TEXT as DEFAULT_MAX_TEXT
 from hopscore.report.charts import Bar, Cluster, bar_chart
-from hopscore.report.sections import comparison_view, group_rows_view, summary_view
+from hopscore.report.sections import (
+    agreement_view,
+    comparison_view,
+    group_rows_view,
+    summary_view,
+)
 
 #: Sample data above this many bytes of JSON is embedded gzip-compressed (``--compress auto``).
 COMPRESS_ABOVE = 4_000_000
@@ -62,6 +68,8 @@ class RunAnalysis:
     records: dict[str, dict[str, Any]]
     dimensions: list[DimensionResult]
     ok_metric: str | None
+    #: judge vs exact match (raw agreement, kappa), when the run has judge verdicts
+    agreement: AgreementTable | None = None
 
 
 def cut(text: str | None, limit: int) -> str | None:
@@ -130,7 +138,7 @@ def analyse_run(scored: ScoredSet, inputs: Inputs, judge: Mapping[str, Any] | No
     samples = samples_of(scored, records, judge)
     dims = analyze(samples, dimensions_for(dataclasses.replace(inputs, benchmark=scored.benchmark)),
                    examples=examples)
-    return RunAnalysis(scored, records, dims, ok_metric_of(scored))
+    return RunAnalysis(scored, records, dims, ok_metric_of(scored), agreement_table(scored, judge))
 
 
 def _extra(scored: ScoredSet, record: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -265,6 +273,8 @@ def render(runs: list[RunAnalysis], pairs: list[PairComparison], baseline: int,
         summary=summary_view(runs),
         charts=group_charts(runs),
         comparisons=[comparison_view(pair, flip_limit) for pair in pairs],
+        agreements=[agreement_view(run.scored.label, run.agreement) for run in runs
+                    if run.agreement is not None],
         runs=runs,
         data=data,
         encoding=encoding,
@@ -279,11 +289,13 @@ def _resource(name: str) -> str:
 
 def build(sets: list[ScoredSet], pairs: list[PairComparison], baseline: int, *,
           gold: Path | None = None, tables: Path | None = None,
-          judge: Mapping[str, Any] | None = None, limit: int = DEFAULT_MAX_TEXT,
+          judge: Sequence[Mapping[str, Any] | None] | None = None,
+          limit: int = DEFAULT_MAX_TEXT,
           examples: int = 5, title: str | None = None, compress: str = "auto") -> str:
     """The report as one HTML string."""
     inputs = Inputs(gold=gold, tables=tables)
-    runs = [analyse_run(s, inputs, judge, examples) for s in sets]
+    runs = [analyse_run(s, inputs, None if judge is None else judge[i], examples)
+            for i, s in enumerate(sets)]
     benchmark = next((s.benchmark for s in sets if s.benchmark), None)
     gold_examples = gold_index(benchmark, gold) if gold is not None else {}
     return render(runs, pairs, baseline, gold_examples, limit=limit, title=title,

@@ -10,6 +10,7 @@ from hopscore.analysis.compare import PairComparison, Row
 from hopscore.report.charts import Bar
 
 if TYPE_CHECKING:
+    from hopscore.analysis.judging import AgreementTable
     from hopscore.report.build import RunAnalysis
 
 
@@ -154,3 +155,24 @@ def comparison_view(pair: PairComparison, flip_limit: int) -> dict[str, Any]:
         "flip_limit": flip_limit,
         "warnings": pair.warnings,
     }  # fmt: skip
+
+
+def agreement_view(label: str, table: AgreementTable) -> dict[str, Any]:
+    """Judge vs exact match of one run: raw agreement and kappa with intervals, per group."""
+    from hopscore.display import bounds_text
+
+    rows = []
+    for name, agreement in [("all", table.overall), *table.groups.items()]:
+        low, high = agreement.agreement_interval()
+        interval = agreement.kappa_interval()
+        kappa = agreement.kappa
+        rows.append({
+            "group": name, "n": agreement.n,
+            "agreement": f"{100 * agreement.observed:.2f} "
+                         f"{bounds_text(agreement.observed, low, high)}",
+            "kappa": "n/a" if kappa is None or interval is None
+            else f"{kappa:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]",
+            "judge_only": agreement.judge_only, "match_only": agreement.match_only,
+        })  # fmt: skip
+    return {"label": label, "metric": table.metric, "undecided": table.undecided,
+            "level": f"{100 * table.overall.level:g}%", "rows": rows}
