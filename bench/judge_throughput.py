@@ -44,14 +44,15 @@ def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
     return proc, proc.stdout.readline().strip()
 
 
-def run_once(base_url: str, rows_path: Path, work: Path, concurrency: int) -> dict[str, float]:
+def run_once(base_url: str, rows_path: Path, work: Path, concurrency: int,
+             extra: tuple[str, ...] = ()) -> dict[str, float]:
     out = work / f"out-c{concurrency}.jsonl"
     summary = work / f"summary-c{concurrency}.json"
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "NO_PROXY": "127.0.0.1,localhost",
            "HOPSCORE_CACHE_DIR": str(work / f"cache-c{concurrency}")}
     args = [sys.executable, "-m", "hopscore", "judge", "-i", str(rows_path), "-o", str(out),
             "--model", "bench", "--base-url", base_url, "--concurrency", str(concurrency),
-            "--no-progress", "--summary-json", str(summary)]
+            "--no-progress", "--summary-json", str(summary), *extra]
     started = time.perf_counter()
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)

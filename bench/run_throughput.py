@@ -58,13 +58,14 @@ def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
 
 
 def run_once(
-    base_url: str, gold: Path, work: Path, concurrency: int, index: int
+    base_url: str, gold: Path, work: Path, concurrency: int, index: int,
+    extra: tuple[str, ...] = (),
 ) -> dict[str, float]:
     out = work / f"run-{index}-c{concurrency}"
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "NO_PROXY": "127.0.0.1,localhost"}
     args = [sys.executable, "-m", "hopscore", "run", "hotpotqa", "--gold", str(gold),
             "--model", "openai/bench", "--base-url", base_url, "--concurrency", str(concurrency),
-            "-o", str(out), "--cache-dir", str(work / f"cache-{index}"), "--no-progress"]
+            "-o", str(out), "--cache-dir", str(work / f"cache-{index}"), "--no-progress", *extra]
     started = time.perf_counter()
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)

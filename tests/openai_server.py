@@ -7,6 +7,13 @@ status with headers (429 + Retry-After), a stalled connection, a malformed body,
 null content. Every request is logged (:attr:`FakeOpenAI.log`) so tests can assert exactly
 which prompts were sent and how often.
 
+A :class:`ServerBehaviour` makes it behave like the real servers hopscore was run against
+(see docs/servers.md): llama-cpp-python answering HTTP 500 to an assistant tool-call turn whose
+content is null or missing, a plain chat template dropping the offered tools, vLLM refusing
+tools without a tool parser, vLLM / Ollama refusing replayed arguments that are not a JSON
+object, Mistral's 9-character call ids, strict gateways refusing unknown message fields, and a
+context window answered with the 400 of llama-cpp-python (or silently cut, as Ollama does).
+
 Run standalone (``python tests/openai_server.py --port 0 --latency 0.2``) it answers every
 prompt with a fixed judge reply and prints its base URL; the benchmark uses that mode.
 """
@@ -15,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import threading
 import time
@@ -50,6 +58,89 @@ def judge_reply(correct: bool, answer: str = "x", confidence: str = "90%") -> Re
     )
 
 
+@dataclass(frozen=True)
+class ServerBehaviour:
+    """Faults of real servers, checked on every request before the responder runs."""
+
+    #: llama-cpp-python: a tool-call turn with content null -> 500 (pydantic), missing -> 500
+    null_content_500: bool = False
+    #: a plain chat template: the tools field (and tool_choice) never reach the model
+    ignore_tools: bool = False
+    #: vLLM without --enable-auto-tool-choice: any request with tools -> 400
+    reject_tools: bool = False
+    #: vLLM / Ollama: replayed tool-call arguments must be a JSON object (else 400)
+    json_arguments: bool = False
+    #: Mistral: tool-call ids of exactly 9 letters and digits (else 400)
+    mistral_ids: bool = False
+    #: a strict gateway: tool messages carry only role, tool_call_id and content (else 400)
+    strict_fields: bool = False
+    #: context window in tokens (4 characters a token): longer prompts get llama-cpp-python's 400
+    context_limit: int | None = None
+    #: with context_limit: cut a longer prompt silently instead (Ollama at num_ctx) and report
+    #: the tokens kept, num_ctx / 2 + 2 (ollama/ollama#17427)
+    truncate: bool = False
+
+
+def estimate_tokens(body: dict[str, Any]) -> int:
+    """The prompt's tokens as this server counts them: 4 characters of messages + tools each."""
+    text = json.dumps(body.get("messages", []), ensure_ascii=False)
+    if body.get("tools"):
+        text += json.dumps(body["tools"], ensure_ascii=False)
+    return len(text) // 4 + 1
+
+
+_ID9 = re.compile(r"[A-Za-z0-9]{9}")
+
+
+def behaviour_fault(behaviour: ServerBehaviour, body: dict[str, Any]) -> Reply | None:
+    """The error a real server would answer ``body`` with, or None."""
+    messages = body.get("messages", [])
+    if behaviour.reject_tools and body.get("tools"):
+        return Reply(status=400, body=json.dumps({"error": {
+            "message": '"auto" tool choice requires --enable-auto-tool-choice and '
+                       "--tool-call-parser to be set", "type": "BadRequestError",
+            "code": 400}}).encode())
+    for index, message in enumerate(messages):
+        calls = message.get("tool_calls") or []
+        if message.get("role") == "assistant" and calls and behaviour.null_content_500:
+            if "content" not in message:
+                return Reply(status=500, body=b'{"error": {"message": "\'dict object\' has no '
+                             b'attribute \'content\'", "type": "internal_server_error"}}')
+            if message["content"] is None:
+                return Reply(status=500, body=json.dumps({"error": {
+                    "message": f"7 validation errors: messages.{index}.content",
+                    "type": "internal_server_error"}}).encode())
+        for call in calls:
+            arguments = (call.get("function") or {}).get("arguments")
+            if behaviour.json_arguments:
+                try:
+                    ok = isinstance(json.loads(arguments), dict)
+                except (TypeError, ValueError):
+                    ok = False
+                if not ok:
+                    return Reply(status=400, body=b'{"error": {"message": "invalid tool call '
+                                 b'arguments"}}')
+            if behaviour.mistral_ids and not _ID9.fullmatch(str(call.get("id"))):
+                return Reply(status=400, body=json.dumps({"error": {
+                    "message": f"Tool call id was {call.get('id')} but must be a-z, A-Z, 0-9, "
+                               "with a length of 9."}}).encode())
+        if message.get("role") == "tool" and behaviour.strict_fields:
+            extra = set(message) - {"role", "tool_call_id", "content"}
+            if extra:
+                return Reply(status=400, body=json.dumps({"error": {
+                    "message": f"Additional properties are not allowed ({sorted(extra)} "
+                               f"unexpected) - 'messages.{index}'"}}).encode())
+    if behaviour.context_limit is not None and not behaviour.truncate:
+        tokens = estimate_tokens(body)
+        if tokens + int(body.get("max_tokens") or 0) > behaviour.context_limit:
+            return Reply(status=400, body=json.dumps({"error": {
+                "message": f"This model's maximum context length is {behaviour.context_limit} "
+                           f"tokens. However, you requested {tokens} tokens. Please reduce "
+                           "the length of the messages or completion.",
+                "type": "invalid_request_error", "code": "context_length_exceeded"}}).encode())
+    return None
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 1024  # the default backlog of 5 drops connections at high concurrency
@@ -73,16 +164,20 @@ class FakeOpenAI:
     """Start with ``with FakeOpenAI(responder) as server: ... server.base_url``."""
 
     def __init__(self, responder: Responder | None = None, latency: float = 0.0, *,
-                 body_responder: BodyResponder | None = None, slots: int | None = None) -> None:
+                 body_responder: BodyResponder | None = None, slots: int | None = None,
+                 behaviour: ServerBehaviour | None = None) -> None:
         if (responder is None) == (body_responder is None):
             raise ValueError("give exactly one of responder and body_responder")
         self.responder = responder
         self.body_responder = body_responder
         self.latency = latency
+        self.behaviour = behaviour
         #: like llama.cpp's server: at most this many requests are worked on at once, the
         #: others wait in its queue (the latency is paid per request, one after the other)
         self.slots = threading.Semaphore(slots) if slots else None
         self.log: list[LoggedRequest] = []
+        #: (status, request body) of every answer a behaviour fault produced
+        self.faults: list[tuple[int, dict[str, Any]]] = []
         self._lock = threading.Lock()
         self._attempts: dict[str, int] = {}
         self._stopping = threading.Event()
@@ -127,16 +222,30 @@ class FakeOpenAI:
             attempt = self._attempts.get(prompt, 0)
             self._attempts[prompt] = attempt + 1
             self.log.append(LoggedRequest(prompt, attempt, body, time.time(), headers))
+        if self.behaviour is not None:
+            fault = behaviour_fault(self.behaviour, body)
+            if fault is not None:
+                with self._lock:
+                    self.faults.append((fault.status, body))
+                return fault
+            if self.behaviour.ignore_tools:
+                body = {k: v for k, v in body.items() if k not in ("tools", "tool_choice")}
         if self.body_responder is not None:
             return self.body_responder(body, attempt)
         assert self.responder is not None
         return self.responder(prompt, attempt)
 
 
-def _completion(reply: Reply, body: dict[str, Any], prompt: str) -> dict[str, Any]:
+def _completion(reply: Reply, body: dict[str, Any], prompt: str,
+                behaviour: ServerBehaviour | None = None) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
     if reply.tool_calls is not None:
         message["tool_calls"] = reply.tool_calls
+    prompt_tokens = len(prompt.split())
+    if behaviour is not None and behaviour.context_limit is not None:
+        prompt_tokens = estimate_tokens(body)
+        if prompt_tokens > behaviour.context_limit:  # only reached with truncate
+            prompt_tokens = behaviour.context_limit // 2 + 2
     return {
         "id": "chatcmpl-test",
         "object": "chat.completion",
@@ -145,9 +254,9 @@ def _completion(reply: Reply, body: dict[str, Any], prompt: str) -> dict[str, An
         "choices": [{"index": 0, "message": message,
                      "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
         "usage": {
-            "prompt_tokens": len(prompt.split()),
+            "prompt_tokens": prompt_tokens,
             "completion_tokens": len((reply.content or "").split()),
-            "total_tokens": len(prompt.split()) + len((reply.content or "").split()),
+            "total_tokens": prompt_tokens + len((reply.content or "").split()),
         },
     }
 
@@ -204,7 +313,7 @@ def _handler_class(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             payload = reply.json_body
             if payload is None:
-                payload = _completion(reply, body, prompt)
+                payload = _completion(reply, body, prompt, server.behaviour)
             self._send(reply.status, json.dumps(payload).encode(), reply.headers)
 
         def _send(self, status: int, data: bytes, headers: dict[str, str]) -> None:

@@ -1,19 +1,25 @@
-"""Terminal tables for score reports (rich), and the one rule for printing an interval."""
+"""Terminal tables (rich): score reports, the one rule for printing an interval, and fitting
+any table to the terminal.
+
+A table wider than the terminal is never cut: :func:`fit_table` splits its columns into
+several tables that each fit, repeating the key columns (the metric, the group), so every
+cell keeps its whole text; a column of free text (answers, notes) wraps instead.
+"""
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
-
-from hopscore.scoring import ScoreReport
 
 if TYPE_CHECKING:
     from hopscore.inference.ci import Interval
+    from hopscore.results import ScoreReport
 
-MAX_GROUP_COLUMNS = 8
 METHOD_NAMES = {"wilson": "Wilson", "clopper-pearson": "Clopper-Pearson", "bca": "BCa",
                 "bootstrap": "percentile bootstrap", "t": "t"}
 
@@ -84,7 +90,7 @@ def methods_caption(report: ScoreReport) -> str | None:
 
 def report_table(report: ScoreReport) -> Table:
     """Metrics as rows; the overall score and each group as columns, in percent."""
-    groups = list(report.groups.items())[:MAX_GROUP_COLUMNS]
+    groups = list(report.groups.items())
     title = f"{report.benchmark}: {report.n_gold} gold examples (scores in %)"
     table = Table(title=title, title_justify="left", caption=methods_caption(report),
                   caption_justify="left")
@@ -102,7 +108,115 @@ def report_table(report: ScoreReport) -> Table:
     return table
 
 
+#: a column whose longest cell is longer than this and holds spaces is free text: it wraps
+FREE_TEXT = 30
+
+
+def _plain(cell: object) -> str:
+    return cell.plain if isinstance(cell, Text) else str(cell)
+
+
+def _is_free_text(column: Column) -> bool:
+    cells = [_plain(cell) for cell in column._cells]
+    return any(len(cell) > FREE_TEXT and " " in cell.strip() for cell in cells)
+
+
+def _lines_width(cell: object, *, words: bool) -> int:
+    lines = _plain(cell).splitlines() or [""]
+    if words:
+        return max((cell_len(word) for line in lines for word in line.split()), default=0)
+    return max(cell_len(line) for line in lines)
+
+
+def _min_width(table: Table, console: Console) -> int:
+    """The narrowest the table can be without cutting a cell: a column that does not wrap at
+    its longest line, a wrapping one at its longest word, plus padding and borders."""
+    total = 0
+    for column in table.columns:
+        words = not column.no_wrap
+        width = max([_lines_width(column.header, words=words),
+                     *(_lines_width(cell, words=words) for cell in column._cells)])
+        total += max(width, column.min_width or 0)
+    left, right = table.padding[3], table.padding[1]
+    total += (left + right) * len(table.columns)
+    if table.box is not None:
+        total += len(table.columns) - 1 + (2 if table.show_edge else 0)
+    elif not table.pad_edge:
+        total -= left + right
+    return total
+
+
+def _subtable(table: Table, columns: list[int], *, title: bool, caption: bool) -> Table:
+    part = copy.copy(table)
+    part.columns = []
+    for index in columns:
+        column = copy.copy(table.columns[index])
+        column._cells = list(table.columns[index]._cells)
+        part.columns.append(column)
+    part.rows = list(table.rows)
+    if not title:
+        part.title = None
+    if not caption:
+        part.caption = None
+    return part
+
+
+def fit_table(table: Table, console: Console, *, keys: int = 1) -> list[Table]:
+    """``table`` as one or more tables that fit ``console``'s width without cutting a cell.
+
+    Key columns (the first ``keys``: the metric, the group) and columns of short values never
+    wrap; a column of free text (a cell longer than :data:`FREE_TEXT` with spaces) wraps.
+    When even that is too wide, the columns after the keys are split into consecutive parts,
+    each shown beside the key columns (title on the first part, caption on the last).
+    """
+    last_only = len(table.columns) <= keys + 1  # a key/value table: the value may wrap
+    for index, column in enumerate(table.columns):
+        free = index >= keys and (last_only or _is_free_text(column))
+        column.no_wrap = not free
+        column.overflow = "fold"
+    width = console.width
+    if _min_width(table, console) <= width or len(table.columns) <= keys + 1:
+        return [table]
+    keep = list(range(keys))
+    parts: list[list[int]] = []
+    current: list[int] = []
+    for index in range(keys, len(table.columns)):
+        trial = [*current, index]
+        wide = _min_width(_subtable(table, keep + trial, title=False, caption=False),
+                          console) > width
+        if current and wide:
+            parts.append(current)
+            current = [index]
+        else:
+            current = trial
+    parts.append(current)
+    return [_subtable(table, keep + part, title=i == 0, caption=i == len(parts) - 1)
+            for i, part in enumerate(parts)]
+
+
+def print_table(console: Console, table: Table, *, keys: int = 1) -> None:
+    """Print ``table`` whole at the console's width (:func:`fit_table`). Its title and caption
+    are printed above and below it at the console's width, not squeezed to the table's."""
+    parts = fit_table(table, console, keys=keys)
+    title, caption = table.title, table.caption
+    # a table renders its title and caption as rich markup: so do they here
+    if title is not None:
+        console.print(title, style=table.title_style or "", highlight=False)
+    for part in parts:
+        part.title = part.caption = None
+        console.print(part)
+    if caption is not None:
+        console.print(caption, style=table.caption_style or "", highlight=False)
+
+
 def print_report(report: ScoreReport, console: Console, err_console: Console) -> None:
-    console.print(report_table(report))
+    """The score table, its footnotes (stdout) and the warnings (stderr)."""
+    print_table(console, report_table(report))
+    for note in report.notes:
+        console.print(f"note: {note}", markup=False, highlight=False)
+    print_warnings(report, err_console)
+
+
+def print_warnings(report: ScoreReport, err_console: Console) -> None:
     for warning in report.warnings:
         err_console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)

@@ -47,3 +47,8 @@ class InputError(HopscoreError):
         if field is not None:
             prefix += f": field {field!r}"
         super().__init__(f"{prefix}: {message}")
+
+
+class Interrupted(Exception):
+    """The user stopped a run (Ctrl-C) after it saved what it had; the message says what is
+    kept and how to go on. The CLI prints it and exits with status 130."""

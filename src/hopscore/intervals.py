@@ -17,22 +17,21 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from hopscore.defaults import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.inference.ci import (
     Interval,
     analytic_interval,
-    check_choice,
     clopper_pearson,
     resolve_method,
     t_quantile,
     wilson,
 )
+from hopscore.inference.ci import intervals_to_json as intervals_to_json
 from hopscore.inference.ci import moments as sample_moments
 from hopscore.inference.clusters import totals_by_cluster
+from hopscore.inference.spec import IntervalSpec as IntervalSpec
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -41,36 +40,12 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from hopscore.benchmarks.base import Benchmark
-    from hopscore.scoring import ScoreReport
+    from hopscore.results import ScoreReport
 
     Finalize = Callable[[Mapping[str, float]], Mapping[str, float]]
 
 #: ``None``: every example; otherwise the row numbers of a group
 Rows = Sequence[int] | None
-
-
-@dataclass(frozen=True, slots=True)
-class IntervalSpec:
-    """How intervals are made (``--ci``, ``--ci-level``, ``--resamples``, ``--seed``)."""
-
-    method: str = "auto"
-    level: float = DEFAULT_LEVEL
-    #: Monte Carlo replicates of the methods that resample; 0 turns intervals off
-    resamples: int = DEFAULT_RESAMPLES
-    seed: int = DEFAULT_SEED
-    #: the name of the clustering (``--cluster FIELD`` or the cluster file), when clustered
-    cluster: str | None = None
-
-    def __post_init__(self) -> None:
-        check_choice(self.method, self.level)
-
-    @property
-    def enabled(self) -> bool:
-        return self.method != "none" and self.resamples > 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {"method": self.method, "level": self.level, "resamples": self.resamples,
-                "seed": self.seed, "cluster": self.cluster}
 
 
 class ExampleValues:
@@ -408,7 +383,3 @@ def attach_intervals(
         report.warnings.append(
             f"{values.unclustered} of {values.n} examples have no {spec.cluster} cluster; each "
             "is a cluster of its own")
-
-
-def intervals_to_json(ci: Mapping[str, Interval | None]) -> dict[str, Any]:
-    return {name: None if iv is None else iv.to_json() for name, iv in ci.items()}

@@ -14,104 +14,24 @@ numpy-backed arrays (8 bytes per value), not as Python objects.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hopscore.benchmarks.base import Benchmark, E, P, Predictions
 from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.errors import HopscoreError
-from hopscore.io import bulk_load, json_line, write_json_atomic
-from hopscore.records import fast_init
+from hopscore.io import bulk_load, json_line, temp_beside, write_json_atomic
+
+# the result records live in hopscore.results (below the intervals); imported from here too
+from hopscore.results import ExampleScore as ExampleScore
+from hopscore.results import GroupSummary as GroupSummary
+from hopscore.results import ScoreReport as ScoreReport
+from hopscore.words import agree, counted
 
 if TYPE_CHECKING:
-    from hopscore.inference.ci import Interval
     from hopscore.inference.clusters import ClusterSpec
     from hopscore.intervals import ExampleValues, IntervalSpec
-
-
-@fast_init
-@dataclass(frozen=True, slots=True)
-class ExampleScore:
-    """The scores of one gold example, as written to ``scores.jsonl``."""
-
-    id: str
-    groups: dict[str, str]
-    metrics: dict[str, float]
-    missing: bool
-    prediction: str | None
-    gold: tuple[str, ...]
-    #: the example's cluster (``--cluster`` / ``--cluster-file``); None when not clustered
-    cluster: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out = {
-            "id": self.id,
-            "groups": self.groups,
-            "metrics": self.metrics,
-            "missing": self.missing,
-            "prediction": self.prediction,
-            "gold": list(self.gold),
-        }
-        if self.cluster is not None:
-            out["cluster"] = self.cluster
-        return out
-
-
-@dataclass(slots=True)
-class GroupSummary:
-    n: int
-    metrics: dict[str, float]
-    #: the group label (``"bridge"``); the group's name is ``"key=value"`` where labels collide
-    value: str | None = None
-    ci: dict[str, Interval | None] | None = None
-
-
-@dataclass(slots=True)
-class ScoreReport:
-    """What ``metrics.json`` holds."""
-
-    benchmark: str
-    n_gold: int
-    n_predictions: int
-    missing_ids: list[str]
-    extra_ids: list[str]
-    metrics: dict[str, float]
-    groups: dict[str, GroupSummary]
-    group_keys: dict[str, str] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    #: interval per metric (None: a metric without one); None: not computed
-    ci: dict[str, Interval | None] | None = None
-    #: how the intervals were made (None: not computed)
-    interval_spec: IntervalSpec | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "benchmark": self.benchmark,
-            "n_gold": self.n_gold,
-            "n_predictions": self.n_predictions,
-            "missing_ids": self.missing_ids,
-            "extra_ids": self.extra_ids,
-            "metrics": self.metrics,
-        }
-        if self.ci is not None:
-            from hopscore.intervals import intervals_to_json
-
-            out["ci"] = intervals_to_json(self.ci)
-            if self.interval_spec is not None:
-                out["ci_settings"] = self.interval_spec.to_json()
-        groups: dict[str, Any] = {}
-        for name, g in self.groups.items():
-            groups[name] = {"n": g.n, "key": self.group_keys.get(name), "metrics": g.metrics}
-            if g.ci is not None:
-                from hopscore.intervals import intervals_to_json
-
-                groups[name]["ci"] = intervals_to_json(g.ci)
-        out["groups"] = groups
-        out["warnings"] = self.warnings
-        return out
 
 
 def score_examples(
@@ -146,11 +66,16 @@ def score_examples(
     gold_ids: set[str] = set()
     by_id = predictions.by_id
     by_position = predictions.by_position
+    noting = type(benchmark).notes is not Benchmark.notes
+    noted: dict[str, int] = {}
     for index, example in enumerate(examples):
         key = str(index) if by_position else example.id
         gold_ids.add(key)
         prediction = by_id.get(key)
         values = benchmark.score(example, prediction)
+        if noting:
+            for note in benchmark.notes(values):
+                noted[note] = noted.get(note, 0) + 1
         is_missing = benchmark.is_missing(example, prediction)
         if is_missing:
             missing.append(example.id)
@@ -192,6 +117,8 @@ def score_examples(
         groups={},
         warnings=list(predictions.warnings),
     )
+    report.notes = [f"{benchmark.note_texts[note]} ({count} of {counted(kept.n, 'example')}; "
+                    "docs/scoring.md)" for note, count in noted.items()]
     group_rows = kept.group_rows()
     _fill_groups(benchmark, report, kept, group_rows, plain)
     if spec.enabled:
@@ -201,19 +128,23 @@ def score_examples(
         report.interval_spec = spec
     if missing:
         report.warnings.append(
-            f"{len(missing)} of {kept.n} gold examples have no prediction; they score 0 and "
-            f"stay in the denominator (first: {', '.join(missing[:5])})"
+            f"{len(missing)} of {counted(kept.n, 'gold example')} "
+            f"{agree(len(missing), 'has', 'have')} no prediction; "
+            f"{agree(len(missing), 'it scores', 'they score')} 0 and "
+            f"{agree(len(missing), 'stays', 'stay')} in the denominator "
+            f"(first: {', '.join(missing[:5])})"
         )
     if extra and by_position:
         report.warnings.append(
             f"{predictions.source} has no ids and is matched to the gold by position; its "
-            f"{len(extra)} records after the gold's {kept.n} were ignored"
+            f"{counted(len(extra), 'record')} after the gold's {kept.n} "
+            f"{agree(len(extra), 'was', 'were')} ignored"
         )
         report.extra_ids = [f"position {pid}" for pid in extra]
     elif extra:
         report.warnings.append(
-            f"{len(extra)} predicted ids are not in the gold and were ignored "
-            f"(first: {', '.join(extra[:5])})"
+            f"{counted(len(extra), 'predicted id')} {agree(len(extra), 'is', 'are')} not in the "
+            f"gold and {agree(len(extra), 'was', 'were')} ignored (first: {', '.join(extra[:5])})"
         )
     return report
 
@@ -248,18 +179,41 @@ class ScoresWriter:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, self._tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        fd, self._tmp = temp_beside(path)
         self._handle = os.fdopen(fd, "w", encoding="utf-8")
 
     def __call__(self, score: ExampleScore) -> None:
         self._handle.write(json_line(score.to_json()))
 
     def close(self, *, keep: bool = True) -> None:
-        self._handle.close()
-        if keep:
-            os.replace(self._tmp, self.path)
-        else:
+        """Put the file in place (``keep``) or remove it; a failed write (a full disk when the
+        last lines are flushed) leaves no temporary file behind."""
+        try:
+            self._handle.close()
+            if keep:
+                os.replace(self._tmp, self.path)
+        finally:
             Path(self._tmp).unlink(missing_ok=True)
+
+
+def note_no_overlap(report: ScoreReport, predictions_path: Path) -> bool:
+    """Add a warning when no prediction matches a gold id; return whether none does.
+
+    Every example then scores 0: almost always the wrong predictions file for this gold file
+    (or ids of another form), which the scoring commands report with exit status 1.
+    """
+    if report.matched > 0:
+        return False
+    if report.n_predictions == 0:
+        report.warnings.insert(0, f"{predictions_path} holds no predictions: every one of the "
+                               f"{report.n_gold} gold examples scores 0")
+    else:
+        first = ", ".join(report.extra_ids[:3])
+        report.warnings.insert(0, (
+            f"none of the {report.n_predictions} predicted ids in {predictions_path} is a gold "
+            f"id (first: {first}): every one of the {report.n_gold} gold examples scores 0; "
+            "is this the predictions file of this gold file?"))
+    return True
 
 
 def score_files(
@@ -291,13 +245,16 @@ def score_files(
     options: dict[str, Any] = {"resamples": resamples, "seed": seed, "intervals": intervals,
                                "clusters": clusters}
     if output_dir is None:
-        return score_examples(benchmark, examples, predictions, **options)
+        report = score_examples(benchmark, examples, predictions, **options)
+        note_no_overlap(report, predictions_path)
+        return report
     writer = ScoresWriter(output_dir / "scores.jsonl")
     try:
         report = score_examples(benchmark, examples, predictions, writer, **options)
     except BaseException:
         writer.close(keep=False)
         raise
+    note_no_overlap(report, predictions_path)
     writer.close()
     write_json_atomic(output_dir / "metrics.json", report.to_json())
     return report

@@ -85,7 +85,7 @@ def test_cli_two_runs(runs, tmp_path):
     out = tmp_path / "cmp.json"
     result = run_cli("compare", runs["base"], runs["new"], "--resamples", "300", "-o", out)
     assert result.returncode == 0, result.stderr
-    assert "new vs base on 40 paired examples" in result.stdout
+    assert "B = new vs A = base on 40 paired examples" in result.stdout
     assert "Flips of em by group" in result.stdout
     assert "q010" in result.stdout  # a flipped example is listed
     data = json.loads(out.read_text())
@@ -106,7 +106,7 @@ def test_cli_matrix_against_a_chosen_baseline(runs):
                      "--resamples", "200")
     assert result.returncode == 0, result.stderr
     assert "Δ against the baseline new" in result.stdout
-    assert "base vs new" in result.stdout and "third vs new" in result.stdout
+    assert "B = base vs A = new" in result.stdout and "B = third vs A = new" in result.stdout
 
 
 def test_more_than_two_runs_give_one_comparison_each(runs):
@@ -137,7 +137,7 @@ def test_judge_files_compare_on_correct(tmp_path):
     assert {g.key for g in pair.groups} == {"hybrid_type"}
     result = run_cli("compare", a, b, "--resamples", "200")
     assert result.returncode == 0, result.stderr
-    assert "correct" in result.stdout and "1 ids only in a" in result.stderr
+    assert "correct" in result.stdout and "1 id only in a is left out" in result.stderr
 
 
 def test_sql_match_files_compare_on_match(tmp_path):

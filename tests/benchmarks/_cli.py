@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hopscore.cli import main
+from hopscore.launch import main
 
 
 def cli_error(capsys: pytest.CaptureFixture[str], *args: str | Path) -> str:

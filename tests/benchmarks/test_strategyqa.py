@@ -90,7 +90,7 @@ def test_partial_key_sets_score_zero_for_the_missing_part(tmp_path):
     }
     report = run(gold, write(tmp_path / "p.json", preds))
     assert report.metrics == {"accuracy": 1.0, "sari": 0.5}
-    assert any("have no 'decomposition'" in w for w in report.warnings)
+    assert any("1 of 2 predictions has no 'decomposition'" in w for w in report.warnings)
 
 
 def test_recall_at_10():

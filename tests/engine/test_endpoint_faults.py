@@ -267,3 +267,21 @@ def test_judge_a_reply_that_is_an_error_message_is_an_error_row_asked_again(
         assert second.returncode == 0, second.stderr
     row = json.loads(out.read_text().splitlines()[0])
     assert row["judge"]["status"] == "judged" and row["correct"] is True
+
+
+def test_the_proxy_from_the_environment_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeOpenAI(lambda p, a: Reply("through the proxy")) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.base_url.rsplit("/v1", 1)[0])
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+
+        async def go() -> CallResult:
+            engine = ChatEngine(OpenAIBackend("http://model.invalid/v1", "k"), timeout=5)
+            try:
+                return await engine.complete(request("q"))
+            finally:
+                await engine.aclose()
+
+        result = asyncio.run(go())
+    assert result.response is not None and result.response.content == "through the proxy"
+    assert proxy.log[0].headers["host"] == "model.invalid"

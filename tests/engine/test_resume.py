@@ -108,7 +108,7 @@ def test_finalize_refuses_when_rows_are_missing_and_drops_foreign_keys(tmp_path:
     log = ResultLog(path, key_of)
     log.append({"k": "old"})
     log.append({"k": "a"})
-    with pytest.raises(HopscoreError, match="1 rows are not finished"):
+    with pytest.raises(HopscoreError, match="1 row is not finished"):
         log.finalize(["a", "b"])
     log.append({"k": "b"})
     assert log.finalize(["a", "b"]) == 1

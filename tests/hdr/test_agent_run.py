@@ -183,7 +183,7 @@ def test_score_compare_and_report_read_the_run(
     validated = run_cli("validate-predictions", out / "predictions.jsonl", "--tasks", world.tasks)
     assert validated.returncode == 1  # the bare S2SQL answer is flagged, nothing else
     assert "error: " in validated.stdout and ":2: S2SQL answer has no fenced" in validated.stdout
-    assert "FAILED: 1 errors" in validated.stdout
+    assert "FAILED: 1 error," in validated.stdout
 
 
 def test_repeats_give_avg_and_pass_at_k(tmp_path: Path) -> None:

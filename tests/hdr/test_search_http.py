@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from hopscore.hdr.search import HttpSearch, html_to_text, parse_hits
 from hopscore.hdr.tools import ToolLimits, Toolset
+from hopscore.run.search import HttpSearch, html_to_text, parse_hits
 from hopscore.sql.sandbox import SqlExecutor
 
 PAGE = ("<html><head><title>T</title><style>p {color: red}</style></head><body>"

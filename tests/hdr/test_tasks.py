@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from hopscore.errors import HopscoreError
-from hopscore.hdr.tasks import (
+from hopscore.benchmarks.hdr_tasks import (
     CATEGORY_FILES,
     family_counts,
     load_tasks,
     read_tasks,
     tasks_jsonl,
 )
+from hopscore.errors import HopscoreError
 from tests.conftest import run_cli
 from tests.hdr.world import write_jsonl
 

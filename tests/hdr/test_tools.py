@@ -12,7 +12,6 @@ import pytest
 
 from hopscore.errors import HopscoreError, InputError
 from hopscore.hdr.knowledge import ALL_DEFINITIONS_LIMIT, KEY_REQUIRED, KnowledgeBase
-from hopscore.hdr.search import Bm25Search, SearchHit, snippet, url_key
 from hopscore.hdr.tools import (
     SCHEMAS,
     ArgumentError,
@@ -23,6 +22,7 @@ from hopscore.hdr.tools import (
     format_hits,
     openai_tools,
 )
+from hopscore.run.search import Bm25Search, SearchHit, snippet, url_key
 from hopscore.sql.observation import run_sql
 from hopscore.sql.sandbox import SqlExecutor
 from tests.hdr.world import KB_ENTRIES, World, build_world, write_jsonl

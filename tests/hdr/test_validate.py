@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from hopscore.benchmarks.hdr_tasks import read_tasks
 from hopscore.errors import InputError
-from hopscore.hdr.tasks import read_tasks
 from hopscore.hdr.validate import check_s2sql_answer, validate_predictions
 from tests.conftest import run_cli
 from tests.hdr.world import TASKS, write_jsonl
@@ -137,7 +137,7 @@ def test_cli(tmp_path: Path) -> None:
     good = write_jsonl(tmp_path / "good.jsonl", [{"instance_id": "sql2s_1", "final_answer": "a"}])
     result = run_cli("validate-predictions", good)
     assert result.returncode == 0
-    assert result.stdout.strip() == f"OK: 1 unique prediction records in {good}"
+    assert result.stdout.strip() == f"OK: 1 unique prediction record in {good}"
     bad = write_lines(tmp_path / "bad.jsonl", ['{"instance_id": "sql2s_1"}', "{", "3"])
     out = tmp_path / "report.json"
     result = run_cli("validate-predictions", bad, "--json", out)

@@ -174,17 +174,44 @@ def judge_reply(body: dict[str, Any]) -> Reply:
                  f"correct: {verdict}\nconfidence: 100")
 
 
+def is_agent_request(body: dict[str, Any]) -> bool:
+    messages = body.get("messages") or [{}]
+    return str(messages[0].get("content") or "").startswith("You are a research agent")
+
+
+def sees_text_tools(body: dict[str, Any]) -> bool:
+    """The request describes the tools in its system message (the text protocol)."""
+    return "<tool_call>" in str((body.get("messages") or [{}])[0].get("content") or "")
+
+
+def text_calls(calls: list[Call]) -> str:
+    """Tool calls written in the text protocol, as a model following it would."""
+    blocks = []
+    for name, args in calls:
+        arguments = args if isinstance(args, str) else json.dumps(args)
+        blocks.append(f'<tool_call>\n{{"name": "{name}", "arguments": {arguments}}}\n</tool_call>')
+    return "\n".join(blocks)
+
+
+#: what the scripted model says when it cannot see any tools (a template that drops them)
+BLIND = "I would look this up in the database, but I have no way to run a query."
+
+
 def scripted(
     scripts: dict[str, list[Turn]], default: Callable[[int], Turn] | None = None
 ) -> Callable[[dict[str, Any], int], Reply]:
     """A body responder: judge prompts get the scripted judge; agent requests get the next turn
-    of their task's script (the turn index is the number of assistant messages so far)."""
+    of their task's script (the turn index is the number of assistant messages so far). Tool
+    calls come back natively when the request has tools, written as text when the tools are in
+    the system message (text protocol), and as a plain sentence when the model sees no tools."""
 
     def respond(body: dict[str, Any], attempt: int) -> Reply:
-        if "tools" not in body:
+        if not is_agent_request(body):
             return judge_reply(body)
         task = task_of(body)
-        turn = sum(1 for m in body["messages"] if m.get("role") == "assistant")
+        # replies written without seeing any tools do not advance the script
+        turn = sum(1 for m in body["messages"]
+                   if m.get("role") == "assistant" and m.get("content") != BLIND)
         script = scripts.get(task or "", [])
         if turn < len(script):
             step = script[turn]
@@ -196,6 +223,10 @@ def scripted(
             return step
         if isinstance(step, str):
             return Reply(step)
-        return Reply(None, tool_calls=tool_calls(step, turn))
+        if "tools" in body:
+            return Reply(None, tool_calls=tool_calls(step, turn))
+        if sees_text_tools(body):
+            return Reply(text_calls(step))
+        return Reply(BLIND)
 
     return respond

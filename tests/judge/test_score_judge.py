@@ -105,7 +105,7 @@ def test_judge_errors_give_status_1_and_a_rerun_retries_only_them(
         args = [*score_args(server, SAMPLES / "predictions.json", out), "--judge-max-retries", "1"]
         failed = run_cli(*args, env={**env, "HOPSCORE_CACHE_DIR": str(tmp_path / "c3")})
         assert failed.returncode == 1
-        assert "the judge failed on 1 examples" in failed.stderr
+        assert "the judge failed on 1 example (no verdict" in failed.stderr
         metrics = json.loads((out / "metrics.json").read_text())
         assert metrics["metrics"]["judge_accuracy"] == pytest.approx(0.4)
         assert metrics["judge"]["errors"] == 1

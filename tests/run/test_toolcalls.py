@@ -101,3 +101,25 @@ def test_round_trip(name: str, arguments: dict[str, Any], before: str) -> None:
     assert text == before.strip()
     assert calls[0]["function"]["name"] == name
     assert json.loads(calls[0]["function"]["arguments"]) == arguments
+
+
+def test_shorthand_reads_fenced_blocks_and_bare_json() -> None:
+    assert "```sql fenced block calls run_sql" in tools_prompt(TOOLS, shorthand=True)
+    assert "fenced block" not in tools_prompt(TOOLS)
+    assert "fenced block calls run_sql" in text_messages(
+        [{"role": "user", "content": "q"}], TOOLS, shorthand=True)[0]["content"]
+    rest, calls = parse_tool_calls("Let me check.\n```sql\nSELECT name FROM t\n```\nDone.", TOOLS)
+    assert rest == "Let me check.\n\nDone."
+    assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in calls] == \
+        [("run_sql", {"sql": "SELECT name FROM t"})]
+    # labels owned by no single tool, or no tools given: plain text
+    assert parse_tool_calls("```python\nprint(1)\n```", TOOLS)[1] == []
+    assert parse_tool_calls("```sql\nSELECT 1\n```")[1] == []
+    assert parse_tool_calls("```sql\n\n```", TOOLS)[1] == []
+    _, calls = parse_tool_calls('{"name": "web_search", "arguments": {"query": "acme"}}', TOOLS)
+    assert calls[0]["function"]["name"] == "web_search"
+    assert parse_tool_calls('{"name": "rm", "arguments": {}}', TOOLS)[1] == []
+    # tagged calls win over the shorthand
+    tagged = (f'{OPEN}{{"name": "final_answer", "arguments": {{"answer": "x"}}}}{CLOSE} '
+              "```sql\nS\n```")
+    assert [c["function"]["name"] for c in parse_tool_calls(tagged, TOOLS)[1]] == ["final_answer"]

@@ -43,6 +43,7 @@ from hopscore.inference.paired import (
     sign_flip,
 )
 from hopscore.inference.resample import Finalize
+from hopscore.words import agree, counted
 
 FLIP_PREFERENCE = (
     "correct", "match", "judge_accuracy", "judge_correct", "accuracy", "label_accuracy",
@@ -428,15 +429,18 @@ def compare_pair(a: ScoredSet, b: ScoredSet, options: CompareOptions | None = No
     warnings: list[str] = []
     for label, only in ((a.label, alignment.only_a), (b.label, alignment.only_b)):
         if only:
-            warnings.append(f"{len(only)} ids only in {label} are left out "
+            warnings.append(f"{counted(len(only), 'id')} only in {label} "
+                            f"{agree(len(only), 'is', 'are')} left out "
                             f"(first: {', '.join(only[:5])})")
     n = len(alignment.ids)
     missing_a = int(np.count_nonzero(a.missing[alignment.rows_a]))
     missing_b = int(np.count_nonzero(b.missing[alignment.rows_b]))
     for label, count in ((a.label, missing_a), (b.label, missing_b)):
         if count:
-            warnings.append(f"{label} has no prediction for {count} of the {n} paired examples; "
-                            "they score 0 (wrong) in this comparison")
+            warnings.append(f"{label} has no prediction for {count} of the "
+                            f"{counted(n, 'paired example')}; "
+                            f"{agree(count, 'it scores', 'they score')} 0 (wrong) in this "
+                            "comparison")
     columns_a = np.array([a.names.index(name) for name in names], dtype=np.intp)
     columns_b = np.array([b.names.index(name) for name in names], dtype=np.intp)
     values_a = a.values[np.ix_(alignment.rows_a, columns_a)]

@@ -27,6 +27,7 @@ from hopscore.errors import HopscoreError, InputError, Location
 from hopscore.inference.clusters import ClusterSpec
 from hopscore.intervals import ExampleValues
 from hopscore.io import Fields, iter_jsonl, json_type, load_json
+from hopscore.words import agree, counted
 
 #: Fields that identify a row in judge / sql-match output, in order of preference.
 ID_FIELDS = ("instance_id", "id", "question_id", "_id", "qid")
@@ -275,11 +276,14 @@ def _load_verdicts(path: Path, label: str, kind: str, metric: str) -> ScoredSet:
         gold=[_gold(kind, rows[i]) for i in ids], summary={}, rows=rows,
     )  # fmt: skip
     if no_id:
-        scored.warnings.append(f"{path}: {no_id} rows have no id field ({', '.join(ID_FIELDS)}); "
-                               "they are identified by line number")
+        scored.warnings.append(f"{path}: {counted(no_id, 'row')} {agree(no_id, 'has', 'have')} "
+                               f"no id field ({', '.join(ID_FIELDS)}); "
+                               f"{agree(no_id, 'it is', 'they are')} identified by line number")
     if undecided:
-        scored.warnings.append(f"{path}: {undecided} rows have no {metric} verdict (errors); "
-                               "they are left out, not scored as wrong")
+        scored.warnings.append(f"{path}: {counted(undecided, 'row')} "
+                               f"{agree(undecided, 'has', 'have')} no {metric} verdict "
+                               f"(errors); {agree(undecided, 'it is', 'they are')} left out, "
+                               "not scored as wrong")
     if parse_failures:
         scored.warnings.append(f"{path}: {parse_failures} judge replies could not be parsed; "
                                "they count as incorrect, as the judge reports them")

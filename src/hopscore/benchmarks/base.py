@@ -66,6 +66,9 @@ class ModelAnswer:
     output: str = ""
     #: ids of the documents retrieved for the prompt, best first (None: no retrieval)
     retrieved: tuple[str, ...] | None = None
+    #: ids of the evidence the answer rests on, when the run knows them without citations
+    #: (the chain strategies: the elements their contexts came from); None: read citations
+    evidence_ids: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +148,15 @@ class Benchmark(ABC, Generic[E, P]):
     def is_missing(self, example: E, prediction: P | None) -> bool:
         """Whether this example counts as unpredicted (listed in ``missing_ids``)."""
         return prediction is None
+
+    #: Footnotes for numbers only the official semantics explain, by key (:meth:`notes`).
+    note_texts: ClassVar[dict[str, str]] = {}
+
+    def notes(self, values: Mapping[str, float]) -> tuple[str, ...]:
+        """Keys of :attr:`note_texts` that one example's scores call for (an exact answer
+        with F1 below 1, a recall above 1, ...); shown under the score table when any example
+        calls for them. The default benchmark has none."""
+        return ()
 
     # --- model runs -------------------------------------------------------------------------
 

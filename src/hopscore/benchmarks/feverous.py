@@ -29,6 +29,7 @@ A missing prediction scores 0 on every metric.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,7 @@ from hopscore.benchmarks.base import (
 from hopscore.errors import InputError, Location
 from hopscore.io import Fields, iter_jsonl, json_type, write_jsonl_atomic
 from hopscore.records import fast_init
+from hopscore.words import agree, counted
 
 Element = tuple[str, str, str]
 TABLE_TYPES = frozenset({"cell", "item", "table_caption", "header_cell"})
@@ -276,12 +278,15 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
                                   by_position=positional[0])
         if no_evidence:
             predictions.warnings.append(
-                f"{path}: {len(no_evidence)} predictions have no evidence (first: "
-                f"{', '.join(no_evidence[:5])}); they are scored with empty evidence"
+                f"{path}: {counted(len(no_evidence), 'prediction')} "
+                f"{agree(len(no_evidence), 'has', 'have')} no evidence (first: "
+                f"{', '.join(no_evidence[:5])}); "
+                f"{agree(len(no_evidence), 'it is', 'they are')} scored with empty evidence"
             )
         if odd_labels:
             predictions.warnings.append(
-                f"{path}: {len(odd_labels)} predicted labels are not one of {', '.join(LABELS)} "
+                f"{path}: {counted(len(odd_labels), 'predicted label')} "
+                f"{agree(len(odd_labels), 'is', 'are')} not one of {', '.join(LABELS)} "
                 f"(first: id {odd_labels[0]!r}, {by_id[odd_labels[0]].answer!r}); "
                 "they score as wrong"
             )
@@ -317,17 +322,32 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
     def prompt_variables(self, example: FeverousExample, inputs: PromptInputs) -> dict[str, Any]:
         """The claim; MCR asks "Is it true that <claim>?" with gold Yes iff SUPPORTS."""
         mcr = f"Is it true that {example.question}?".replace(".?", "?")
-        return {"question": example.question, "claim": example.question, "mcr_question": mcr}
+        # "wiki": the elements shown in an open-book run (--wiki-db), filled in by the run
+        return {"question": example.question, "claim": example.question, "mcr_question": mcr,
+                "wiki": []}
 
     def mcr_gold(self, example: FeverousExample) -> str:
         return "Yes" if example.label == "SUPPORTS" else "No"
 
     def make_prediction(self, example: FeverousExample, answer: ModelAnswer) -> FeverousPrediction:
-        """The label named by the answer (yes/true: SUPPORTS, no/false: REFUTES); no evidence."""
-        from hopscore.run.extract import feverous_label
+        """The label named by the answer (yes/true: SUPPORTS, no/false: REFUTES), and as
+        predicted evidence the element ids the reply cites (open book, ``--wiki-db``: ids
+        among the shown ones, or well-formed ids), or those the run gives
+        (``answer.evidence_ids``, the chain strategies' evidence); closed book: none."""
+        from hopscore.labels import feverous_label
 
         text = answer.text or ""
-        return FeverousPrediction(id=example.id, answer=feverous_label(text) or text)
+        ids: list[str] = []
+        if answer.evidence_ids is not None:
+            ids = list(answer.evidence_ids)
+        elif answer.retrieved is not None:
+            ids = cited_elements(answer.output, answer.retrieved)
+        elements = [e for e in (parse_element(i) for i in ids) if e is not None]
+        return FeverousPrediction(id=example.id, answer=feverous_label(text) or text,
+                                  evidence=truncate(elements))
+
+    def prediction_details(self, prediction: FeverousPrediction) -> dict[str, Any]:
+        return {"evidence": ["_".join(e) for e in prediction.evidence]}
 
     def write_predictions(self, predictions: Sequence[FeverousPrediction], path: Path) -> None:
         write_jsonl_atomic(path, (
@@ -335,3 +355,32 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
              "predicted_evidence": ["_".join(e) for e in p.evidence]}
             for p in predictions
         ))  # fmt: skip
+
+
+_CITED = re.compile(r"\[([^\[\]\n]{3,300}?)\]")
+
+
+def cited_elements(output: str, shown: tuple[str, ...] | None = None) -> list[str]:
+    """Element ids cited in brackets in a reply (after its last "Evidence" label if any):
+    ids among the shown ones, exactly or ignoring case and spaces around "_"; any other
+    well-formed ``<page>_<type>_<position>`` id as written. Order kept, duplicates dropped."""
+    labels = list(re.finditer(r"evidence\s*[:：]", output, re.I))
+    text = output[labels[-1].end():] if labels else output
+    known = {_loose(i): i for i in shown or ()}
+    found: dict[str, None] = {}
+    for match in _CITED.finditer(text):
+        for piece in match.group(1).split(","):
+            raw = piece.strip().strip("\"'`*")
+            element = known.get(_loose(raw))
+            if element is None and parse_element(raw) is not None and _ID_SHAPE.search(raw):
+                element = raw
+            if element is not None:
+                found[element] = None
+    return list(found)
+
+
+_ID_SHAPE = re.compile(r"_(?:sentence|cell|header_cell|table_caption|item|section)_\d")
+
+
+def _loose(element: str) -> str:
+    return re.sub(r"\s*_\s*", "_", element.strip()).lower()

@@ -5,11 +5,14 @@ that 2WikiMultihopQA extends with ``"evidence"``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hopscore.benchmarks.base import Predictions
 from hopscore.errors import InputError
 from hopscore.io import json_type, load_json, sniff_json_kind
+from hopscore.words import agree, counted
 
 #: Returned by :func:`universal_or_json` when the file is in the universal JSON Lines format.
 UNIVERSAL: Any = object()
@@ -55,3 +58,25 @@ def read_official_parts(
 def official_ids(maps: dict[str, dict[str, Any]]) -> list[str]:
     """Every id named by any part, each once, in file order (answers first)."""
     return list(dict.fromkeys(key for part in maps.values() for key in part))
+
+
+def warn_unpredicted(predictions: Predictions[Any], part: str, has: Callable[[Any], bool],
+                     metrics: str, *, key_missing: bool = False) -> None:
+    """Warn that predictions lack ``part`` (their ``metrics`` then score 0), in whichever
+    format they came: every one of them, or how many and which. ``key_missing``: the official
+    file had no ``part`` key at all, which :func:`read_official_parts` has warned about."""
+    if key_missing or not predictions.by_id:
+        return
+    missing = [pid for pid, prediction in predictions.by_id.items() if not has(prediction)]
+    if not missing:
+        return
+    total = len(predictions.by_id)
+    if len(missing) == total:
+        predictions.warnings.append(
+            f'{predictions.source}: no prediction has "{part}"; {metrics} score 0 for every '
+            "example")
+    else:
+        predictions.warnings.append(
+            f"{predictions.source}: {len(missing)} of {counted(total, 'prediction')} "
+            f'{agree(len(missing), "has", "have")} no "{part}" (first: '
+            f"{', '.join(missing[:5])}); {agree(len(missing), 'its', 'their')} {metrics} score 0")

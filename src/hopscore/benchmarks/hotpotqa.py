@@ -38,6 +38,7 @@ from hopscore.benchmarks.formats import (
     official_ids,
     read_official_parts,
     universal_or_json,
+    warn_unpredicted,
 )
 from hopscore.errors import InputError
 from hopscore.io import Fields, bulk_load, json_type, load_json, write_json_atomic
@@ -187,8 +188,14 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
     def load_predictions(self, path: Path) -> Predictions[HotpotPrediction]:
         data = universal_or_json(path)
         if data is UNIVERSAL:
-            return Predictions(load_universal(path, _parse_universal), str(path), "universal")
-        return read_official_predictions(path, data, ("answer", "sp"))
+            predictions = Predictions(load_universal(path, _parse_universal), str(path),
+                                      "universal")
+        else:
+            predictions = read_official_predictions(path, data, ("answer", "sp"))
+        warn_unpredicted(predictions, "sp", lambda p: p.sp is not None,
+                         "supporting-fact and joint metrics",
+                         key_missing=data is not UNIVERSAL and "sp" not in data)
+        return predictions
 
     def score(
         self, example: HotpotExample, prediction: HotpotPrediction | None
@@ -277,7 +284,7 @@ def cited_facts(output: str, titles: Sequence[str]) -> tuple[Fact, ...]:
     punctuation, then as a paragraph number ("[Paragraph 2, 0]", "[2, 0]"); an unknown title is
     kept as written (it can only be a false positive). Duplicates are dropped, order kept.
     """
-    from hopscore.run.extract import strip_think  # a pure helper; run imports benchmarks
+    from hopscore.labels import strip_think
 
     text = strip_think(output)
     labels = list(_FACTS_LABEL.finditer(text))

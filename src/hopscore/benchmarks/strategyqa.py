@@ -55,6 +55,7 @@ from hopscore.io import (
 )
 from hopscore.records import fast_init
 from hopscore.sari import sari, strategyqa_tokens
+from hopscore.words import agree, counted
 
 RETRIEVAL_LIMIT = 10
 _BOOLEAN_WORDS = {"yes": True, "true": True, "no": False, "false": False}
@@ -213,7 +214,8 @@ class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
         predictions = Predictions(by_id, str(path), "official")
         if not_boolean:
             predictions.warnings.append(
-                f"{path}: {len(not_boolean)} answers are not JSON booleans (first: "
+                f"{path}: {counted(len(not_boolean), 'answer')} "
+                f"{agree(len(not_boolean), 'is', 'are')} not JSON booleans (first: "
                 f"{', '.join(not_boolean[:5])}); as in the official evaluator they are compared "
                 'with ==, so "yes"/"no" strings score 0 -- write true/false'
             )
@@ -241,8 +243,10 @@ class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
         )
         if unrecognized:
             predictions.warnings.append(
-                f"{path}: {len(unrecognized)} answers are strings other than yes/no/true/false "
-                f"(first: {', '.join(unrecognized[:5])}); they score 0"
+                f"{path}: {counted(len(unrecognized), 'answer')} "
+                f"{agree(len(unrecognized), 'is a string', 'are strings')} other than "
+                f"yes/no/true/false (first: {', '.join(unrecognized[:5])}); "
+                f"{agree(len(unrecognized), 'it scores', 'they score')} 0"
             )
         _warn_partial(predictions)
         return predictions
@@ -310,7 +314,7 @@ class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
 
         Retrieved document ids, when the run retrieved any, are the predicted paragraphs.
         """
-        from hopscore.run.extract import yes_no
+        from hopscore.labels import yes_no
 
         word = yes_no(answer.text) if answer.text else None
         return StrategyQAPrediction(
@@ -357,7 +361,8 @@ def _warn_partial(predictions: Predictions[StrategyQAPrediction]) -> None:
     for part, lacking in parts.items():
         if lacking and len(lacking) < len(values):
             predictions.warnings.append(
-                f"{len(lacking)} of {len(values)} predictions have no {part!r} (first: "
+                f"{len(lacking)} of {counted(len(values), 'prediction')} "
+                f"{agree(len(lacking), 'has', 'have')} no {part!r} (first: "
                 f"{', '.join(lacking[:5])}); it scores 0 for them (the official evaluator "
                 "requires the same keys for every qid)"
             )

@@ -32,11 +32,11 @@ A ``Q_id`` repeated in the alias file keeps its last line, as the official dict 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from hopscore.benchmarks.base import (
     Benchmark,
@@ -53,6 +53,7 @@ from hopscore.benchmarks.formats import (
     official_ids,
     read_official_parts,
     universal_or_json,
+    warn_unpredicted,
 )
 from hopscore.benchmarks.hotpotqa import (
     ZERO4,
@@ -258,16 +259,26 @@ class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
         data = universal_or_json(path)
         if data is UNIVERSAL:
             by_universal = load_universal(path, _parse_record)
-            return Predictions(by_universal, str(path), "universal", list(self.gold_warnings))
-        maps, warnings = read_official_parts(path, data, ("answer", "sp", "evidence"))
-        warnings = self.gold_warnings + warnings
-        by_id = {}
-        for example_id in official_ids(maps):
-            fields = {part: m[example_id] for part, m in maps.items() if example_id in m}
-            by_id[example_id] = _parse_record(
-                Fields.at_key(fields, str(path), example_id), example_id
-            )
-        return Predictions(by_id, str(path), "official", warnings)
+            predictions = Predictions(by_universal, str(path), "universal",
+                                      list(self.gold_warnings))
+        else:
+            maps, warnings = read_official_parts(path, data, ("answer", "sp", "evidence"))
+            warnings = self.gold_warnings + warnings
+            by_id = {}
+            for example_id in official_ids(maps):
+                fields = {part: m[example_id] for part, m in maps.items() if example_id in m}
+                by_id[example_id] = _parse_record(
+                    Fields.at_key(fields, str(path), example_id), example_id
+                )
+            predictions = Predictions(by_id, str(path), "official", warnings)
+        official = data is not UNIVERSAL
+        warn_unpredicted(predictions, "sp", lambda p: p.sp is not None,
+                         "supporting-fact and joint metrics",
+                         key_missing=official and "sp" not in data)
+        warn_unpredicted(predictions, "evidence", lambda p: p.evidence is not None,
+                         "evidence and joint metrics",
+                         key_missing=official and "evidence" not in data)
+        return predictions
 
     def score(
         self, example: TwoWikiExample, prediction: TwoWikiPrediction | None
@@ -300,6 +311,15 @@ class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
             "joint_em": joint[0], "joint_f1": joint[1],
             "joint_prec": joint[2], "joint_recall": joint[3],
         }  # fmt: skip
+
+    note_texts: ClassVar[dict[str, str]] = {
+        "evidence_over_1": "evidence scores above 100: the official scorer counts a predicted "
+        "triple once for every alias form of a gold triple it matches, so evi_recall, evi_f1 "
+        "and joint recall and F1 can exceed 100; reproduced, not capped",
+    }
+
+    def notes(self, values: Mapping[str, float]) -> tuple[str, ...]:
+        return ("evidence_over_1",) if values["evi_recall"] > 1.0 else ()
 
     def is_missing(self, example: TwoWikiExample, prediction: TwoWikiPrediction | None) -> bool:
         return prediction is None or prediction.answer is None

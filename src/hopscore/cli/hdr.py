@@ -10,8 +10,10 @@ import typer
 from rich.table import Table
 
 from hopscore.cli import app, console, err_console
+from hopscore.display import print_table
 from hopscore.errors import HopscoreError
 from hopscore.io import write_json_atomic
+from hopscore.words import counted
 
 if TYPE_CHECKING:
     from hopscore.hdr.runner import HdrRunResult
@@ -29,14 +31,15 @@ def validate_predictions(
     predictions: Annotated[Path, typer.Argument(
         help="HDR submission: JSON Lines of {instance_id, final_answer}.", show_default=False)],
     tasks: Annotated[Path | None, typer.Option(
-        "--tasks", help="Task file or category folder: check ids against it and find missing "
+        "--tasks", metavar="PATH",
+        help="Task file or category folder: check ids against it and find missing "
         "tasks.")] = None,
     overlay: Annotated[Path | None, typer.Option(
-        "--overlay", help="v2 patch (file or folder) overlaid on --tasks.")] = None,
+        "--overlay", metavar="PATH", help="v2 patch (file or folder) overlaid on --tasks.")] = None,
     allow_missing: Annotated[bool, typer.Option(
         "--allow-missing", help="Tasks without a prediction are warnings, not errors.")] = False,
     json_output: Annotated[Path | None, typer.Option(
-        "--json", help="Also write every finding as JSON here.")] = None,
+        "--json", metavar="FILE", help="Also write every finding as JSON here.")] = None,
 ) -> None:
     """Check an HDR predictions file and report every problem, not only the first.
 
@@ -46,8 +49,15 @@ def validate_predictions(
     whitespace-variant duplicates, ids against the task set (with --tasks) or the family
     prefixes, missing tasks, and S2SQL answers without a fenced sql block. Exit status 1 when
     there is an error.
+
+    Examples:
+
+      hopscore validate-predictions predictions.jsonl --tasks tasks.jsonl
+
+      hopscore validate-predictions predictions.jsonl --tasks hdr_v1/ --overlay hdr_v2_patch/ \
+          --allow-missing
     """
-    from hopscore.hdr.tasks import load_tasks
+    from hopscore.benchmarks.hdr_tasks import load_tasks
     from hopscore.hdr.validate import validate_predictions as validate
 
     if overlay is not None and tasks is None:
@@ -62,12 +72,15 @@ def validate_predictions(
     if json_output is not None:
         write_json_atomic(json_output, report.to_json())
     if report.ok:
-        note = f" ({len(report.warnings)} warnings)" if report.warnings else ""
-        console.print(f"OK: {len(report.ids)} unique prediction records in {predictions}{note}",
+        note = f" ({counted(len(report.warnings), 'warning')})" if report.warnings else ""
+        console.print(f"OK: {counted(len(report.ids), 'unique prediction record')} in "
+                      f"{predictions}{note}",
                       markup=False, highlight=False, soft_wrap=True)
         return
-    console.print(f"FAILED: {len(report.errors)} errors, {len(report.warnings)} warnings in "
-                  f"{report.records} records of {predictions}", markup=False, highlight=False,
+    console.print(f"FAILED: {counted(len(report.errors), 'error')}, "
+                  f"{counted(len(report.warnings), 'warning')} in "
+                  f"{counted(report.records, 'record')} of {predictions}", markup=False,
+                  highlight=False,
                   soft_wrap=True)
     raise typer.Exit(1)
 
@@ -77,13 +90,22 @@ def hdr_tasks(
     tasks: Annotated[Path, typer.Argument(help="Task JSONL file or category folder (v1).",
                                           show_default=False)],
     overlay: Annotated[Path | None, typer.Option(
-        "--overlay", help="v2 sparse patch (file or folder) of whole replacement records.")
+        "--overlay", metavar="PATH",
+        help="v2 sparse patch (file or folder) of whole replacement records.")
     ] = None,
     output: Annotated[Path | None, typer.Option(
-        "--output", "-o", help="Write the resulting task set as one JSONL file.")] = None,
+        "--output", "-o", metavar="FILE",
+        help="Write the resulting task set as one JSONL file.")] = None,
 ) -> None:
-    """Check an HDR task set (and apply the v2 overlay): counts per family, overrides, sha256."""
-    from hopscore.hdr.tasks import family_counts, load_tasks, tasks_jsonl, tasks_sha256
+    """Check an HDR task set (and apply the v2 overlay): counts per family, overrides, sha256.
+
+    Examples:
+
+      hopscore hdr-tasks hdr_v1/
+
+      hopscore hdr-tasks hdr_v1/ --overlay hdr_v2_patch/ --output tasks.jsonl
+    """
+    from hopscore.benchmarks.hdr_tasks import family_counts, load_tasks, tasks_jsonl, tasks_sha256
     from hopscore.io import write_text_atomic
 
     task_list, merged = load_tasks(tasks, overlay)
@@ -98,7 +120,7 @@ def hdr_tasks(
         table.add_row(label, str(count), *([str(merged.overrides[label])] if merged else []))
     table.add_row("all", str(len(task_list)),
                   *([str(sum(merged.overrides.values()))] if merged else []))
-    console.print(table)
+    print_table(console, table)
     without_gold = sum(1 for t in task_list if t.gold is None)
     if without_gold:
         console.print(f"{without_gold} tasks carry no gold (final_answer, or sql for S2SQL): "
@@ -143,7 +165,12 @@ def activity_table(result: HdrRunResult) -> Table:
     table.add_row("attempts this run / already done",
                   f"{result.outcome.processed} / {result.outcome.already_done}")
     table.add_row("mean turns", str(s.get("mean_turns")))
-    tools = ", ".join(f"{name} {t['calls']} ({t['errors']} errors, "
+    protocol = result.prepared.protocol.to_json()
+    switch = protocol.get("switch")
+    table.add_row("tool protocol", f"{protocol.get('used')} ({protocol.get('requested')}"
+                  + (f"; switched after {switch['after_replies']} replies" if switch else "")
+                  + ")")
+    tools = ", ".join(f"{name} {t['calls']} ({counted(t['errors'], 'error')}, "
                       f"{1000 * t['mean_latency_s']:.0f} ms)"
                       for name, t in (s.get("tools") or {}).items())
     table.add_row("tool calls", f"{s.get('tool_calls')}  {tools}")
@@ -158,8 +185,9 @@ def activity_table(result: HdrRunResult) -> Table:
     return table
 
 
-def run_hdr(settings: HdrSettings, *, progress: bool) -> None:
+def run_hdr(settings: HdrSettings, *, progress: bool, json_output: bool = False) -> None:
     """``hopscore run hybrid-deep-research``: run, grade, print, set the exit status."""
+    from hopscore.cli.options import print_json
     from hopscore.hdr.runner import run
 
     result = run(settings, console=err_console if progress else None, warn=err_console)
@@ -168,9 +196,14 @@ def run_hdr(settings: HdrSettings, *, progress: bool) -> None:
         raise HopscoreError(
             f"stopped early: {result.outcome.aborted}. Attempts finished so far are in {out}; "
             "fix the model name, endpoint or key and re-run the same command to continue.")
-    console.print(activity_table(result))
+    if json_output:  # metrics.json when graded, else the attempts' counts
+        print_json(result.metrics if result.metrics is not None
+                   else {"graded": False, "hdr": result.summary})
+    else:
+        print_table(console, activity_table(result))
     if result.report is not None:
-        console.print(result_table(result))
+        if not json_output:
+            print_table(console, result_table(result))
         for warning in result.report.warnings:
             err_console.print(f"warning: {warning}", style="yellow", markup=False,
                               highlight=False)

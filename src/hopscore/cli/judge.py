@@ -10,9 +10,12 @@ import typer
 from rich.table import Table
 
 from hopscore.cli import app, console, err_console
+from hopscore.cli import options as o
 from hopscore.defaults import DEFAULT_MAX_TOKENS
+from hopscore.display import print_table
 from hopscore.errors import HopscoreError
 from hopscore.io import write_json_atomic
+from hopscore.words import agree, counted
 
 if TYPE_CHECKING:  # the judge's client stack loads when a command runs, not for --help
     from hopscore.engine import RetryPolicy
@@ -22,23 +25,26 @@ if TYPE_CHECKING:  # the judge's client stack loads when a command runs, not for
 @app.command(rich_help_panel="Score and grade")
 def judge(
     input_path: Annotated[Path, typer.Option(
-        "--input", "-i", help="JSON Lines rows with 'question', 'response', 'correct_answer'.",
+        "--input", "-i", metavar="FILE",
+        help="JSON Lines rows with 'question', 'response', 'correct_answer'.",
     )],
     output_path: Annotated[Path, typer.Option(
-        "--output", "-o", help="Output JSON Lines; an existing file is resumed.",
+        "--output", "-o", metavar="FILE", help="Output JSON Lines; an existing file is resumed.",
     )],
     model: Annotated[str | None, typer.Option(
-        "--model", "-m", envvar="JUDGE_MODEL", help="Judge model name.", show_default=False,
+        "--model", "-m", metavar="NAME",
+        envvar="JUDGE_MODEL", help="Judge model name.", show_default=False,
     )] = None,
     base_url: Annotated[str | None, typer.Option(
-        "--base-url", envvar="JUDGE_BASE_URL", show_default=False,
+        "--base-url", metavar="URL", envvar="JUDGE_BASE_URL", show_default=False,
         help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default: OpenAI).",
     )] = None,
     api_key_env: Annotated[str, typer.Option(
-        "--api-key-env", help="Environment variable holding the API key (unset: 'EMPTY').",
+        "--api-key-env", metavar="VAR",
+        help="Environment variable holding the API key (unset: 'EMPTY').",
     )] = "JUDGE_API_KEY",
     concurrency: Annotated[int, typer.Option(
-        "--concurrency", "-c", min=1,
+        "--concurrency", "-c", metavar="N", min=1,
         help="Most requests in flight; fewer while the endpoint cannot sustain more.",
     )] = 8,
     adaptive: Annotated[bool, typer.Option(
@@ -46,32 +52,33 @@ def judge(
         help="Fit requests in flight to what the endpoint sustains, or always --concurrency.",
     )] = True,
     timeout: Annotated[float, typer.Option(
-        "--timeout", min=0.001, help="Seconds allowed for one attempt.",
+        "--timeout", metavar="SECONDS", min=0.001, help="Seconds allowed for one attempt.",
     )] = 120.0,
     max_retries: Annotated[int, typer.Option(
-        "--max-retries", min=0, help="Retries per row after the first attempt.",
+        "--max-retries", metavar="N", min=0, help="Retries per row after the first attempt.",
     )] = 5,
     backoff: Annotated[float, typer.Option(
-        "--backoff", min=0.0, help="First retry wait in seconds; doubles per retry (max 60).",
+        "--backoff", metavar="SECONDS",
+        min=0.0, help="First retry wait in seconds; doubles per retry (max 60).",
     )] = 1.0,
     max_retry_wait: Annotated[float, typer.Option(
-        "--max-retry-wait", min=0.0,
+        "--max-retry-wait", metavar="SECONDS", min=0.0,
         help="Longest wait before a retry, whatever the server's Retry-After asks.",
     )] = 60.0,
     deadline: Annotated[float | None, typer.Option(
-        "--deadline", min=0.001, show_default=False,
+        "--deadline", metavar="SECONDS", min=0.001, show_default=False,
         help="Seconds one row's request may take over all its attempts and waits "
         "(default: --timeout x (retries + 1)).",
     )] = None,
     prompt_file: Annotated[Path | None, typer.Option(
-        "--prompt-file",
+        "--prompt-file", metavar="FILE",
         help="Template with {question}, {answer}, {expected_answer} (e.g. HDR's answer_judge.txt).",
     )] = None,
     max_tokens: Annotated[int, typer.Option(
-        "--max-tokens", min=0, help="Completion budget per call; 0 sends none.",
+        "--max-tokens", metavar="N", min=0, help="Completion budget per call; 0 sends none.",
     )] = DEFAULT_MAX_TOKENS,
     cache_dir: Annotated[Path | None, typer.Option(
-        "--cache-dir", envvar="HOPSCORE_CACHE_DIR", show_default=False,
+        "--cache-dir", metavar="DIR", envvar="HOPSCORE_CACHE_DIR", show_default=False,
         help="Response cache folder (default ~/.cache/hopscore).",
     )] = None,
     no_cache: Annotated[bool, typer.Option(
@@ -81,8 +88,11 @@ def judge(
         "--progress/--no-progress", help="Show a progress bar on stderr.",
     )] = True,
     summary_json: Annotated[Path | None, typer.Option(
-        "--summary-json", help="Also write the summary (counts, tokens, wall time) as JSON here.",
+        "--summary-json", metavar="FILE",
+        help="Also write the summary (counts, tokens, wall time) as JSON here.",
     )] = None,
+    shard: Annotated[str | None, o.SHARD_A] = None,
+    shards: Annotated[int | None, o.SHARDS_A] = None,
 ) -> None:
     """Grade each row's response against its correct_answer with an LLM judge.
 
@@ -91,6 +101,13 @@ def judge(
     'judge' object (status, model, prompt_sha256, attempts, latency, tokens, ...). Rows are
     appended as they finish; re-running the same command resumes, retrying only rows that
     are missing or failed. Exit status 1 when some rows still failed after their retries.
+
+    Examples:
+
+      hopscore judge --input answers.jsonl --output judged.jsonl --model gpt-4.1-mini
+
+      hopscore judge -i answers.jsonl -o judged.jsonl --model qwen3-32b \
+          --base-url http://localhost:8000/v1 --prompt-file answer_judge.txt
     """
     from hopscore.engine import RetryPolicy
     from hopscore.judge import run_judge
@@ -105,8 +122,9 @@ def judge(
     summary = run_judge(
         input_path, output_path, config,
         console=err_console if progress else None, warn=err_console,
+        shard=o.shard_option(shard, shards),
     )
-    console.print(summary_table(summary))
+    print_table(console, summary_table(summary))
     if summary_json is not None:
         write_json_atomic(summary_json, summary.to_json())
     if summary.aborted:
@@ -117,8 +135,9 @@ def judge(
     err_console.print(f"wrote {output_path}", markup=False, highlight=False)
     if summary.errors:
         err_console.print(
-            f"{summary.errors} rows failed after their retries (correct is null there); "
-            "re-run the same command to retry only them.", style="yellow",
+            f"{counted(summary.errors, 'row')} failed after {agree(summary.errors, 'its', 'their')}"
+            " retries (correct is null there); re-run the same command to retry only "
+            f"{agree(summary.errors, 'it', 'them')}.", style="yellow",
         )
         raise typer.Exit(1)
 

@@ -4,7 +4,7 @@ clusters (--cluster, --cluster-file)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -13,6 +13,7 @@ from hopscore.defaults import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 if TYPE_CHECKING:
     from hopscore.inference.clusters import ClusterSpec
     from hopscore.intervals import IntervalSpec
+    from hopscore.shard import Shard
 
 PANEL = "Intervals and clusters"
 
@@ -37,6 +38,21 @@ CLUSTER_FILE = typer.Option(
     help="Clusters from a file mapping id to cluster (JSON object, JSONL {id, cluster}, CSV).")
 
 
+JSON_HELP = ("Print the result as one JSON document on stdout instead of the tables (the "
+             "messages still go to stderr), for scripts.")
+JSON = typer.Option(False, "--json", help=JSON_HELP)
+
+
+def print_json(value: object) -> None:
+    """The result as indented JSON on stdout, written as is (never wrapped to the terminal)."""
+    import sys
+
+    from hopscore.io import json_text
+
+    sys.stdout.write(json_text(value, indent=2) + "\n")
+    sys.stdout.flush()
+
+
 def interval_options(ci: str, level: float, resamples: int, seed: int, cluster: str | None,
                      cluster_file: Path | None) -> tuple[IntervalSpec, ClusterSpec | None]:
     """The interval and cluster settings of a command's options (bad values: clear errors)."""
@@ -49,3 +65,29 @@ def interval_options(ci: str, level: float, resamples: int, seed: int, cluster: 
     spec = IntervalSpec(method=ci.lower(), level=level, resamples=resamples, seed=seed,
                         cluster=None if clusters is None else clusters.name)
     return spec, clusters
+
+
+SCALE_PANEL = "Scaling out"
+
+_SHARD: dict[str, Any] = {
+    "rich_help_panel": SCALE_PANEL, "metavar": "I/N|auto", "show_default": False,
+    "help": "Only shard I of N (counted from 0) of the rows, chosen by a stable hash of each "
+    "row's id; auto reads a Slurm job array's or a Kubernetes Indexed Job's index. Give each "
+    "shard its own output and join them with hopscore merge."}
+_SHARDS: dict[str, Any] = {
+    "min": 1, "rich_help_panel": SCALE_PANEL, "show_default": False,
+    "help": "The number of shards for --shard auto in a Kubernetes Indexed Job (its "
+    "completions); a Slurm array gives it itself."}
+#: --shard and --shards as plain defaults (``shard: str | None = SHARD``) ...
+SHARD = typer.Option(None, "--shard", **_SHARD)
+SHARDS = typer.Option(None, "--shards", **_SHARDS)
+#: ... and for Annotated signatures (``Annotated[str | None, SHARD_A] = None``)
+SHARD_A = typer.Option("--shard", **_SHARD)
+SHARDS_A = typer.Option("--shards", **_SHARDS)
+
+
+def shard_option(spec: str | None, shards: int | None) -> Shard | None:
+    """The shard of ``--shard`` / ``--shards`` (bad values: clear errors)."""
+    from hopscore.shard import parse_shard
+
+    return parse_shard(spec, shards)

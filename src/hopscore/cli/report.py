@@ -12,6 +12,7 @@ from rich.text import Text
 
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
+from hopscore.display import print_table
 from hopscore.errors import HopscoreError
 from hopscore.io import write_json_atomic
 from hopscore.report import COMPRESS_CHOICES, DEFAULT_MAX_TEXT
@@ -67,15 +68,16 @@ def report(
         ..., help="Score or run directories, scores.jsonl, judge or sql-match output JSONL.",
         show_default=False,
     ),
-    output: Path = typer.Option(Path("report.html"), "--output", "-o", help="The HTML file."),
-    gold: Path | None = typer.Option(None, "--gold", "-g", help=GOLD_HELP),
-    tables: Path | None = typer.Option(None, "--tables", help=TABLES_HELP),
-    judge: list[Path] = typer.Option([], "--judge", show_default=False,
+    output: Path = typer.Option(Path("report.html"), "--output", "-o", metavar="FILE",
+                                help="The HTML file."),
+    gold: Path | None = typer.Option(None, "--gold", "-g", metavar="FILE", help=GOLD_HELP),
+    tables: Path | None = typer.Option(None, "--tables", metavar="DIR", help=TABLES_HELP),
+    judge: list[Path] = typer.Option([], "--judge", metavar="FILE", show_default=False,
                                      help=JUDGE_HELP + " Repeatable: each file goes to the run "
                                      "it judged."),
-    baseline: str | None = typer.Option(None, "--baseline", "-b",
+    baseline: str | None = typer.Option(None, "--baseline", "-b", metavar="INPUT",
                                         help="Input the others are compared to (default: first)."),
-    flip_metric: str | None = typer.Option(None, "--flip-metric",
+    flip_metric: str | None = typer.Option(None, "--flip-metric", metavar="METRIC",
                                            help="Binary metric of the flip tables."),
     ci: str = o.CI,
     ci_level: float = o.CI_LEVEL,
@@ -83,17 +85,25 @@ def report(
     seed: int = o.SEED,
     cluster: str | None = o.CLUSTER,
     cluster_file: Path | None = o.CLUSTER_FILE,
-    max_text: int = typer.Option(DEFAULT_MAX_TEXT, "--max-text", min=100,
+    max_text: int = typer.Option(DEFAULT_MAX_TEXT, "--max-text", metavar="N", min=100,
                                  help="Longest text kept per field (prompt, output, context)."),
     title: str | None = typer.Option(None, "--title", help="Title of the report."),
     compress: str = typer.Option(
-        "auto", "--compress", help="Embed the sample data gzip-compressed: auto (above 4 MB of "
+        "auto", "--compress", metavar="auto|always|never",
+        help="Embed the sample data gzip-compressed: auto (above 4 MB of "
         "JSON), always, never. Compressed data needs a browser with DecompressionStream "
         "(Chrome 80+, Firefox 113+, Safari 16.4+)."),
 ) -> None:
     """Write one self-contained HTML report (works offline from disk): summary with 95%
     intervals, per-group charts with error bars, paired comparison and flip tables against the
-    baseline, error-analysis categories, and a per-sample browser with filters and search."""
+    baseline, error-analysis categories, and a per-sample browser with filters and search.
+
+    Examples:
+
+      hopscore report runs/a runs/b --output report.html
+
+      hopscore report runs/hybridqa --gold dev.traced.json --tables WikiTables-WithLinks/
+    """
     started = time.perf_counter()
     if compress not in COMPRESS_CHOICES:
         raise HopscoreError(f"--compress must be one of {', '.join(COMPRESS_CHOICES)}")
@@ -138,14 +148,22 @@ def report(
 def analyze(
     source: Path = typer.Argument(..., help="A score or run directory, or a judge/sql-match "
                                   "output JSONL.", show_default=False),
-    gold: Path | None = typer.Option(None, "--gold", "-g", help=GOLD_HELP),
-    tables: Path | None = typer.Option(None, "--tables", help=TABLES_HELP),
-    judge: Path | None = typer.Option(None, "--judge", help=JUDGE_HELP),
-    examples: int = typer.Option(3, "--examples", min=0, help="Example ids listed per category."),
-    output: Path | None = typer.Option(None, "--output", "-o",
+    gold: Path | None = typer.Option(None, "--gold", "-g", metavar="FILE", help=GOLD_HELP),
+    tables: Path | None = typer.Option(None, "--tables", metavar="DIR", help=TABLES_HELP),
+    judge: Path | None = typer.Option(None, "--judge", metavar="FILE", help=JUDGE_HELP),
+    examples: int = typer.Option(3, "--examples", metavar="N",
+                                 min=0, help="Example ids listed per category."),
+    output: Path | None = typer.Option(None, "--output", "-o", metavar="FILE",
                                        help="Write the categories (with examples) as JSON here."),
 ) -> None:
-    """Error analysis: sort examples into the benchmark's error categories and count them."""
+    """Error analysis: sort examples into the benchmark's error categories and count them.
+
+    Examples:
+
+      hopscore analyze runs/a --gold hotpot_dev_distractor_v1.json
+
+      hopscore analyze verdicts.jsonl --output categories.json
+    """
     from hopscore.analysis.categories import Inputs, dimensions_for, samples_of
     from hopscore.analysis.categories import analyze as categorize
     from hopscore.analysis.judging import agreement_table, bind_judge_files
@@ -170,9 +188,9 @@ def analyze(
             table.add_row(category.name, str(category.count),
                           f"{100 * category.count / result.total:.1f}%",
                           " ".join(category.examples))
-        console.print(table)
+        print_table(console, table)
     if agreement is not None:
-        console.print(agreement_console_table(agreement, scored.label))
+        print_table(console, agreement_console_table(agreement, scored.label))
     for warning in scored.warnings:
         err_console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
     if output is not None:

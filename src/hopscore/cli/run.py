@@ -11,14 +11,21 @@ from rich.table import Table
 from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
-from hopscore.display import print_report
+from hopscore.display import print_report, print_table, print_warnings
 from hopscore.errors import HopscoreError
+from hopscore.words import counted
 
 if TYPE_CHECKING:
     from hopscore.run.runner import RunResult
     from hopscore.run.suite import SuiteRow
 
 HDR = "HybridDeepResearch agent (hopscore run hybrid-deep-research)"
+PANEL_MODEL = "Model"
+PANEL_PROMPT = "Examples and prompt"
+PANEL_RETRIEVAL = "Retrieval"
+PANEL_OUTPUT = "Output"
+PANEL_ADVANCED = "Requests (advanced)"
+METHODS = "MCR's methods and open-book FEVEROUS"
 MODEL_HELP = ("PROVIDER/NAME: openai/<model> (any OpenAI-compatible endpoint), "
               "anthropic/<model> (Messages API) or local/smollm2.")
 
@@ -53,119 +60,227 @@ def summary_table(result: RunResult) -> Table:
 @app.command(name="run", rich_help_panel="Run models and agents")
 def run_command(
     benchmark: str = typer.Argument(
-        ..., help=f"One of: {', '.join(benchmarks.names())}.", show_default=False),
+        ..., show_default=False,
+        help=f"One of: {', '.join(benchmarks.names())}."),
     gold: Path | None = typer.Option(
-        None, "--gold", "--tasks", "-g", show_default=False,
-        help="The benchmark's gold file (hybrid-deep-research: the task file or folder)."),
-    model: str = typer.Option(..., "--model", "-m", help=MODEL_HELP, show_default=False),
+        None, "--gold", "--tasks", "-g", metavar="FILE", show_default=False,
+        help="Required: the benchmark's gold file, or a Hugging Face copy "
+        "(docs/getting-the-data.md); hybrid-deep-research: --tasks, the task file or folder."),
+    model: str = typer.Option(
+        ..., "--model", "-m", metavar="PROVIDER/NAME", show_default=False,
+        help=MODEL_HELP),
     output_dir: Path | None = typer.Option(
-        None, "--output-dir", "-o",
+        None, "--output-dir", "-o", rich_help_panel=PANEL_OUTPUT, metavar="DIR",
         help="Run directory (default runs/<benchmark>__<model>); an existing run is resumed."),
     base_url: str | None = typer.Option(
-        None, "--base-url", show_default=False,
+        None, "--base-url", rich_help_panel=PANEL_MODEL, metavar="URL", show_default=False,
         help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (else OPENAI_BASE_URL)."),
-    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env",
-                                    help="Environment variable holding the API key."),
-    protocol: str = typer.Option("default", "--protocol",
-                                 help="default, or mcr (MCR's extraction, abstention, metric)."),
-    shots: int = typer.Option(0, "--shots", min=0, help="Built-in chain-of-thought exemplars."),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first K examples."),
-    sample: int | None = typer.Option(None, "--sample", min=1,
-                                      help="A seeded random sample of N examples (as MCR)."),
-    sample_seed: int = typer.Option(11, "--sample-seed", help="Seed of --sample (MCR: 11)."),
-    temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="Sampling temperature."),
-    max_tokens: int = typer.Option(1024, "--max-tokens", min=0,
-                                   help="Completion budget per request; 0 sends none."),
-    seed: int | None = typer.Option(None, "--seed", help="Sampling seed sent with requests."),
-    stop: list[str] = typer.Option([], "--stop", help="Stop sequence (repeatable)."),
+    api_key_env: str = typer.Option(
+        "OPENAI_API_KEY", "--api-key-env", rich_help_panel=PANEL_MODEL, metavar="VAR",
+        help="Environment variable holding the API key."),
+    protocol: str = typer.Option(
+        "default", "--protocol", rich_help_panel=PANEL_PROMPT, metavar="default|mcr",
+        help="default, or mcr (MCR's extraction, abstention, metric)."),
+    shots: int | None = typer.Option(
+        None, "--shots", rich_help_panel=PANEL_PROMPT, metavar="N", min=0, show_default=False,
+        help="Built-in exemplars (default: 0 for cot, 4 for the chain strategies)."),
+    limit: int | None = typer.Option(
+        None, "--limit", rich_help_panel=PANEL_PROMPT, metavar="K", min=1,
+        help="Only the first K examples."),
+    sample: int | None = typer.Option(
+        None, "--sample", rich_help_panel=PANEL_PROMPT, metavar="N", min=1,
+        help="A seeded random sample of N examples (as MCR)."),
+    sample_seed: int = typer.Option(
+        11, "--sample-seed", rich_help_panel=PANEL_PROMPT,
+        help="Seed of --sample (MCR: 11)."),
+    temperature: float = typer.Option(
+        0.0, "--temperature", rich_help_panel=PANEL_MODEL, min=0.0,
+        help="Sampling temperature."),
+    max_tokens: int = typer.Option(
+        1024, "--max-tokens", rich_help_panel=PANEL_MODEL, metavar="N", min=0,
+        help="Completion budget per request; 0 sends none."),
+    seed: int | None = typer.Option(
+        None, "--seed", rich_help_panel=PANEL_MODEL,
+        help="Sampling seed sent with requests."),
+    stop: list[str] = typer.Option(
+        [], "--stop", rich_help_panel=PANEL_MODEL, metavar="TEXT",
+        help="Stop sequence (repeatable)."),
     prompt_template: Path | None = typer.Option(
-        None, "--prompt-template", help="Jinja template replacing the built-in prompt."),
-    answer_marker: str = typer.Option("Answer:", "--answer-marker",
-                                      help="Marker before the answer (strict extraction)."),
-    extraction: str = typer.Option("flexible", "--extraction",
-                                   help="Which extracted answer is scored: flexible or strict."),
-    aliases: Path | None = typer.Option(None, "--aliases", help="2WikiMultihopQA id_aliases.json."),
+        None, "--prompt-template", rich_help_panel=PANEL_PROMPT, metavar="FILE",
+        help="Jinja template replacing the built-in prompt."),
+    answer_marker: str = typer.Option(
+        "Answer:", "--answer-marker", rich_help_panel=PANEL_PROMPT,
+        help="Marker before the answer (strict extraction)."),
+    extraction: str = typer.Option(
+        "flexible", "--extraction", rich_help_panel=PANEL_PROMPT, metavar="flexible|strict",
+        help="Which extracted answer is scored: flexible or strict."),
+    aliases: Path | None = typer.Option(
+        None, "--aliases", rich_help_panel=PANEL_PROMPT, metavar="FILE",
+        help="2WikiMultihopQA id_aliases.json."),
     tables_dir: Path | None = typer.Option(
-        None, "--tables-dir", help="HybridQA: WikiTables-WithLinks folder (tables_tok/, "
-        "request_tok/)."),
-    context_tokens: int = typer.Option(3000, "--context-tokens", min=100,
-                                       help="Budget for table + passages (HybridQA)."),
+        None, "--tables-dir", rich_help_panel=PANEL_PROMPT, metavar="DIR",
+        help="HybridQA: WikiTables-WithLinks folder (tables_tok/, request_tok/)."),
+    context_tokens: int = typer.Option(
+        3000, "--context-tokens", rich_help_panel=PANEL_PROMPT, metavar="N", min=100,
+        help="Budget for table + passages (HybridQA)."),
     corpus: Path | None = typer.Option(
-        None, "--corpus", help="JSONL documents {id, title, text} for BM25 retrieval."),
-    retrieve_k: int = typer.Option(5, "--retrieve-k", min=1, help="Documents per question."),
+        None, "--corpus", rich_help_panel=PANEL_RETRIEVAL, metavar="FILE",
+        help="JSONL documents {id, title, text} for BM25 retrieval."),
+    retrieve_k: int = typer.Option(
+        5, "--retrieve-k", rich_help_panel=PANEL_RETRIEVAL, metavar="N", min=1,
+        help="Documents per question."),
     concurrency: int = typer.Option(
-        8, "--concurrency", "-c", min=1,
+        8, "--concurrency", "-c", rich_help_panel=PANEL_ADVANCED, metavar="N", min=1,
         help="Most requests in flight; fewer while the endpoint cannot sustain more."),
     adaptive: bool = typer.Option(
-        True, "--adaptive-concurrency/--fixed-concurrency",
+        True, "--adaptive-concurrency/--fixed-concurrency", rich_help_panel=PANEL_ADVANCED,
         help="Fit requests in flight to what the endpoint sustains, or always --concurrency."),
     timeout: float | None = typer.Option(
-        None, "--timeout", min=0.001, show_default=False,
+        None, "--timeout", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.001,
+        show_default=False,
         help="Seconds per attempt (default 120; 900 for local/smollm2)."),
-    max_retries: int = typer.Option(5, "--max-retries", min=0, help="Retries per request."),
+    max_retries: int = typer.Option(
+        5, "--max-retries", rich_help_panel=PANEL_ADVANCED, metavar="N", min=0,
+        help="Retries per request."),
     max_retry_wait: float = typer.Option(
-        60.0, "--max-retry-wait", min=0.0,
+        60.0, "--max-retry-wait", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.0,
         help="Longest wait before a retry, whatever the server's Retry-After asks."),
     deadline: float | None = typer.Option(
-        None, "--deadline", min=0.001, show_default=False,
-        help="Seconds one request may take over all its attempts and waits "
-        "(default: --timeout x (retries + 1))."),
+        None, "--deadline", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.001,
+        show_default=False,
+        help="Seconds one request may take over all its attempts and waits (default: --timeout x "
+        "(retries + 1))."),
     cache_dir: Path | None = typer.Option(
-        None, "--cache-dir", envvar="HOPSCORE_CACHE_DIR", show_default=False,
+        None, "--cache-dir", rich_help_panel=PANEL_OUTPUT, metavar="DIR",
+        envvar="HOPSCORE_CACHE_DIR", show_default=False,
         help="Response cache folder (default ~/.cache/hopscore)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
+    no_cache: bool = typer.Option(
+        False, "--no-cache", rich_help_panel=PANEL_OUTPUT,
+        help="Neither read nor write the cache."),
     resamples: int = o.RESAMPLES,
     ci: str = o.CI,
     ci_level: float = o.CI_LEVEL,
     cluster: str | None = o.CLUSTER,
     cluster_file: Path | None = o.CLUSTER_FILE,
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
-    overlay: Path | None = typer.Option(None, "--overlay", rich_help_panel=HDR,
-                                        help="v2 sparse patch overlaid on --tasks."),
-    db_root: Path | None = typer.Option(None, "--db-root", rich_help_panel=HDR,
-                                        help="Folder of the LiveSQLBench SQLite databases."),
-    db_template: str = typer.Option("{db}/{db}_template.sqlite", "--db-template",
-                                    rich_help_panel=HDR, help="Database path below --db-root."),
-    search_backend: str = typer.Option("bm25", "--search-backend", rich_help_panel=HDR,
-                                       help="bm25 (local --corpus of {url, title, text}) or http."),
-    search_url: str | None = typer.Option(None, "--search-url", rich_help_panel=HDR,
-                                          help="http backend: POST {query, count} here."),
-    fetch_url: str | None = typer.Option(None, "--fetch-url", rich_help_panel=HDR,
-                                         help="http backend: POST {url} here for page text."),
-    direct_fetch: bool = typer.Option(False, "--direct-fetch", rich_help_panel=HDR,
-                                      help="http backend without --fetch-url: GET pages."),
+    progress: bool = typer.Option(
+        True, "--progress/--no-progress", rich_help_panel=PANEL_OUTPUT,
+        help="Progress bar."),
+    shard: str | None = o.SHARD,
+    shards: int | None = o.SHARDS,
+    overlay: Path | None = typer.Option(
+        None, "--overlay", metavar="PATH", rich_help_panel=HDR,
+        help="v2 sparse patch overlaid on --tasks."),
+    db_root: Path | None = typer.Option(
+        None, "--db-root", metavar="DIR", rich_help_panel=HDR,
+        help="Folder of the LiveSQLBench SQLite databases."),
+    db_template: str = typer.Option(
+        "{db}/{db}_template.sqlite", "--db-template", metavar="TEMPLATE", rich_help_panel=HDR,
+        help="Database path below --db-root."),
+    search_backend: str = typer.Option(
+        "bm25", "--search-backend", metavar="bm25|http", rich_help_panel=HDR,
+        help="bm25 (local --corpus of {url, title, text}) or http."),
+    search_url: str | None = typer.Option(
+        None, "--search-url", metavar="URL", rich_help_panel=HDR,
+        help="http backend: POST {query, count} here."),
+    fetch_url: str | None = typer.Option(
+        None, "--fetch-url", metavar="URL", rich_help_panel=HDR,
+        help="http backend: POST {url} here for page text."),
+    direct_fetch: bool = typer.Option(
+        False, "--direct-fetch", rich_help_panel=HDR,
+        help="http backend without --fetch-url: GET pages."),
     search_api_key_env: str | None = typer.Option(
-        None, "--search-api-key-env", rich_help_panel=HDR,
+        None, "--search-api-key-env", metavar="VAR", rich_help_panel=HDR,
         help="Variable holding the search service's key (sent as a bearer header)."),
-    search_timeout: float = typer.Option(30.0, "--search-timeout", min=0.001,
-                                         rich_help_panel=HDR, help="Seconds per search call."),
-    max_turns: int = typer.Option(300, "--max-turns", min=1, rich_help_panel=HDR,
-                                  help="Model requests per attempt (paper: 300)."),
-    task_timeout: float = typer.Option(3600.0, "--task-timeout", min=0.001, rich_help_panel=HDR,
-                                       help="Wall-clock seconds per attempt (paper: 3600)."),
-    repeats: int = typer.Option(1, "--repeats", "-k", min=1, rich_help_panel=HDR,
-                                help="Attempts per task: Avg@k and Pass@k."),
-    tool_choice: str | None = typer.Option(None, "--tool-choice", rich_help_panel=HDR,
-                                           help="Sent as tool_choice: auto, required, none."),
-    sql_timeout: float = typer.Option(120.0, "--sql-timeout", min=0.001, rich_help_panel=HDR,
-                                      help="Seconds per run_sql query and per graded query."),
-    max_observation_chars: int = typer.Option(100_000, "--max-observation-chars", min=1000,
-                                              rich_help_panel=HDR, help="Cap per tool result."),
-    judge_model: str | None = typer.Option(None, "--judge-model", envvar="JUDGE_MODEL",
-                                           rich_help_panel=HDR, show_default=False,
-                                           help="Judge for SQL2S and Parallel answers."),
-    judge_base_url: str | None = typer.Option(None, "--judge-base-url", envvar="JUDGE_BASE_URL",
-                                              rich_help_panel=HDR, show_default=False,
-                                              help="The judge's OpenAI-compatible endpoint."),
-    judge_api_key_env: str = typer.Option("JUDGE_API_KEY", "--judge-api-key-env",
-                                          rich_help_panel=HDR, help="Variable of the judge key."),
-    judge_prompt_file: Path | None = typer.Option(None, "--judge-prompt-file",
-                                                  rich_help_panel=HDR,
-                                                  help="Judge template (e.g. answer_judge.txt)."),
-    no_grade: bool = typer.Option(False, "--no-grade", rich_help_panel=HDR,
-                                  help="Run the agent and write predictions; do not grade."),
-    compare: str = typer.Option("reference", "--compare", rich_help_panel=HDR,
-                                help="S2SQL comparison: reference, strict, rows, spider, bird."),
+    search_timeout: float = typer.Option(
+        30.0, "--search-timeout", metavar="SECONDS", min=0.001, rich_help_panel=HDR,
+        help="Seconds per search call."),
+    max_turns: int = typer.Option(
+        300, "--max-turns", metavar="N", min=1, rich_help_panel=HDR,
+        help="Model requests per attempt (paper: 300)."),
+    task_timeout: float = typer.Option(
+        3600.0, "--task-timeout", metavar="SECONDS", min=0.001, rich_help_panel=HDR,
+        help="Wall-clock seconds per attempt (paper: 3600)."),
+    repeats: int = typer.Option(
+        1, "--repeats", "-k", metavar="K", min=1, rich_help_panel=HDR,
+        help="Attempts per task: Avg@k and Pass@k."),
+    tool_choice: str | None = typer.Option(
+        None, "--tool-choice", metavar="auto|required|none", rich_help_panel=HDR,
+        show_default=False,
+        help="Sent as tool_choice with native tools: auto (default), required, none; local/smollm2"
+        " without it makes every reply a call."),
+    tool_protocol: str = typer.Option(
+        "auto", "--tool-protocol", metavar="native|text|auto", rich_help_panel=HDR,
+        help="native (the request's tools field), text (tools written into the prompt, any "
+        "endpoint), auto (native; text once the endpoint ignores the tools)."),
+    tool_call_content: str = typer.Option(
+        "auto", "--tool-call-content", metavar="empty|null|auto", rich_help_panel=HDR,
+        help="Content of tool-call turns without text: empty (\"\"), null, auto (null for Bedrock, "
+        "else empty)."),
+    max_text_turns: int = typer.Option(
+        5, "--max-text-turns", metavar="N", min=1, rich_help_panel=HDR,
+        help="Replies in a row without a tool call before an attempt ends (no_tool_call)."),
+    max_context_tokens: int | None = typer.Option(
+        None, "--max-context-tokens", metavar="N", min=256, rich_help_panel=HDR, show_default=False,
+        help="The model's context: drop the oldest tool results to stay inside it."),
+    sql_timeout: float = typer.Option(
+        120.0, "--sql-timeout", metavar="SECONDS", min=0.001, rich_help_panel=HDR,
+        help="Seconds per run_sql query and per graded query."),
+    max_observation_chars: int = typer.Option(
+        100_000, "--max-observation-chars", metavar="N", min=1000, rich_help_panel=HDR,
+        help="Cap per tool result."),
+    judge_model: str | None = typer.Option(
+        None, "--judge-model", metavar="NAME", envvar="JUDGE_MODEL", rich_help_panel=HDR,
+        show_default=False,
+        help="Judge for SQL2S and Parallel answers."),
+    judge_base_url: str | None = typer.Option(
+        None, "--judge-base-url", metavar="URL", envvar="JUDGE_BASE_URL", rich_help_panel=HDR,
+        show_default=False,
+        help="The judge's OpenAI-compatible endpoint."),
+    judge_api_key_env: str = typer.Option(
+        "JUDGE_API_KEY", "--judge-api-key-env", metavar="VAR", rich_help_panel=HDR,
+        help="Variable of the judge key."),
+    judge_prompt_file: Path | None = typer.Option(
+        None, "--judge-prompt-file", metavar="FILE", rich_help_panel=HDR,
+        help="Judge template (e.g. answer_judge.txt)."),
+    no_grade: bool = typer.Option(
+        False, "--no-grade", rich_help_panel=HDR,
+        help="Run the agent and write predictions; do not grade."),
+    compare: str = typer.Option(
+        "reference", "--compare", metavar="reference|strict|rows|spider|bird", rich_help_panel=HDR,
+        help="S2SQL comparison: reference, strict, rows, spider, bird."),
+    strategy: str = typer.Option(
+        "cot", "--strategy", metavar="cot|self-ask|sc|mcr", rich_help_panel=METHODS,
+        help="cot (one answer), or MCR's methods: self-ask, sc (k chains, majority), mcr (k "
+        "chains, meta-reasoner)."),
+    chains: int | None = typer.Option(
+        None, "--chains", metavar="K", min=1, rich_help_panel=METHODS, show_default=False,
+        help="Chains per question for sc and mcr (default 5)."),
+    chain_temperature: float = typer.Option(
+        0.7, "--chain-temperature", min=0.0, rich_help_panel=METHODS,
+        help="Temperature of chains 1..k-1 (chain 0: --temperature)."),
+    num_retries: int | None = typer.Option(
+        None, "--num-retries", metavar="N", min=0, rich_help_panel=METHODS, show_default=False,
+        help="Re-run abstained questions up to N times (default: 2 for mcr, as MCR; else 0)."),
+    chain_calls: int = typer.Option(
+        5, "--chain-calls", metavar="N", min=1, rich_help_panel=METHODS,
+        help="Model calls per chain (MCR: 5)."),
+    meta_facts: str | None = typer.Option(
+        None, "--meta-facts", metavar="qa|evidence|both", rich_help_panel=METHODS,
+        show_default=False,
+        help="What the meta-reasoner reads: qa, evidence or both (default: both when the chains "
+        "retrieve, else qa)."),
+    wiki_db: Path | None = typer.Option(
+        None, "--wiki-db", metavar="FILE", rich_help_panel=METHODS,
+        help="FEVEROUS: feverous_wikiv1.db, for open-book runs that cite element ids."),
+    wiki_pages: int = typer.Option(
+        5, "--wiki-pages", metavar="N", min=1, rich_help_panel=METHODS,
+        help="FEVEROUS open book: pages retrieved per claim."),
+    wiki_elements: int = typer.Option(
+        20, "--wiki-elements", metavar="N", min=1, rich_help_panel=METHODS,
+        help="FEVEROUS open book: elements shown per claim."),
+    json_output: bool = typer.Option(
+        False, "--json", rich_help_panel=PANEL_OUTPUT,
+        help=o.JSON_HELP),
 ) -> None:
     """Ask a model every example of a benchmark, extract and score its answers.
 
@@ -178,6 +293,19 @@ def run_command(
     web_fetch, final_answer) on every task: --tasks FILE --db-root DIR, a search backend
     (--corpus FILE.jsonl for local BM25, or --search-backend http), and a judge for SQL2S and
     Parallel answers (--judge-model); see the HybridDeepResearch panel below.
+
+    Examples:
+
+      hopscore run hotpotqa --gold hotpot_dev_distractor_v1.json --model openai/gpt-4o-mini \
+          --limit 200
+
+      hopscore run strategyqa --gold dev.json --model openai/Qwen2.5-7B-Instruct \
+          --base-url http://localhost:8000/v1 --shots 2
+
+      hopscore run strategyqa --gold dev.json --model local/smollm2 --limit 20
+
+      hopscore run hybrid-deep-research --tasks tasks.jsonl --db-root livesqlbench/ \
+          --corpus corpus.jsonl --model openai/gpt-4o-mini --judge-model gpt-4o-mini
     """
     from hopscore.cli.hdr import is_hdr
 
@@ -204,6 +332,8 @@ def run_command(
         if line:
             err_console.print(line, markup=False, highlight=False)
     local = model.startswith("local/")
+    if search_backend not in ("bm25", "http"):
+        raise HopscoreError("--search-backend must be bm25 (with --corpus) or http")
     settings = RunSettings(
         benchmark=benchmark.lower(), gold=gold_file.path, model=model,
         output_dir=output_dir or default_output_dir(benchmark.lower(), model, protocol),
@@ -217,10 +347,16 @@ def run_command(
         max_retries=max_retries, max_retry_wait=max_retry_wait, deadline=deadline,
         adaptive=adaptive, cache_dir=None if no_cache else (cache_dir or _cache_dir()),
         resamples=resamples, ci=ci.lower(), ci_level=ci_level, cluster=cluster,
-        cluster_file=cluster_file,
+        cluster_file=cluster_file, strategy=strategy, chains=chains,
+        chain_temperature=chain_temperature, num_retries=num_retries, chain_calls=chain_calls,
+        meta_facts=meta_facts, search_backend="http" if search_backend == "http" else None,
+        search_url=search_url, fetch_url=fetch_url, search_api_key_env=search_api_key_env,
+        search_timeout=search_timeout, wiki_db=wiki_db, wiki_pages=wiki_pages,
+        wiki_elements=wiki_elements, shard=o.shard_option(shard, shards),
     )  # fmt: skip
     result = run(settings, console=err_console if progress else None, warn=err_console)
-    console.print(summary_table(result))
+    if not json_output:
+        print_table(console, summary_table(result))
     if result.outcome.aborted is not None:
         raise HopscoreError(
             f"stopped early: {result.outcome.aborted}. Samples finished so far are in "
@@ -228,9 +364,16 @@ def run_command(
             "command to continue."
         )
     assert result.report is not None
-    print_report(result.report, console, err_console)
-    if result.metrics and "mcr" in result.metrics:
-        console.print(mcr_line(result.metrics["mcr"]), markup=False, highlight=False)
+    if json_output:  # metrics.json: the report with its run (and mcr, methods) block
+        o.print_json(result.metrics or result.report.to_json())
+        print_warnings(result.report, err_console)
+    else:
+        print_report(result.report, console, err_console)
+        if result.metrics and "mcr" in result.metrics:
+            console.print(mcr_line(result.metrics["mcr"]), markup=False, highlight=False)
+        if result.metrics and "methods" in result.metrics:
+            print_table(console, methods_table(result.metrics["methods"],
+                                               f"{benchmark} with {model}"))
     err_console.print(f"wrote {settings.output_dir}", markup=False, highlight=False)
     if result.summary.get("errors"):
         raise typer.Exit(1)
@@ -238,17 +381,22 @@ def run_command(
 
 #: Options of the QA runs that an HDR agent run does not take, with their defaults.
 NOT_HDR: dict[str, object] = {
-    "protocol": "default", "shots": 0, "sample": None, "sample_seed": 11, "stop": [],
+    "protocol": "default", "shots": None, "sample": None, "sample_seed": 11, "stop": [],
     "prompt_template": None, "answer_marker": "Answer:", "extraction": "flexible",
     "aliases": None, "tables_dir": None, "context_tokens": 3000, "retrieve_k": 5,
+    "strategy": "cot", "chains": None, "chain_temperature": 0.7, "num_retries": None,
+    "chain_calls": 5, "meta_facts": None, "wiki_db": None, "wiki_pages": 5,
+    "wiki_elements": 20,
     "cluster": None, "cluster_file": None,
 }
-#: Options of HDR agent runs only, with their defaults.
+#: Options of HDR agent runs only, with their defaults (the search options also serve the
+#: chain strategies' retrieval; RunSettings.check says when they do not apply).
 HDR_DEFAULTS: dict[str, object] = {
     "overlay": None, "db_root": None, "db_template": "{db}/{db}_template.sqlite",
-    "search_backend": "bm25", "search_url": None, "fetch_url": None, "direct_fetch": False,
-    "search_api_key_env": None, "search_timeout": 30.0, "max_turns": 300,
-    "task_timeout": 3600.0, "repeats": 1, "tool_choice": None, "sql_timeout": 120.0,
+    "direct_fetch": False, "max_turns": 300,
+    "task_timeout": 3600.0, "repeats": 1, "tool_choice": None, "tool_protocol": "auto",
+    "tool_call_content": "auto", "max_text_turns": 5, "max_context_tokens": None,
+    "sql_timeout": 120.0,
     "max_observation_chars": 100_000, "judge_api_key_env": "JUDGE_API_KEY",
     "judge_prompt_file": None, "no_grade": False, "compare": "reference",
 }
@@ -278,7 +426,9 @@ def _run_hdr(args: dict[str, Any]) -> None:
         task_timeout=args["task_timeout"], repeats=args["repeats"], limit=args["limit"],
         concurrency=args["concurrency"], temperature=args["temperature"],
         max_tokens=args["max_tokens"] or None, seed=args["seed"],
-        tool_choice=args["tool_choice"], sql_timeout=args["sql_timeout"],
+        tool_choice=args["tool_choice"], tool_protocol=args["tool_protocol"],
+        tool_call_content=args["tool_call_content"], max_text_turns=args["max_text_turns"],
+        max_context_tokens=args["max_context_tokens"], sql_timeout=args["sql_timeout"],
         max_observation_chars=args["max_observation_chars"],
         timeout=args["timeout"] if args["timeout"] is not None else (900.0 if local else 300.0),
         max_retries=args["max_retries"], max_retry_wait=args["max_retry_wait"],
@@ -288,9 +438,51 @@ def _run_hdr(args: dict[str, Any]) -> None:
         judge_base_url=args["judge_base_url"], judge_api_key_env=args["judge_api_key_env"],
         judge_prompt_file=args["judge_prompt_file"], judge_concurrency=args["concurrency"],
         compare=args["compare"], resamples=args["resamples"], ci=args["ci"].lower(),
-        ci_level=args["ci_level"],
+        ci_level=args["ci_level"], shard=o.shard_option(args["shard"], args["shards"]),
     )  # fmt: skip
-    run_hdr(settings, progress=args["progress"])
+    run_hdr(settings, progress=args["progress"], json_output=args["json_output"])
+
+
+def _pct(value: object) -> str:
+    return "-" if not isinstance(value, float) else f"{100 * value:.1f}"
+
+
+def _with_ci(value: object, ci: object) -> str:
+    if not isinstance(value, float):
+        return "-"
+    if isinstance(ci, dict):
+        return f"{100 * value:.1f} [{100 * ci['low']:.0f}, {100 * ci['high']:.0f}]"
+    return f"{100 * value:.1f}"
+
+
+def _pair_cells(pair: dict[str, Any]) -> tuple[str, str]:
+    """(McNemar p, difference with its interval) of one paired comparison, in points."""
+    test = pair.get("test")
+    delta = f"{100 * pair['delta']:+.1f}"
+    if pair.get("low") is not None and pair.get("high") is not None:
+        delta += f" [{100 * pair['low']:+.0f}, {100 * pair['high']:+.0f}]"
+    if test is None:
+        return "", delta
+    p = test["p_adjusted"] if test.get("p_adjusted") is not None else test["p"]
+    return f"p={p:.3g}" + ("*" if pair.get("significant") else ""), delta
+
+
+def methods_table(block: dict[str, Any], title: str) -> Table:
+    """SA / SC / oracle / MCR of one chain-strategy run, both denominators, paired tests."""
+    table = Table(title=f"{title}: --strategy {block['strategy']}, k={block['chains']} "
+                        f"({block['metric']} in %, [95% interval]; differences in points, "
+                        "Holm-adjusted p, * below 0.05)", title_justify="left")
+    for column in ("method", "answered", "over answered", "over all"):
+        table.add_column(column, justify="left" if column == "method" else "right")
+    for method in block["methods"].values():
+        table.add_row(method["title"], f"{method['answered']}/{method['n']}",
+                      _with_ci(method["score_answered"], method.get("ci_answered")),
+                      _with_ci(method["score_all"], method.get("ci_all")))
+    titles = {name: m["title"] for name, m in block["methods"].items()}
+    for pair in block.get("pairs") or ():
+        p, delta = _pair_cells(pair)
+        table.add_row(f"{titles[pair['b']]}-{titles[pair['a']]}", "", p, delta, style="dim")
+    return table
 
 
 def mcr_line(block: dict[str, object]) -> str:
@@ -299,42 +491,108 @@ def mcr_line(block: dict[str, object]) -> str:
 
     return (f"MCR {block['metric']}: {pct(block['score_answered'])} over {block['answered']} "
             f"answered, {pct(block['score_all'])} over all {block['n']} "
-            f"({block['abstained']} abstained, {block['errors']} errors)")
+            f"({block['abstained']} abstained, {counted(_count(block['errors']), 'error')})")
 
 
-suite_app = typer.Typer(help="Run a benchmark suite.", no_args_is_help=True)
+def _count(value: object) -> int:
+    return value if isinstance(value, int) else 0
+
+
+suite_app = typer.Typer(help=(
+    "Run a benchmark suite: several datasets with one model, one table.\n\n"
+    "Examples:\n\n"
+    "  hopscore suite mcr --data-dir mcrdata --model openai/gpt-4o-mini --sample 500"),
+    no_args_is_help=True)
 app.add_typer(suite_app, name="suite", rich_help_panel="Run models and agents")
 
 
 @suite_app.command(name="mcr")
 def suite_mcr(
-    data_dir: Path = typer.Option(..., "--data-dir", "-d",
-                                  help="Folder with one sub-folder per dataset (see --help)."),
-    model: str = typer.Option(..., "--model", "-m", help=MODEL_HELP, show_default=False),
+    data_dir: Path = typer.Option(
+        ..., "--data-dir", "-d", metavar="DIR",
+        help="Folder with one sub-folder per dataset (layout above)."),
+    model: str = typer.Option(
+        ..., "--model", "-m", metavar="PROVIDER/NAME", show_default=False,
+        help=MODEL_HELP),
     output_dir: Path | None = typer.Option(
-        None, "--output-dir", "-o", help="Suite directory (default runs/mcr__<model>)."),
+        None, "--output-dir", "-o", metavar="DIR", rich_help_panel=PANEL_OUTPUT,
+        help="Suite directory (default runs/mcr__<model>)."),
     datasets: str = typer.Option(
         ",".join(("strategyqa", "fermi", "quartz", "hotpotqa", "2wikimultihopqa", "bamboogle",
-                  "feverous")), "--datasets", help="Comma-separated subset, in table order."),
-    base_url: str | None = typer.Option(None, "--base-url", show_default=False,
-                                        help="OpenAI-compatible endpoint."),
-    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env",
-                                    help="Environment variable holding the API key."),
-    shots: int = typer.Option(0, "--shots", min=0, help="Built-in exemplars per prompt."),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="First K questions each."),
-    sample: int | None = typer.Option(None, "--sample", min=1,
-                                      help="Seeded random sample of N questions each (MCR)."),
-    sample_seed: int = typer.Option(11, "--sample-seed", help="Seed of --sample (MCR: 11)."),
-    temperature: float = typer.Option(0.0, "--temperature", min=0.0),
-    max_tokens: int = typer.Option(1024, "--max-tokens", min=0, help="0 sends none."),
-    seed: int | None = typer.Option(None, "--seed"),
-    corpus: Path | None = typer.Option(None, "--corpus", help="JSONL documents for BM25."),
-    retrieve_k: int = typer.Option(5, "--retrieve-k", min=1),
-    concurrency: int = typer.Option(8, "--concurrency", "-c", min=1),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", envvar="HOPSCORE_CACHE_DIR",
-                                          show_default=False),
-    no_cache: bool = typer.Option(False, "--no-cache"),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+                  "feverous")),
+        "--datasets", metavar="NAME,NAME,...", show_default=False,
+        help="Comma-separated subset, in table order (default: all seven)."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", show_default=False, metavar="URL", rich_help_panel=PANEL_MODEL,
+        help="OpenAI-compatible endpoint (else OPENAI_BASE_URL)."),
+    api_key_env: str = typer.Option(
+        "OPENAI_API_KEY", "--api-key-env", metavar="VAR", rich_help_panel=PANEL_MODEL,
+        help="Environment variable holding the API key."),
+    shots: int | None = typer.Option(
+        None, "--shots", min=0, show_default=False, metavar="N", rich_help_panel=PANEL_PROMPT,
+        help="Built-in exemplars per prompt (default: 0 for cot, 4 for the chain strategies)."),
+    limit: int | None = typer.Option(
+        None, "--limit", min=1, metavar="K", rich_help_panel=PANEL_PROMPT,
+        help="First K questions each."),
+    sample: int | None = typer.Option(
+        None, "--sample", min=1, metavar="N", rich_help_panel=PANEL_PROMPT,
+        help="Seeded random sample of N questions each (MCR)."),
+    sample_seed: int = typer.Option(
+        11, "--sample-seed", rich_help_panel=PANEL_PROMPT,
+        help="Seed of --sample (MCR: 11)."),
+    temperature: float = typer.Option(
+        0.0, "--temperature", min=0.0, rich_help_panel=PANEL_MODEL,
+        help="Sampling temperature (chain 0 with a strategy)."),
+    max_tokens: int = typer.Option(
+        1024, "--max-tokens", min=0, metavar="N", rich_help_panel=PANEL_MODEL,
+        help="Completion budget per request; 0 sends none."),
+    seed: int | None = typer.Option(
+        None, "--seed", rich_help_panel=PANEL_MODEL,
+        help="Sampling seed sent with requests."),
+    corpus: Path | None = typer.Option(
+        None, "--corpus", metavar="FILE", rich_help_panel=PANEL_RETRIEVAL,
+        help="JSONL documents {id, title, text} for BM25 retrieval."),
+    retrieve_k: int = typer.Option(
+        5, "--retrieve-k", min=1, metavar="N", rich_help_panel=PANEL_RETRIEVAL,
+        help="Documents per question."),
+    concurrency: int = typer.Option(
+        8, "--concurrency", "-c", min=1, metavar="N", rich_help_panel=PANEL_ADVANCED,
+        help="Requests in flight."),
+    cache_dir: Path | None = typer.Option(
+        None, "--cache-dir", envvar="HOPSCORE_CACHE_DIR", show_default=False, metavar="DIR",
+        rich_help_panel=PANEL_OUTPUT,
+        help="Response cache folder (default ~/.cache/hopscore)."),
+    no_cache: bool = typer.Option(
+        False, "--no-cache", rich_help_panel=PANEL_OUTPUT,
+        help="Neither read nor write the cache."),
+    progress: bool = typer.Option(
+        True, "--progress/--no-progress", rich_help_panel=PANEL_OUTPUT,
+        help="Progress bar."),
+    strategy: str = typer.Option(
+        "cot", "--strategy", metavar="cot|self-ask|sc|mcr", rich_help_panel=METHODS,
+        help="cot (one answer per question), or self-ask, sc, mcr: MCR's methods; sc and mcr print"
+        " SA, SC and MCR side by side."),
+    chains: int | None = typer.Option(
+        None, "--chains", min=1, show_default=False, metavar="K", rich_help_panel=METHODS,
+        help="Chains per question for sc and mcr (default 5)."),
+    chain_temperature: float = typer.Option(
+        0.7, "--chain-temperature", min=0.0, rich_help_panel=METHODS,
+        help="Temperature of chains 1..k-1."),
+    num_retries: int | None = typer.Option(
+        None, "--num-retries", min=0, show_default=False, metavar="N", rich_help_panel=METHODS,
+        help="Re-run abstained questions up to N times (default: 2 for mcr; else 0)."),
+    chain_calls: int = typer.Option(
+        5, "--chain-calls", min=1, metavar="N", rich_help_panel=METHODS,
+        help="Model calls per chain."),
+    meta_facts: str | None = typer.Option(
+        None, "--meta-facts", show_default=False, metavar="qa|evidence|both",
+        rich_help_panel=METHODS,
+        help="qa, evidence or both (meta-reasoner input)."),
+    json_output: bool = typer.Option(
+        False, "--json", rich_help_panel=PANEL_OUTPUT,
+        help=o.JSON_HELP),
+    shard: str | None = o.SHARD,
+    shards: int | None = o.SHARDS,
 ) -> None:
     """The MCR protocol on its seven datasets (StrategyQA, Fermi, QuaRTz, HotpotQA, 2WikiMQA,
     Bamboogle, FEVEROUS), each run like hopscore run --protocol mcr, then one table.
@@ -344,6 +602,12 @@ def suite_mcr(
     hotpotqa/hotpot_dev_fullwiki_v1.json or hotpot_dev_distractor_v1.json; 2wikimultihopqa/dev.json;
     bamboogle/bamboogle_prerelease_random.csv (or Bamboogle_Prerelease.tsv, bamboogle.json);
     feverous/feverous_dev_challenges.jsonl. Missing datasets are reported and skipped.
+
+    Examples:
+
+      hopscore suite mcr --data-dir mcrdata --model openai/gpt-4o-mini --sample 500
+
+      hopscore suite mcr --data-dir mcrdata --model local/smollm2 --shots 2 --limit 3
     """
     from hopscore.run.runner import run
     from hopscore.run.settings import RunSettings, default_output_dir
@@ -363,7 +627,9 @@ def suite_mcr(
         max_tokens=max_tokens or None, seed=seed, limit=limit, sample=sample,
         sample_seed=sample_seed, corpus=corpus, retrieve_k=retrieve_k, concurrency=concurrency,
         timeout=900.0 if local else 120.0,
-        cache_dir=None if no_cache else (cache_dir or _cache_dir()),
+        cache_dir=None if no_cache else (cache_dir or _cache_dir()), strategy=strategy,
+        chains=chains, chain_temperature=chain_temperature, num_retries=num_retries,
+        chain_calls=chain_calls, meta_facts=meta_facts, shard=o.shard_option(shard, shards),
     )  # fmt: skip
     rows: list[SuiteRow] = []
     shared = None
@@ -392,7 +658,8 @@ def suite_mcr(
                 )
             mcr = (result.metrics or {}).get("mcr")
             status = "ok" if not result.summary.get("errors") else "incomplete"
-            rows.append(SuiteRow(name, status, mcr, result.summary))
+            rows.append(SuiteRow(name, status, mcr, result.summary,
+                                 methods=(result.metrics or {}).get("methods")))
     finally:
         if shared is not None:
             import asyncio
@@ -401,10 +668,18 @@ def suite_mcr(
     root.mkdir(parents=True, exist_ok=True)
     from hopscore.io import write_json_atomic
 
-    write_json_atomic(root / "suite.json", {"suite": "mcr", "model": model,
-                                            "data_dir": str(data_dir),
-                                            "datasets": [r.to_json() for r in rows]})
-    console.print(suite_table(rows, model))
+    document: dict[str, object] = {"suite": "mcr", "model": model, "data_dir": str(data_dir),
+                                   "strategy": strategy,
+                                   "datasets": [r.to_json() for r in rows]}
+    if base.shard is not None:
+        document["shard"] = base.shard.to_json()
+    write_json_atomic(root / "suite.json", document)
+    if json_output:
+        o.print_json(document)
+    elif any(r.methods for r in rows):
+        print_table(console, suite_methods_table(rows, model, strategy))
+    else:
+        print_table(console, suite_table(rows, model))
     err_console.print(f"wrote {root / 'suite.json'} and one run directory per dataset",
                       markup=False, highlight=False)
     if not any(r.status in ("ok", "incomplete") for r in rows):
@@ -437,6 +712,38 @@ def suite_table(rows: list[SuiteRow], model: str) -> Table:
         table.add_row(row.benchmark, str(m["metric"]), str(m["n"]), str(m["answered"]),
                       str(m["abstained"]), str(m["errors"]), pct(m["score_answered"]),
                       pct(m["score_all"]), *([""] if notes and row.status == "ok" else note))
+    return table
+
+
+def suite_methods_table(rows: list[SuiteRow], model: str, strategy: str) -> Table:
+    """Per dataset: each method's answered count, its score over answered questions and over
+    all questions (95% intervals), then the paired differences with McNemar's test."""
+    table = Table(title=f"MCR's methods: {model}, --strategy {strategy} (in %, [95% "
+                  "interval]; over answered: MCR's number for MCR; over all: unanswered score "
+                  "0, MCR's number for SA and SC; differences in points, Holm-adjusted p)",
+                  title_justify="left")
+    for column in ("dataset", "method", "answered", "over answered", "over all"):
+        table.add_column(column, justify="left" if column in ("dataset", "method")
+                         else "right", overflow="fold")
+    for row in rows:
+        if not row.methods:
+            table.add_row(row.benchmark, row.status if row.status != "missing" else
+                          f"missing: {row.detail}", "", "", "")
+            continue
+        block = row.methods
+        labels = [row.benchmark, f"({block['metric']})"]
+        for method in block["methods"].values():
+            table.add_row(labels.pop(0) if labels else "", method["title"],
+                          f"{method['answered']}/{method['n']}",
+                          _with_ci(method["score_answered"], method.get("ci_answered")),
+                          _with_ci(method["score_all"], method.get("ci_all")))
+        titles = {name: m["title"] for name, m in block["methods"].items()}
+        for pair in block.get("pairs") or ():
+            p, delta = _pair_cells(pair)
+            table.add_row("", f"{titles[pair['b']]}-{titles[pair['a']]}", "", p, delta,
+                          style="dim")
+        if row.status != "ok":
+            table.add_row("", row.status, "", "", "")
     return table
 
 

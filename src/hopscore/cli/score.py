@@ -9,8 +9,12 @@ import typer
 from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
-from hopscore.display import print_report
+from hopscore.display import print_report, print_table, print_warnings
 from hopscore.errors import HopscoreError
+
+#: What ``hopscore score --output-dir`` writes, and with --judge also.
+SCORE_WRITES = ("metrics.json", "scores.jsonl")
+JUDGE_WRITES = ("judge.jsonl", "judge_disagreements.jsonl")
 
 
 @app.command(rich_help_panel="Score and grade")
@@ -19,18 +23,19 @@ def score(
         ..., help=f"Benchmark name: {', '.join(benchmarks.names())}.", show_default=False
     ),
     gold: Path = typer.Option(
-        ..., "--gold", "-g",
+        ..., "--gold", "-g", metavar="FILE",
         help="The benchmark's official gold file, or a Hugging Face copy: hf:NAME[:CONFIG][@SPLIT],"
         " parquet, a save_to_disk folder or a JSON Lines export (docs/getting-the-data.md).",
     ),
     predictions: Path = typer.Option(
-        ..., "--predictions", "-p", help="Predictions: the official format or universal JSONL."
+        ..., "--predictions", "-p", metavar="FILE",
+        help="Predictions: the official format or universal JSONL."
     ),
     output_dir: Path | None = typer.Option(
-        None, "--output-dir", "-o", help="Write metrics.json and scores.jsonl here."
+        None, "--output-dir", "-o", metavar="DIR", help="Write metrics.json and scores.jsonl here."
     ),
     aliases: Path | None = typer.Option(
-        None, "--aliases", help="2WikiMultihopQA id_aliases.json (JSON Lines)."
+        None, "--aliases", metavar="FILE", help="2WikiMultihopQA id_aliases.json (JSON Lines)."
     ),
     strict: bool = typer.Option(
         False, "--strict", help="Exit with status 1 when ids are missing or extra."
@@ -39,21 +44,22 @@ def score(
         False, "--judge", help="Also grade every answer with an LLM judge (judge_accuracy)."
     ),
     judge_model: str | None = typer.Option(
-        None, "--judge-model", envvar="JUDGE_MODEL", show_default=False,
+        None, "--judge-model", metavar="NAME", envvar="JUDGE_MODEL", show_default=False,
         help="Judge model for --judge.",
     ),
     judge_base_url: str | None = typer.Option(
-        None, "--judge-base-url", envvar="JUDGE_BASE_URL", show_default=False,
+        None, "--judge-base-url", metavar="URL", envvar="JUDGE_BASE_URL", show_default=False,
         help="OpenAI-compatible endpoint for --judge (key from JUDGE_API_KEY).",
     ),
     judge_concurrency: int = typer.Option(
-        8, "--judge-concurrency", min=1, help="Judge requests in flight."
+        8, "--judge-concurrency", metavar="N", min=1, help="Judge requests in flight."
     ),
     judge_max_retries: int = typer.Option(
-        5, "--judge-max-retries", min=0, help="Retries per judge request."
+        5, "--judge-max-retries", metavar="N", min=0, help="Retries per judge request."
     ),
     judge_prompt_file: Path | None = typer.Option(
-        None, "--judge-prompt-file", help="Judge prompt template (see hopscore judge --help)."
+        None, "--judge-prompt-file", metavar="FILE",
+        help="Judge prompt template (see hopscore judge --help)."
     ),
     ci: str = o.CI,
     ci_level: float = o.CI_LEVEL,
@@ -62,16 +68,17 @@ def score(
     cluster: str | None = o.CLUSTER,
     cluster_file: Path | None = o.CLUSTER_FILE,
     source: str | None = typer.Option(
-        None, "--from", show_default=False, metavar="HARNESS",
+        None, "--from", show_default=False, metavar="lm-eval|inspect",
         help="Read --predictions as another harness's output: lm-eval (a samples_<task>_*.jsonl"
         " file of lm_eval --log_samples) or inspect (an inspect_ai .eval or .json log); replies"
         " are joined to the gold by id, else by question (docs/integrations.md).",
     ),
     lm_filter: str | None = typer.Option(
-        None, "--filter", show_default=False,
+        None, "--filter", metavar="NAME", show_default=False,
         help="With --from lm-eval: the filter whose responses are scored (needed when the file "
         "holds several, e.g. strict-match and flexible-extract).",
     ),
+    json_output: bool = o.JSON,
 ) -> None:
     """Score predictions against a benchmark's gold file, as its official scorer would.
 
@@ -89,9 +96,30 @@ def score(
     Every metric and group gets a 95% confidence interval (metrics.json "ci", naming method and
     level): Wilson for 0/1 metrics, BCa for the others (--ci to choose), over whole clusters with
     --cluster. Shown as value ± half-width when symmetric, else value [low, high].
+
+    Examples:
+
+      hopscore score hotpotqa --gold hotpot_dev_distractor_v1.json --predictions pred.json \
+          --output-dir runs/score
+
+      hopscore score 2wikimultihopqa -g dev.json --aliases id_aliases.json -p pred.json --strict
+
+      hopscore score hotpotqa -g hf:hotpotqa/hotpot_qa:distractor@validation -p samples.jsonl \
+          --from lm-eval
+
+      hopscore score bamboogle -g bamboogle.csv -p pred.jsonl --judge --judge-model gpt-4.1-mini
     """
     from hopscore.hub import official_gold
+    from hopscore.outputs import Input, claim_for_command
+    from hopscore.outputs import output_dir as directory
 
+    if output_dir is not None:
+        inputs = [Input(gold, "--gold"), Input(predictions, "--predictions")]
+        if aliases is not None:
+            inputs.append(Input(aliases, "--aliases"))
+        claim_for_command(directory(output_dir, "--output-dir",
+                                    writes=SCORE_WRITES + (JUDGE_WRITES if judge else ())),
+                          inputs=inputs)
     bench = benchmarks.get(benchmark)
     gold_file = official_gold(bench.name, gold)
     for line in (gold_file.note(), *gold_file.warnings):
@@ -114,13 +142,19 @@ def score(
             reader = predictions_reader(bench, predictions, source, lm_filter, note)
         report = score_files(bench, gold, predictions, output_dir, aliases=aliases,
                              intervals=spec, clusters=clusters, read_predictions=reader)
-        print_report(report, console, err_console)
+        if json_output:
+            o.print_json(report.to_json())
+            print_warnings(report, err_console)
+        else:
+            print_report(report, console, err_console)
         if output_dir is not None:
             err_console.print(f"wrote {output_dir / 'metrics.json'} and "
                               f"{output_dir / 'scores.jsonl'}", markup=False, highlight=False)
         if strict and (report.missing_ids or report.extra_ids):
             err_console.print(f"--strict: {len(report.missing_ids)} missing and "
                               f"{len(report.extra_ids)} extra ids", style="red")
+            raise typer.Exit(1)
+        if report.matched == 0:
             raise typer.Exit(1)
         return
     from hopscore.cli.judge import judge_config  # the judge stack loads only when asked for
@@ -136,12 +170,16 @@ def score(
                                     aliases=aliases, console=err_console, warn=err_console,
                                     intervals=spec, clusters=clusters)
     report = judged.report
-    print_report(report, console, err_console)
-    print_disagreements(judged, console)
-    if judged.agreement is not None:
-        from hopscore.cli.report import agreement_console_table
+    if json_output:
+        o.print_json(judged.to_json())
+        print_warnings(report, err_console)
+    else:
+        print_report(report, console, err_console)
+        print_disagreements(judged, console)
+        if judged.agreement is not None:
+            from hopscore.cli.report import agreement_console_table
 
-        console.print(agreement_console_table(judged.agreement, benchmark))
+            print_table(console, agreement_console_table(judged.agreement, benchmark))
     if output_dir is not None:
         err_console.print(f"wrote {output_dir / 'metrics.json'} and {output_dir / 'scores.jsonl'}",
                           markup=False, highlight=False)
@@ -151,5 +189,5 @@ def score(
             style="red",
         )
         raise typer.Exit(1)
-    if judged.summary.errors > 0:
+    if judged.summary.errors > 0 or report.matched == 0:
         raise typer.Exit(1)

@@ -9,7 +9,10 @@ import typer
 from rich.table import Table
 
 from hopscore.cli import app, console, err_console
+from hopscore.cli import options as o
+from hopscore.display import print_table
 from hopscore.errors import HopscoreError, InputError
+from hopscore.words import agree, counted
 
 if TYPE_CHECKING:
     from hopscore.sql.runner import Summary
@@ -38,7 +41,7 @@ def _print_summary(summary: Summary, output: Path) -> None:
     table.add_column("rows", justify="right")
     for reason, count in summary.reasons.most_common():
         table.add_row(reason, str(count))
-    console.print(table)
+    print_table(console, table)
     console.print(
         f"accuracy {100 * summary.accuracy:.2f}% ({summary.matched}/{summary.total}, every row "
         f"counts, as the leaderboard does)", markup=False, highlight=False)
@@ -49,8 +52,9 @@ def _print_summary(summary: Summary, output: Path) -> None:
             f"{100 * summary.accuracy_without_gold_failures:.2f}%", markup=False, highlight=False)
     if summary.undecided:
         err_console.print(
-            f"warning: {summary.undecided} rows have no verdict (invalid input or internal "
-            "error, see their reason); they count as misses in the accuracy", style="yellow",
+            f"warning: {counted(summary.undecided, 'row')} "
+            f"{agree(summary.undecided, 'has', 'have')} no verdict (invalid input or internal "
+            "error, see the reason); they count as misses in the accuracy", style="yellow",
             markup=False, highlight=False)
     if summary.decided_by:
         decided = ", ".join(f"{name} {n}" for name, n in summary.decided_by.most_common())
@@ -60,11 +64,13 @@ def _print_summary(summary: Summary, output: Path) -> None:
         console.print(f"flags: {flags}", markup=False, highlight=False)
     other = "lenient" if summary.extract == "reference" else "reference"
     console.print(
-        f"{other} extraction (--extract {other}) would change {summary.other_changes} "
-        f"verdicts ({summary.other_sql} rows read another SQL that way)",
+        f"{other} extraction (--extract {other}) would change "
+        f"{counted(summary.other_changes, 'verdict')} ({counted(summary.other_sql, 'row')} "
+        f"{agree(summary.other_sql, 'reads', 'read')} another SQL that way)",
         markup=False, highlight=False)
     if summary.resumed:
-        err_console.print(f"resumed: {summary.resumed} rows were already in {output} with these "
+        err_console.print(f"resumed: {counted(summary.resumed, 'row')} "
+                          f"{agree(summary.resumed, 'was', 'were')} already in {output} with these "
                           "settings", markup=False, highlight=False)
     err_console.print(f"wrote {output}", markup=False, highlight=False)
 
@@ -72,38 +78,48 @@ def _print_summary(summary: Summary, output: Path) -> None:
 @app.command("sql-match", rich_help_panel="Score and grade")
 def sql_match(
     input: Annotated[Path, typer.Option(
-        "--input", "-i", help="Records (JSON Lines): instance_id/id, response/final_answer, "
+        "--input", "-i", metavar="FILE",
+        help="Records (JSON Lines): instance_id/id, response/final_answer, "
         "gold_sql/sql, db or db_path, optional messages + message_format.")],
     output: Annotated[Path, typer.Option(
-        "--output", "-o", help="Verdicts (JSON Lines), one per input row; an existing file is "
+        "--output", "-o", metavar="FILE",
+        help="Verdicts (JSON Lines), one per input row; an existing file is "
         "resumed (rows of other settings or edited lines are graded again).")],
     db_root: Annotated[Path | None, typer.Option(
-        "--db-root", help="Folder of the databases, for records that give db, not db_path.")
+        "--db-root", metavar="DIR",
+        help="Folder of the databases, for records that give db, not db_path.")
     ] = None,
     db_template: Annotated[str, typer.Option(
-        "--db-template", help="Database path below --db-root; {db} is the record's db.")
+        "--db-template", metavar="TEMPLATE",
+        help="Database path below --db-root; {db} is the record's db.")
     ] = DEFAULT_TEMPLATE,
     timeout: Annotated[float, typer.Option(
-        "--timeout", help="Seconds per query; 0 disables the limit.")] = 120.0,
+        "--timeout", metavar="SECONDS", help="Seconds per query; 0 disables the limit.")] = 120.0,
     max_rows: Annotated[int, typer.Option(
-        "--max-rows", help="Rows fetched per query; a bigger result is compared on this many "
+        "--max-rows", metavar="N",
+        help="Rows fetched per query; a bigger result is compared on this many "
         "rows and flagged truncated.")] = 100_000,
     compare: Annotated[str, typer.Option(
-        "--compare", help=f"Comparison: {', '.join(MODES)}.")] = "reference",
+        "--compare", metavar="reference|strict|rows|spider|bird",
+        help=f"Comparison: {', '.join(MODES)}.")] = "reference",
     strict: Annotated[bool, typer.Option("--strict", help="Same as --compare strict.")] = False,
     extract: Annotated[str, typer.Option(
-        "--extract", help="How the agent's SQL is read: reference (exactly as the reference "
+        "--extract", metavar="reference|lenient",
+        help="How the agent's SQL is read: reference (exactly as the reference "
         "evaluator) or lenient (any-case and sqlite labels, ~~~ fences, fences paired, a call "
         "without a result is a failure).")] = "reference",
     workers: Annotated[int | None, typer.Option(
-        "--workers", help="Query worker processes (default: one per core, at least 2).")
+        "--workers", metavar="N",
+        help="Query worker processes (default: one per core, at least 2).")
     ] = None,
     memory_mb: Annotated[int, typer.Option(
-        "--memory-mb", help="Memory limit of each query worker, in MiB.")] = 2048,
+        "--memory-mb", metavar="MIB", help="Memory limit of each query worker, in MiB.")] = 2048,
     table_rows: Annotated[int, typer.Option(
-        "--table-rows", help="Rows of each result table kept in a verdict.")] = 20,
+        "--table-rows", metavar="N", help="Rows of each result table kept in a verdict.")] = 20,
     restart: Annotated[bool, typer.Option(
         "--restart", help="Discard an existing output file instead of resuming it.")] = False,
+    shard: Annotated[str | None, o.SHARD_A] = None,
+    shards: Annotated[int | None, o.SHARDS_A] = None,
 ) -> None:
     """Grade Search-to-SQL answers by running agent and gold SQL read-only and comparing results.
 
@@ -114,7 +130,15 @@ def sql_match(
     queries run on a read-only connection in sandboxed worker processes; the result tables are
     compared with the HybridDeepResearch rule (--compare reference, the default) or a stricter
     one (strict, rows, spider, bird). Prints accuracy and counts per reason.
+
+    Examples:
+
+      hopscore sql-match --input records.jsonl --output verdicts.jsonl --db-root livesqlbench/
+
+      hopscore sql-match -i records.jsonl -o strict.jsonl --db-root livesqlbench/ \
+          --compare strict
     """
+    from hopscore.shard import clear_sidecar
     from hopscore.sql.runner import MatchOptions, run_sql_match
     from hopscore.sql.sandbox import SqlExecutor, sqlite_version
 
@@ -136,11 +160,18 @@ def sql_match(
     for note in _version_warnings():
         err_console.print(f"warning: SQLite {sqlite_version()}: {note}", style="yellow",
                           markup=False, highlight=False)
+    chosen = o.shard_option(shard, shards)
+    if chosen is None:
+        clear_sidecar(output)
     with SqlExecutor(workers, memory_mb=memory_mb) as executor:
         summary = run_sql_match(input, output, options, executor=executor, restart=restart,
-                                warn=err_console)
+                                warn=err_console, shard=chosen)
     _print_summary(summary, output)
     invalid = summary.reasons["invalid_input"]
+    if chosen is not None and not summary.total:
+        err_console.print(f"note: shard {chosen} of {input} holds no line", markup=False,
+                          highlight=False)
+        return
     if invalid == summary.total:
         what = "has no rows" if not summary.total else f"has no valid row ({invalid} invalid)"
         err_console.print(f"warning: {input} {what}; nothing was graded", style="yellow",

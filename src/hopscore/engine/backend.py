@@ -89,14 +89,26 @@ class OpenAIBackend:
             "User-Agent": user_agent,
         }
         self._session: aiohttp.ClientSession | None = None
+        import aiohttp  # noqa: F401  (imported now, not in the first request's time)
+
+        self._proxy: Any = None
+        self._proxy_auth: Any = None
 
     def _open(self) -> aiohttp.ClientSession:
         import aiohttp  # deferred: only a run that sends requests needs it
+        from aiohttp.helpers import get_env_proxy_for_url
+        from yarl import URL
 
         connector = aiohttp.TCPConnector(
             limit=0, limit_per_host=0, keepalive_timeout=KEEPALIVE_S,
             ssl=ssl_context() if self.url.startswith("https://") else False)
-        self._session = aiohttp.ClientSession(connector=connector, trust_env=True,
+        # The proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROXY) is looked up once: with trust_env the
+        # session would look it up, and read ~/.netrc, on a thread for every request.
+        try:
+            self._proxy, self._proxy_auth = get_env_proxy_for_url(URL(self.url))
+        except LookupError:
+            self._proxy, self._proxy_auth = None, None
+        self._session = aiohttp.ClientSession(connector=connector, trust_env=False,
                                               auto_decompress=True)
         return self._session
 
@@ -108,10 +120,11 @@ class OpenAIBackend:
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         try:
             async with session.post(self.url, data=data, headers=self._headers,
-                                    timeout=aiohttp.ClientTimeout(total=timeout)) as reply:
+                                    timeout=aiohttp.ClientTimeout(total=timeout),
+                                    proxy=self._proxy, proxy_auth=self._proxy_auth) as reply:
                 payload = await reply.read()
                 status = reply.status
-                headers = dict(reply.headers)
+                headers = dict(reply.headers) if status >= 300 else {}
         except asyncio.TimeoutError:
             raise CallError(TIMEOUT, f"no response from {self.url} within {timeout:g} s") \
                 from None

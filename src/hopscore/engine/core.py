@@ -100,6 +100,12 @@ class ChatEngine:
         self._rng = rng or random.Random()
         self._sleep = sleep
 
+    @property
+    def start_interval(self) -> float:
+        """How far apart :func:`~hopscore.engine.run_batch` should start its workers: not at all
+        when the limit adapts (it opens the slots of a raise one by one itself)."""
+        return 0.0 if self.limit.adaptive else 0.005
+
     def cache_key(self, request: ChatRequest) -> str:
         return request.cache_key(self.backend.endpoint)
 

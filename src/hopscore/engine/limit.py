@@ -7,8 +7,9 @@ requests as the limit was when the round began, about one round trip):
 * after the first round it **jumps** to the largest limit that is still *timeout-safe*; later
   it doubles while throughput grows (by at least half the proportional gain). The round after
   a change is not judged (new connections, a queue draining);
-* when a larger limit did not raise throughput (the endpoint is saturated: a one-slot server
-  that serialises requests, a small vLLM batch) it **settles** at the endpoint's measured
+* when a larger limit did not raise throughput and the requests queued (median latency over
+  twice the fastest: the endpoint is saturated, a one-slot server that serialises requests, a
+  small vLLM batch) it **settles** at the endpoint's measured
   capacity (peak throughput x fastest latency, the bandwidth-delay product) plus a quarter,
   never below the smaller limit that gave the same throughput;
 * when latencies rise until the limit is no longer timeout-safe, it comes down to what is;
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import statistics
 import time
 from collections import deque
 from collections.abc import Callable
@@ -40,6 +42,8 @@ from typing import Any
 SAFETY = 3.0
 #: settle this much above the measured capacity
 HEADROOM = 1.25
+#: a round whose median latency is this many times the fastest one queued at the endpoint
+QUEUED = 2.0
 #: probe higher after this many steady rounds
 PROBE_EVERY = 8
 
@@ -95,6 +99,8 @@ class ConcurrencyLimit:
         self._steady = 0
         self._rate_limited = False
         self._transient = False
+        #: (when, old limit, seconds between openings) of a raise still being opened
+        self._ramp: tuple[float, int, float] | None = None
         self._round_start: float | None = None
         self._new_round()
 
@@ -102,7 +108,7 @@ class ConcurrencyLimit:
 
     async def acquire(self) -> int:
         """Wait for a slot; return the ticket to hand back to :meth:`release`."""
-        if self.in_flight < self.limit and not self._waiters:
+        if self.in_flight < self._open_slots() and not self._waiters:
             return self._take()
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._waiters.append(future)
@@ -136,10 +142,38 @@ class ConcurrencyLimit:
         self._wake()
 
     def _wake(self) -> None:
-        while self._waiters and self.in_flight < self.limit:
+        while self._waiters and self.in_flight < self._open_slots():
             future = self._waiters.popleft()
             if not future.done():
                 future.set_result(self._take())
+
+    def _open_slots(self) -> int:
+        """The limit, less the slots of a raise that are not open yet (see :meth:`_pace`)."""
+        if self._ramp is None:
+            return self.limit
+        start, old, spacing = self._ramp
+        opened = old + 1 + int((self._clock() - start) / spacing)
+        if opened >= self.limit:
+            self._ramp = None
+            return self.limit
+        return opened
+
+    def _pace(self, old: int) -> None:
+        """Open the slots of a raise one by one over half the fastest latency (at most 5 ms
+        apart): opened at once, requests go out together, come back together and queue for the
+        one thread that reads them, and stay in lock-step from then on."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        fastest = min(self._fastest) if self._fastest else 0.0
+        spacing = min(0.005, fastest / (2 * self.limit))
+        added = self.limit - old
+        if spacing <= 0 or added <= 1:
+            return
+        self._ramp = (self._clock(), old, spacing)
+        for step in range(1, added):
+            loop.call_later(step * spacing, self._wake)
 
     # -- adaptation ----------------------------------------------------------------------
 
@@ -150,6 +184,7 @@ class ConcurrencyLimit:
         self._round_start = None
         self._round_done = 0
         self._round_fastest = math.inf
+        self._round_latencies: list[float] = []
         self._round_slowest = 0.0
         self._round_binding = self.in_flight >= self.limit
         self._round_backed_off = False
@@ -174,6 +209,7 @@ class ConcurrencyLimit:
             return
         self._round_done += 1
         self._round_fastest = min(self._round_fastest, latency)
+        self._round_latencies.append(latency)
         self._round_slowest = max(self._round_slowest, latency)
         if self._round_done >= self._round_limit:
             self._end_round()
@@ -201,7 +237,8 @@ class ConcurrencyLimit:
             new, why = self._grow(limit, top, jump=True), "first round"
         elif limit > previous[0]:
             wanted = previous[1] * (1 + 0.5 * (limit / previous[0] - 1))
-            if throughput >= wanted:
+            queued = statistics.median(self._round_latencies) > QUEUED * min(self._fastest)
+            if throughput >= wanted or not queued:
                 new, why = self._grow(limit, top, jump=False), "throughput grew"
             else:
                 # no gain: back to the measured capacity plus headroom, never below the
@@ -232,7 +269,10 @@ class ConcurrencyLimit:
         limit = max(1, min(self.ceiling, limit))
         if limit == self.limit:
             return
-        self.limit = limit
+        old, self.limit = self.limit, limit
+        self._ramp = None
+        if limit > old:
+            self._pace(old)
         self._transient = True
         stats = self.stats
         stats.changes += 1

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from hopscore.errors import HopscoreError, InputError, Location
-from hopscore.io import escape_surrogates
+from hopscore.io import escape_surrogates, temp_beside
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -37,6 +36,8 @@ class ResultLog:
         #: key -> the latest row's "done" flag (a failed row is kept but is not done)
         self._done: dict[str, bool] = {}
         self._handle: IO[bytes] | None = None
+        #: the byte offset where the next appended row starts
+        self._end = 0
         #: bytes of a torn last line cut off by :meth:`load`
         self.torn_bytes = 0
         #: rows in the file, superseded ones included
@@ -123,11 +124,14 @@ class ResultLog:
         if self._handle is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = self.path.open("ab")
-        offset = self._handle.tell()
+            self._end = self._handle.tell()
         text = escape_surrogates(json.dumps(row, ensure_ascii=False))  # lone surrogates escaped
-        self._handle.write(text.encode("utf-8") + b"\n")
+        data = text.encode("utf-8") + b"\n"
+        self._handle.write(data)
         self._handle.flush()
-        self._offsets[key] = offset
+        # the offset is counted, not asked (tell() on an append handle is a system call)
+        self._offsets[key] = self._end
+        self._end += len(data)
         self._done[key] = done
         self.rows_stored += 1
 
@@ -171,10 +175,11 @@ class ResultLog:
             raise ValueError("finalize: keys are not unique")
         missing = sum(1 for key in keys if key not in self._offsets)
         if missing:
-            raise HopscoreError(f"{self.path}: {missing} rows are not finished; re-run to complete")
+            rows = f"{missing} row is" if missing == 1 else f"{missing} rows are"
+            raise HopscoreError(f"{self.path}: {rows} not finished; re-run to complete")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.touch()
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+        fd, tmp = temp_beside(self.path)
         new_offsets: dict[str, int] = {}
         try:
             with os.fdopen(fd, "wb") as out, self.path.open("rb") as source:

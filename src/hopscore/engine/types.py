@@ -57,6 +57,9 @@ class ChatRequest:
     extra: dict[str, Any] = field(default_factory=dict)
     cache_tag: str = ""
     require_content: bool = True
+    #: endpoint -> cache key, computed once (hashing the messages is the costly part); a
+    #: request is not changed after it is made (dataclasses.replace makes a new memo)
+    _keys: dict[str, str] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def body(self) -> dict[str, Any]:
         """The parameters sent to the endpoint (besides ``model`` and ``messages``)."""
@@ -76,7 +79,10 @@ class ChatRequest:
 
     def cache_key(self, endpoint: str) -> str:
         """sha256 over the endpoint, model, messages, every sent parameter and the cache tag."""
-        return sha256_text(
+        known = self._keys.get(endpoint)
+        if known is not None:
+            return known
+        key = self._keys[endpoint] = sha256_text(
             canonical_json(
                 {
                     "endpoint": endpoint,
@@ -88,6 +94,7 @@ class ChatRequest:
                 }
             )
         )
+        return key
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,10 +3,12 @@ and end-to-end grading (LLM judge for SQL2S and Parallel, execution match for S2
 
 Modules (import them directly):
 
-* :mod:`hopscore.hdr.tasks`: task records, the release JSONL and category files, the v2 overlay;
+* task records, the release JSONL and category files and the v2 overlay are read by
+  :mod:`hopscore.benchmarks.hdr_tasks` (the benchmark's gold loader, below this package);
 * :mod:`hopscore.hdr.validate`: ``hopscore validate-predictions``;
 * :mod:`hopscore.hdr.knowledge`: the LiveSQLBench knowledge-base tools;
-* :mod:`hopscore.hdr.search`: search backends (local BM25 corpus, generic JSON over HTTP);
+* the search backends (local BM25 corpus, generic JSON over HTTP) are
+  :mod:`hopscore.run.search`, shared with the chain strategies;
 * :mod:`hopscore.hdr.tools`: tool schemas and the per-task toolset;
 * :mod:`hopscore.hdr.agent`: the tool-calling loop of one attempt;
 * :mod:`hopscore.hdr.grade`: grading attempts with the judge and SQL execution match;

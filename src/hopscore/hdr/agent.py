@@ -2,34 +2,48 @@
 
 The conversation starts with the system prompt (hopscore's wording of the reference's content,
 spec §3.2) and the user prompt of spec §3.3 (``## Final question``, ``## Hint`` unless the hint
-is empty, ``## Database``). Each turn is one model request with the tools; every tool call of
-the reply is answered by a ``tool`` message, in order, and logged with its latency and result
-size. The harness, not the model, enforces the contract:
+is empty, ``## Database``). Each turn is one model request with the tools, natively or in the
+text protocol (:mod:`hopscore.hdr.protocol`); every tool call of the reply is answered by a
+``tool`` message, in order, and logged with its latency and result size. Messages are kept in
+the form every server we know accepts (:mod:`hopscore.hdr.wire`). The harness, not the model,
+enforces the contract:
 
 * the attempt ends at the first accepted ``final_answer`` call, so there is exactly one final
   answer. A ``final_answer`` call is accepted only when it is the turn's only tool call: next
   to other calls (or next to another ``final_answer``) it is refused with an error observation,
   the other calls run normally, and the model has to submit again in a turn of its own;
 * a reply without tool calls gets a reminder (as a user message) and costs a turn;
+  ``max_text_turns`` such replies in a row end the attempt (status ``no_tool_call``);
 * malformed arguments and unknown tools get an error observation, never an exception;
 * ``max_turns`` model requests at most (status ``max_turns``) and ``task_timeout_s`` seconds of
   wall clock (status ``task_timeout``; tool calls still unanswered get an error observation, so
   the saved trajectory stays well-formed);
-* a model request that fails after the engine's retries ends the attempt with status
+* a request the endpoint refuses because the conversation no longer fits its context ends the
+  attempt with status ``context_overflow``: final, graded as no answer, not retried (a re-run
+  would fail the same way); ``max_context_tokens`` drops the oldest tool results before that
+  (:mod:`hopscore.hdr.context`);
+* any other request that fails after the engine's retries ends the attempt with status
   ``model_error``: it is recorded, never graded as an answer, and retried by a re-run.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from hopscore.benchmarks.hdr_tasks import HdrTask
 from hopscore.engine import CallFailure, ChatEngine, ChatRequest, sha256_text
-from hopscore.hdr.tasks import HdrTask
+from hopscore.hdr.context import ContextBudget, ContextWatch
+from hopscore.hdr.protocol import NATIVE, ToolProtocol, WireRequest
 from hopscore.hdr.tools import FINAL_ANSWER, ArgumentError, Toolset, final_answer_text
+from hopscore.hdr.wire import (
+    assistant_message,
+    is_context_overflow,
+    normalize_calls,
+    tool_message,
+)
 
 SYSTEM_PROMPT = """\
 You are a research agent. The questions you get can only be answered by combining web research \
@@ -53,6 +67,7 @@ TIME_UP = "Error: the task's time limit was reached before this tool call finish
 
 #: attempt statuses
 FINAL, MAX_TURNS, TIMEOUT, MODEL_ERROR = "final_answer", "max_turns", "task_timeout", "model_error"
+NO_TOOL, OVERFLOW = "no_tool_call", "context_overflow"
 
 
 def user_prompt(task: HdrTask) -> str:
@@ -76,8 +91,14 @@ class AgentSettings:
     temperature: float | None = 0.0
     max_tokens: int | None = None
     seed: int | None = None
-    #: sent as ``tool_choice`` when set (auto, required, none)
-    tool_choice: str | None = None
+    #: sent as ``tool_choice`` with native tools (auto, required, none)
+    tool_choice: str | None = "auto"
+    #: replies in a row without a tool call before the attempt ends (status no_tool_call)
+    max_text_turns: int = 5
+    #: the model's context in tokens: the oldest tool results are dropped to stay inside it
+    max_context_tokens: int | None = None
+    #: how a tool-call turn without text carries its content: "empty" ("") or "null"
+    content_style: str = "empty"
 
 
 @dataclass(slots=True)
@@ -97,6 +118,12 @@ class Attempt:
     refused_final_answers: int = 0
     failure: CallFailure | None = None
     elapsed_s: float = 0.0
+    #: the protocol of each model request, in order ("native" / "text")
+    protocols: list[str] = field(default_factory=list)
+    #: tool-call ids whose results were dropped from the requests to fit the context
+    context_dropped: list[str] = field(default_factory=list)
+    #: a later prompt came back clearly shorter than an earlier one (silent truncation?)
+    prompt_shrank: bool = False
     #: model requests that needed more than one attempt (or failed): turn and every attempt
     request_attempts: list[dict[str, Any]] = field(default_factory=list)
 
@@ -113,36 +140,26 @@ class Attempt:
             "text_replies": self.text_replies, "refused_final_answers": self.refused_final_answers,
             "tool_call_count": len(self.tool_calls), "tool_errors": errors, "tools_used": counts,
             "elapsed_s": round(self.elapsed_s, 3),
+            "tool_protocol": _protocols(self.protocols),
+            "context_dropped": self.context_dropped, "prompt_shrank": self.prompt_shrank,
             "error": None if self.failure is None else self.failure.to_json(),
             "request_attempts": self.request_attempts,
             "tool_calls": self.tool_calls,
         }
 
 
-def normalize_calls(calls: list[Any] | None, turn: int) -> list[dict[str, Any]]:
-    """Tool calls as OpenAI message entries, each with an id, a name and text arguments."""
-    out: list[dict[str, Any]] = []
-    for index, call in enumerate(calls or []):
-        call = call if isinstance(call, dict) else {}
-        raw_function = call.get("function")
-        function: dict[str, Any] = raw_function if isinstance(raw_function, dict) else {}
-        name = function.get("name") if isinstance(function.get("name"), str) else ""
-        arguments = function.get("arguments")
-        if isinstance(arguments, (dict, list)):
-            arguments = json.dumps(arguments, ensure_ascii=False)
-        elif arguments is None:
-            arguments = ""
-        call_id = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else \
-            f"call_t{turn}_{index}"
-        out.append({"id": call_id, "type": "function",
-                    "function": {"name": name, "arguments": str(arguments)}})
-    return out
+def _protocols(used: list[str]) -> str | None:
+    """"native", "text", or "native->text" when the run switched during this attempt."""
+    seen = list(dict.fromkeys(used))
+    return "->".join(seen) if seen else None
 
 
 class AgentLoop:
-    def __init__(self, engine: ChatEngine, settings: AgentSettings) -> None:
+    def __init__(self, engine: ChatEngine, settings: AgentSettings,
+                 protocol: ToolProtocol | None = None) -> None:
         self.engine = engine
         self.settings = settings
+        self.protocol = protocol or ToolProtocol("native")
 
     async def run(self, task: HdrTask, attempt_index: int, toolset: Toolset) -> Attempt:
         """Run one attempt to its end (never raises for model or tool failures)."""
@@ -159,52 +176,89 @@ class AgentLoop:
         state.elapsed_s = time.monotonic() - started
         return state
 
-    def _request(self, state: Attempt, task: HdrTask, attempt_index: int,
-                 toolset: Toolset) -> ChatRequest:
+    def _request(self, wire: WireRequest, task: HdrTask, attempt_index: int) -> ChatRequest:
         s = self.settings
-        extra = {"tool_choice": s.tool_choice} if s.tool_choice else {}
-        return ChatRequest(model=s.model, messages=list(state.messages), temperature=s.temperature,
-                           max_tokens=s.max_tokens, seed=s.seed, tools=toolset.schemas(),
-                           extra=extra, cache_tag=f"hdr:{task.id}#{attempt_index}")
+        return ChatRequest(model=s.model, messages=wire.messages, temperature=s.temperature,
+                           max_tokens=s.max_tokens, seed=s.seed, tools=wire.tools,
+                           stop=wire.stop, extra=wire.extra,
+                           cache_tag=f"hdr:{task.id}#{attempt_index}")
 
     async def _loop(self, state: Attempt, task: HdrTask, attempt_index: int, toolset: Toolset,
                     deadline: float) -> None:
-        for turn in range(1, self.settings.max_turns + 1):
+        s = self.settings
+        budget = ContextBudget(s.max_context_tokens, reserve=s.max_tokens or 512)
+        watch = ContextWatch()
+        in_a_row = 0
+        tools = toolset.schemas()
+        protocol = self.protocol
+
+        def render(messages: list[dict[str, Any]]
+                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+            wire = protocol.request(messages, tools, s.tool_choice)
+            return wire.messages, wire.tools
+
+        for turn in range(1, s.max_turns + 1):
             state.turns = turn
-            call = await self.engine.complete(self._request(state, task, attempt_index, toolset))
-            state.model_calls += 1
-            state.cached_calls += call.cached
-            if len(call.attempt_log) > 1 or call.failure is not None:
-                state.request_attempts.append(
-                    {"turn": turn, "attempts": [a.to_json() for a in call.attempt_log]})
+            dropped = len(budget.dropped)
+            while True:  # at most twice: once more in text when the endpoint refuses the tools
+                sent = budget.fit(state.messages, render)
+                wire = protocol.request(sent, tools, s.tool_choice)
+                state.context_dropped = list(budget.dropped)
+                call = await self.engine.complete(self._request(wire, task, attempt_index))
+                state.model_calls += 1
+                state.cached_calls += call.cached
+                state.protocols.append(wire.mode)
+                if len(call.attempt_log) > 1 or call.failure is not None:
+                    state.request_attempts.append(
+                        {"turn": turn, "attempts": [a.to_json() for a in call.attempt_log]})
+                if call.response is not None or not protocol.refused(call.failure, wire.mode):
+                    break
             if call.response is None:
-                state.status, state.failure = MODEL_ERROR, call.failure
+                state.failure = call.failure
+                state.status = OVERFLOW if is_context_overflow(call.failure) else MODEL_ERROR
                 return
             response = call.response
             state.prompt_tokens += response.usage.prompt_tokens
             state.completion_tokens += response.usage.completion_tokens
-            calls = normalize_calls(response.tool_calls, turn)
-            message: dict[str, Any] = {"role": "assistant", "content": response.content}
-            if calls:
-                message["tool_calls"] = calls
-            state.messages.append(message)
+            budget.observe(response.usage.prompt_tokens)
+            if watch.observe(response.usage.prompt_tokens, len(budget.dropped) > dropped):
+                state.prompt_shrank = True
+                protocol.say_once("shrank", (
+                    f"warning: task {task.id}: the endpoint reported "
+                    f"{response.usage.prompt_tokens} prompt tokens for a longer conversation "
+                    f"than one it counted {watch.largest} for: it may be cutting the prompt to "
+                    "fit its context (Ollama does at num_ctx); set --max-context-tokens to the "
+                    "real context (attempts where this happened have prompt_shrank: true)"))
+            content, raw_calls = protocol.read(response, wire.mode, turn, tools)
+            calls = normalize_calls(raw_calls, turn)
+            state.messages.append(assistant_message(content, calls, s.content_style))
             if not calls:
                 state.text_replies += 1
+                in_a_row += 1
+                if in_a_row >= s.max_text_turns:
+                    state.status = NO_TOOL
+                    return
                 state.messages.append({"role": "user", "content": NO_TOOL_CALL})
                 continue
+            in_a_row = 0
             for call_entry in calls:
-                await self._answer(state, call_entry, len(calls), turn, toolset, deadline)
+                await self._answer(state, call_entry, len(calls), turn, toolset, deadline,
+                                   wire.mode)
             if state.final_answer is not None:
                 state.status = FINAL
                 return
         state.status = MAX_TURNS
 
     async def _answer(self, state: Attempt, call: dict[str, Any], calls_in_turn: int, turn: int,
-                      toolset: Toolset, deadline: float) -> None:
+                      toolset: Toolset, deadline: float, mode: str = NATIVE) -> None:
         function = call["function"]
         name, arguments = function["name"], function["arguments"]
         log: dict[str, Any] = {"turn": turn, "id": call["id"], "name": name,
                                "arguments": arguments}
+        if "server_id" in call:
+            log["server_id"] = call["server_id"]
+        if mode != NATIVE:
+            log["protocol"] = mode
         if name == FINAL_ANSWER:
             started = time.perf_counter()
             error_kind: str | None = None
@@ -225,7 +279,7 @@ class AgentLoop:
             text = result.text
             log.update(result.log())
         state.tool_calls.append(log)
-        state.messages.append({"role": "tool", "tool_call_id": call["id"], "content": text})
+        state.messages.append(tool_message(call["id"], text))
 
     @staticmethod
     def _answer_open_calls(state: Attempt) -> None:
@@ -233,8 +287,7 @@ class AgentLoop:
         last = next((m for m in reversed(state.messages) if m.get("role") == "assistant"), None)
         for call in (last or {}).get("tool_calls") or []:
             if call["id"] not in answered:
-                state.messages.append({"role": "tool", "tool_call_id": call["id"],
-                                       "content": TIME_UP})
+                state.messages.append(tool_message(call["id"], TIME_UP))
                 state.tool_calls.append({
                     "turn": state.turns, "id": call["id"], "name": call["function"]["name"],
                     "arguments": call["function"]["arguments"], "latency_s": None,

@@ -29,9 +29,9 @@ from typing import Any
 
 from rich.console import Console
 
+from hopscore.benchmarks.hdr_tasks import HdrTask
 from hopscore.engine import ChatBackend
 from hopscore.errors import Location
-from hopscore.hdr.tasks import HdrTask
 from hopscore.io import write_jsonl_atomic
 from hopscore.judge.rows import JudgeItem
 from hopscore.judge.runner import JudgeConfig, JudgeSummary, judge_items

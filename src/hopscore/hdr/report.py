@@ -9,19 +9,19 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from hopscore import __version__
+from hopscore.benchmarks.hdr_tasks import FAMILIES, HdrTask, family_counts, tasks_sha256
 from hopscore.benchmarks.hybrid_deep_research import HdrExample, HybridDeepResearch
 from hopscore.hdr.grade import GRADES, GradeSummary
-from hopscore.hdr.tasks import FAMILIES, HdrTask, family_counts, tasks_sha256
 from hopscore.intervals import IntervalSpec
 from hopscore.io import write_json_atomic, write_jsonl_atomic
 from hopscore.run.finish import versions
 from hopscore.scoring import ScoreReport, ScoresWriter, score_examples
 from hopscore.sql.sandbox import sqlite_version
+from hopscore.version import __version__
 
 if TYPE_CHECKING:
     from hopscore.engine import BatchOutcome, EngineStats
-    from hopscore.hdr.runner import Prepared
+    from hopscore.hdr.prepared import Prepared
 
 PREDICTIONS = "predictions.jsonl"
 KeyOf = Callable[["Prepared", HdrTask, int], str]
@@ -134,7 +134,7 @@ def write_config(prepared: Prepared, *, status: str,
                  outcome: BatchOutcome | None = None, stats: EngineStats | None = None,
                  grades: GradeSummary | None = None) -> dict[str, Any]:
     from hopscore.hdr.agent import SYSTEM_PROMPT, prompt_sha256
-    from hopscore.hdr.runner import attempt_key
+    from hopscore.hdr.prepared import attempt_key
     from hopscore.hdr.tools import SCHEMAS, openai_tools
 
     settings = prepared.settings
@@ -154,12 +154,17 @@ def write_config(prepared: Prepared, *, status: str,
                   "fingerprint": prepared.fingerprint},
         "knowledge": {db: None if kb is None else str(kb.path)
                       for db, kb in prepared.knowledge.items()},
+        "tool_protocol": {"notes": prepared.protocol.notes, **prepared.protocol.to_json(),
+                          "content": prepared.content_style},
         "search": prepared.search.describe(),
         "sqlite_version": sqlite_version(),
         "settings": settings.to_json(),
         "versions": versions(prepared.spec.is_local),
         "platform": platform.platform(),
+        "fingerprint": settings.fingerprint(prepared.fingerprint),
     }
+    if settings.shard is not None:
+        config["shard"] = {**settings.shard.to_json(), "tasks": len(prepared.tasks)}
     if summary:
         config["summary"] = summary
     if grades is not None:

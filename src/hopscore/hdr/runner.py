@@ -29,6 +29,7 @@ from typing import Any
 
 from rich.console import Console
 
+from hopscore.benchmarks.hdr_tasks import HdrTask, load_tasks
 from hopscore.engine import (
     BatchOutcome,
     ChatBackend,
@@ -49,34 +50,23 @@ from hopscore.errors import HopscoreError
 from hopscore.hdr.agent import MODEL_ERROR, AgentLoop, AgentSettings, prompt_sha256
 from hopscore.hdr.grade import AttemptOutcome, GradeOptions, GradeSummary, grade
 from hopscore.hdr.knowledge import KnowledgeBase
+from hopscore.hdr.prepared import Prepared, attempt_key
+from hopscore.hdr.protocol import ToolProtocol
 from hopscore.hdr.report import finish_metrics, write_config, write_predictions
-from hopscore.hdr.search import Bm25Search, HttpSearch, SearchBackend
 from hopscore.hdr.settings import HdrSettings
-from hopscore.hdr.tasks import HdrTask, Overlay, load_tasks
 from hopscore.hdr.tools import SCHEMAS, ToolLimits, Toolset, openai_tools
 from hopscore.hdr.trajectory import file_name, read_trajectory, write_trajectory
+from hopscore.hdr.wire import content_style_for
 from hopscore.judge.prompt import JudgePrompt
 from hopscore.judge.runner import JudgeConfig
 from hopscore.run.providers import ModelSpec, endpoint_for, make_backend, resolve_base_url
+from hopscore.run.search import Bm25Search, HttpSearch, SearchBackend
 from hopscore.scoring import ScoreReport
 from hopscore.sql.runner import MatchOptions
 from hopscore.sql.sandbox import SqlExecutor
 
 SAMPLES_FILE = "samples.jsonl"
 TRAJECTORIES = "trajectories"
-
-
-@dataclass(slots=True)
-class Prepared:
-    settings: HdrSettings
-    spec: ModelSpec
-    base_url: str | None
-    endpoint: str
-    tasks: list[HdrTask]
-    overlay: Overlay | None
-    knowledge: dict[str, KnowledgeBase | None]
-    search: SearchBackend
-    fingerprint: str
 
 
 @dataclass(slots=True)
@@ -118,6 +108,8 @@ def prepare(settings: HdrSettings, search: SearchBackend | None = None) -> Prepa
     tasks, merged = load_tasks(settings.tasks, settings.overlay)
     if settings.limit is not None:
         tasks = tasks[: settings.limit]
+    if settings.shard is not None:  # --shard I/N: this shard's tasks (all their attempts)
+        tasks = [task for task in tasks if settings.shard.owns(task.id)]
     if settings.grade:
         no_gold = [t.id for t in tasks if t.gold is None]
         if no_gold:
@@ -135,6 +127,7 @@ def prepare(settings: HdrSettings, search: SearchBackend | None = None) -> Prepa
                  for db in sorted({t.db for t in tasks})}
     search = search or make_search(settings)
     endpoint = endpoint_for(spec, base_url)
+    content_style = content_style_for(endpoint, settings.tool_call_content)
     fingerprint = sha256_text(canonical_json({
         "model": str(spec), "endpoint": endpoint, "system_prompt": prompt_sha256(),
         "tools": sha256_text(canonical_json(openai_tools(tuple(SCHEMAS)))),
@@ -144,24 +137,27 @@ def prepare(settings: HdrSettings, search: SearchBackend | None = None) -> Prepa
         "tool_choice": settings.tool_choice, "search": search.describe(),
         "db_template": settings.db_template, "sql_timeout": settings.sql_timeout,
         "max_observation_chars": settings.max_observation_chars,
+        "tool_protocol": settings.tool_protocol, "content": content_style,
+        "max_text_turns": settings.max_text_turns,
+        "max_context_tokens": settings.max_context_tokens,
     }))[:16]
+    protocol = ToolProtocol(settings.tool_protocol, endpoint=endpoint)
     return Prepared(settings, spec, base_url, endpoint, tasks, merged, knowledge, search,
-                    fingerprint)
-
-
-def attempt_key(prepared: Prepared, task: HdrTask, attempt: int) -> str:
-    record = sha256_text(canonical_json(task.record))[:12]
-    return f"{task.id}#{attempt}@{prepared.fingerprint}:{record}"
+                    fingerprint, content_style, protocol)
 
 
 class _AttemptWorker:
-    def __init__(self, prepared: Prepared, engine: ChatEngine, executor: SqlExecutor) -> None:
+    def __init__(self, prepared: Prepared, engine: ChatEngine, executor: SqlExecutor,
+                 protocol: ToolProtocol) -> None:
         s = prepared.settings
         self.prepared = prepared
         self.loop = AgentLoop(engine, AgentSettings(
             model=prepared.spec.name, max_turns=s.max_turns, task_timeout_s=s.task_timeout,
             temperature=s.temperature, max_tokens=s.max_tokens, seed=s.seed,
-            tool_choice=s.tool_choice))
+            tool_choice=s.tool_choice or (None if prepared.spec.is_local else "auto"),
+            max_text_turns=s.max_text_turns,
+            max_context_tokens=s.max_context_tokens, content_style=prepared.content_style),
+            protocol)
         limits = ToolLimits(sql_timeout_s=s.sql_timeout,
                             max_observation_chars=s.max_observation_chars,
                             backend_timeout_s=max(s.search_timeout * 2, 10.0))
@@ -178,12 +174,41 @@ class _AttemptWorker:
         write_trajectory(out / relative, {
             "instance_id": task.id, "attempt": index, "model": str(self.prepared.spec),
             "status": attempt.status, "message_format": "openai", "tools": toolset.schemas(),
-            "messages": attempt.messages})
+            "tool_protocol": attempt.summary()["tool_protocol"], "messages": attempt.messages})
         row = {"run_key": key, "id": task.id, "instance_id": task.id, "attempt": index,
                "hybrid_type": task.hybrid_type, "db": task.db, "trajectory_file": relative,
                **attempt.summary()}
         done = attempt.status != MODEL_ERROR
         return RowResult(row, done=done, failure=attempt.failure)
+
+
+def previous_protocol(out: Path) -> dict[str, Any] | None:
+    """The tool_protocol block of the config.json an earlier run left here, if readable."""
+    import json
+
+    try:
+        block = json.loads((out / "config.json").read_text(encoding="utf-8")).get("tool_protocol")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return block if isinstance(block, dict) else None
+
+
+def note_no_tool_calls(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> None:
+    """Warn when the model made requests but never called a tool (a template without tools,
+    a model that cannot call them): every attempt then ends without an answer."""
+    requests = sum(int(row.get("model_calls") or 0) for row in rows.values())
+    calls = sum(int(row.get("tool_call_count") or 0) for row in rows.values())
+    if not requests or calls:
+        return
+    used = prepared.protocol.mode
+    hint = ("the model could not follow the text tool-call protocol either" if used == "text"
+            else "if the server ignores tools, try --tool-protocol text (or auto); "
+            "llama-cpp-python needs --chat_format chatml-function-calling, vLLM "
+            "--enable-auto-tool-choice --tool-call-parser, llama.cpp --jinja")
+    prepared.protocol.say(
+        f"warning: {prepared.endpoint} returned no tool call in {requests} replies "
+        f"({len(rows)} attempts, {used} tool protocol): no attempt could use a tool or give "
+        f"a final answer; {hint}")
 
 
 def outcomes_of(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> list[AttemptOutcome]:
@@ -231,6 +256,9 @@ async def execute(settings: HdrSettings, *, backend: ChatBackend | None = None,
     out = settings.output_dir
     out.mkdir(parents=True, exist_ok=True)
     if warn is not None:
+        printer = warn
+        prepared.protocol.warn = lambda text: printer.print(
+            text, style="yellow", markup=False, highlight=False, soft_wrap=True)
         for db, kb in prepared.knowledge.items():
             if kb is None:
                 warn.print(f"note: no knowledge base for database {db}; its tasks get no "
@@ -244,6 +272,7 @@ async def execute(settings: HdrSettings, *, backend: ChatBackend | None = None,
     local = prepared.spec.is_local
     backend = backend or make_backend(prepared.spec, prepared.base_url, settings.api_key_env,
                                       settings.concurrency)
+    prepared.protocol.previous = previous_protocol(out)
     write_config(prepared, status="running")
     workers = 1 if local else settings.concurrency
     engine = ChatEngine(backend, concurrency=workers, timeout=settings.timeout,
@@ -252,32 +281,44 @@ async def execute(settings: HdrSettings, *, backend: ChatBackend | None = None,
                         adaptive=settings.adaptive)
     with SqlExecutor(workers=min(2, max(1, os.cpu_count() or 1))) as executor:
         try:
-            outcome = await run_batch(items, keys, _AttemptWorker(prepared, engine, executor),
-                                      log, workers=workers, console=console,
-                                      description=f"hdr {prepared.spec}")
+            worker = _AttemptWorker(prepared, engine, executor, prepared.protocol)
+            outcome = await run_batch(items, keys, worker, log, workers=workers,
+                                      console=console, description=f"hdr {prepared.spec}")
         finally:
             await engine.aclose()
         rows = log.latest(keys)
+        note_no_tool_calls(prepared, rows)
         if outcome.aborted is not None:
             summary = write_config(prepared, status="aborted", rows=rows, outcome=outcome,
                                    stats=engine.stats)
             return HdrRunResult(prepared, outcome, engine.stats, None, None, None, summary)
-        write_predictions(prepared, rows, attempt_key)
-        if not settings.grade:
-            summary = write_config(prepared, status="ungraded", rows=rows, outcome=outcome,
-                                   stats=engine.stats)
-            return HdrRunResult(prepared, outcome, engine.stats, None, None, None, summary)
-        options = GradeOptions(
-            match=MatchOptions(db_root=settings.db_root, db_template=settings.db_template,
-                               timeout_s=settings.sql_timeout, compare=settings.compare),
-            judge=judge_config(settings), judge_backend=judge_backend)
-        grades = await grade(outcomes_of(prepared, rows), settings.repeats, out, options,
-                             executor, console=console, warn=warn)
+        return await finish(prepared, rows, outcome, engine.stats, executor,
+                            judge_backend=judge_backend, console=console, warn=warn)
+
+
+async def finish(prepared: Prepared, rows: dict[str, dict[str, Any]], outcome: BatchOutcome,
+                 stats: EngineStats, executor: SqlExecutor, *,
+                 judge_backend: ChatBackend | None = None, console: Console | None = None,
+                 warn: Console | None = None) -> HdrRunResult:
+    """After the attempts (``rows`` by attempt key): the submission files, grading, metrics and
+    config.json (also what ``hopscore merge`` runs on the merged attempts)."""
+    settings = prepared.settings
+    write_predictions(prepared, rows, attempt_key)
+    if not settings.grade:
+        summary = write_config(prepared, status="ungraded", rows=rows, outcome=outcome,
+                               stats=stats)
+        return HdrRunResult(prepared, outcome, stats, None, None, None, summary)
+    options = GradeOptions(
+        match=MatchOptions(db_root=settings.db_root, db_template=settings.db_template,
+                           timeout_s=settings.sql_timeout, compare=settings.compare),
+        judge=judge_config(settings), judge_backend=judge_backend)
+    grades = await grade(outcomes_of(prepared, rows), settings.repeats, settings.output_dir,
+                         options, executor, console=console, warn=warn)
     report, metrics, summary = finish_metrics(prepared, rows, grades, attempt_key)
     status = "complete" if not summary["problems"] else "incomplete"
-    write_config(prepared, status=status, rows=rows, outcome=outcome, stats=engine.stats,
+    write_config(prepared, status=status, rows=rows, outcome=outcome, stats=stats,
                  grades=grades)
-    return HdrRunResult(prepared, outcome, engine.stats, grades, report, metrics, summary)
+    return HdrRunResult(prepared, outcome, stats, grades, report, metrics, summary)
 
 
 def run(settings: HdrSettings, **kwargs: Any) -> HdrRunResult:

@@ -6,12 +6,17 @@ import os
 import string
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hopscore.errors import HopscoreError
 
+if TYPE_CHECKING:
+    from hopscore.shard import Shard
+
 SEARCH_BACKENDS = ("bm25", "http")
 TOOL_CHOICES = ("auto", "required", "none")
+TOOL_PROTOCOLS = ("auto", "native", "text")
+CONTENT_STYLES = ("auto", "empty", "null")
 DEFAULT_TEMPLATE = "{db}/{db}_template.sqlite"
 
 
@@ -44,7 +49,17 @@ class HdrSettings:
     temperature: float | None = 0.0
     max_tokens: int | None = None
     seed: int | None = None
+    #: sent as tool_choice with native tools; None: "auto" for endpoints, unset for local models
+    #: (whose every reply is then a call)
     tool_choice: str | None = None
+    #: native (the request's tools field), text (tools written into the prompt), or auto
+    tool_protocol: str = "auto"
+    #: content of an assistant tool-call turn without text: auto, empty ("") or null
+    tool_call_content: str = "auto"
+    #: replies in a row without a tool call before an attempt ends (status no_tool_call)
+    max_text_turns: int = 5
+    #: the model's context in tokens; the oldest tool results are dropped to stay inside it
+    max_context_tokens: int | None = None
     sql_timeout: float = 120.0
     max_observation_chars: int = 100_000
     # requests
@@ -67,6 +82,8 @@ class HdrSettings:
     #: intervals over tasks (each task's k attempts are one unit: clustered by task)
     ci: str = "auto"
     ci_level: float = 0.95
+    #: --shard I/N: only the tasks of this shard, each with all its attempts (None: all)
+    shard: Shard | None = None
 
     def check(self) -> None:
         from hopscore.inference.ci import check_choice
@@ -83,7 +100,19 @@ class HdrSettings:
             raise HopscoreError("--search-url and --fetch-url are for --search-backend http")
         if self.tool_choice is not None and self.tool_choice not in TOOL_CHOICES:
             raise HopscoreError(f"--tool-choice must be one of {', '.join(TOOL_CHOICES)}")
-        for name in ("max_turns", "repeats", "concurrency", "judge_concurrency"):
+        if self.tool_protocol not in TOOL_PROTOCOLS:
+            raise HopscoreError(f"--tool-protocol must be one of {', '.join(TOOL_PROTOCOLS)}")
+        if self.tool_call_content not in CONTENT_STYLES:
+            raise HopscoreError(
+                f"--tool-call-content must be one of {', '.join(CONTENT_STYLES)}")
+        if self.max_context_tokens is not None and self.max_context_tokens < 256:
+            raise HopscoreError("--max-context-tokens must be at least 256")
+        if self.max_context_tokens is not None and self.max_tokens is not None and \
+                self.max_tokens >= self.max_context_tokens:
+            raise HopscoreError(f"--max-tokens {self.max_tokens} leaves no room for the prompt "
+                                f"in --max-context-tokens {self.max_context_tokens}")
+        for name in ("max_turns", "repeats", "concurrency", "judge_concurrency",
+                     "max_text_turns"):
             if getattr(self, name) < 1:
                 raise HopscoreError(f"--{name.replace('_', '-')} must be at least 1")
         if self.limit is not None and self.limit < 1:
@@ -116,5 +145,23 @@ class HdrSettings:
         out: dict[str, Any] = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            out[f.name] = str(value) if isinstance(value, Path) else value
+            if isinstance(value, Path):
+                value = str(value)
+            elif hasattr(value, "to_json"):
+                value = value.to_json()
+            out[f.name] = value
         return out
+
+    def fingerprint(self, attempts: str) -> str:
+        """What the run computes, with ``attempts`` (the fingerprint in every attempt's key),
+        not how it is executed: the same for every shard of a run."""
+        from hopscore.shard import fingerprint
+
+        return fingerprint({**self.to_json(), "attempts": attempts}, EXECUTION_FIELDS)
+
+
+#: Settings that say how a run is executed, not what it computes (see :meth:`fingerprint`).
+EXECUTION_FIELDS = ("output_dir", "api_key_env", "concurrency", "timeout", "max_retries",
+                    "backoff", "max_retry_wait", "deadline", "adaptive", "cache_dir", "shard",
+                    "executor", "search_api_key_env",
+                    "search_timeout", "judge_api_key_env", "judge_concurrency")

@@ -8,7 +8,7 @@ prefix (``Error:``, ``Rejected:``, ``SQL error``, ``[ERROR]``, ...), so the loop
 ``run_sql`` is the shared read-only executor of ``hopscore sql-match``
 (:class:`~hopscore.sql.sandbox.SqlExecutor`, 500-row cap, per-query deadline) with its
 observation text (:func:`~hopscore.sql.observation.format_observation`). ``web_search`` and
-``web_fetch`` call a :mod:`~hopscore.hdr.search` backend; the knowledge tools read the
+``web_fetch`` call a :mod:`~hopscore.run.search` backend; the knowledge tools read the
 database's :class:`~hopscore.hdr.knowledge.KnowledgeBase` and are offered only when it exists.
 
 Every observation is capped at ``max_observation_chars`` (the reference has no such cap: a
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.hdr.knowledge import KEY_REQUIRED, KnowledgeBase
-from hopscore.hdr.search import SearchBackend, SearchHit
+from hopscore.run.search import SearchBackend, SearchHit
 from hopscore.sql.observation import EMPTY_SQL, MAX_TOOL_ROWS, NOT_CONFIGURED, format_observation
 from hopscore.sql.sandbox import ERROR_PREFIXES, SqlExecutor
 

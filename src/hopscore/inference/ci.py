@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import mul, sub
@@ -265,3 +265,8 @@ def resolve_method(requested: str, *, binary: bool, derived: bool = False
     if requested in BINARY_ONLY and (derived or not binary):
         return "bca", f"bca: {requested} applies to binary (0/1) metrics only"
     return requested, None
+
+
+def intervals_to_json(ci: Mapping[str, Interval | None]) -> dict[str, Any]:
+    """The ``ci`` block of ``metrics.json``: each metric's interval as JSON (null: none)."""
+    return {name: None if iv is None else iv.to_json() for name, iv in ci.items()}

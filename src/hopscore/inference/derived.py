@@ -10,7 +10,7 @@ cannot compute on some replicate (a division by zero) gets no interval.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -26,7 +26,16 @@ from hopscore.inference.resample import (
 )
 
 if TYPE_CHECKING:
-    from hopscore.intervals import IntervalSpec, Source
+    from numpy.typing import NDArray
+
+    from hopscore.inference.spec import IntervalSpec
+
+
+class Source(Protocol):
+    """Where the per-example values come from (:class:`hopscore.intervals.ExampleValues` or
+    ``MatrixValues``): all of them as one (examples x metrics) array."""
+
+    def matrix(self) -> NDArray[np.float64]: ...
 
 
 def derived_intervals(source: Source, rows: Sequence[int] | None, names: Sequence[str],

@@ -10,6 +10,7 @@ in ``judge.renamed_input_keys``.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,10 +72,19 @@ def _text(record: Fields, name: str, *, nullable: bool) -> str:
 
 def load_items(path: Path) -> list[JudgeItem]:
     """Read and check every input row; report up to 20 problems at once, each located."""
+    items = items_of(iter_jsonl_checked(path))
+    if not items:
+        raise InputError(path, "no rows to judge (the file holds no JSON lines)")
+    return items
+
+
+def items_of(values: Iterable[tuple[Location, Any]]) -> list[JudgeItem]:
+    """Check located input rows (a value may be the :class:`InputError` of an unreadable
+    line); report up to 20 problems at once, each located."""
     items: list[JudgeItem] = []
     problems: list[str] = []
     seen: dict[str, int] = {}
-    for where, value in iter_jsonl_checked(path):
+    for where, value in values:
         try:
             if isinstance(value, InputError):
                 raise value
@@ -98,14 +108,18 @@ def load_items(path: Path) -> list[JudgeItem]:
             f"{len(problems)} invalid input rows{more}; each needs 'question', 'response' and "
             "'correct_answer' as strings:\n  " + "\n  ".join(problems)
         )
-    if not items:
-        raise InputError(path, "no rows to judge (the file holds no JSON lines)")
     return items
 
 
 def item_key(item: JudgeItem, config_fingerprint: str) -> str:
     """The resume key: the judge configuration, the row's content and its duplicate number."""
     return sha256_text(canonical_json([config_fingerprint, item.row, item.occurrence]))[:32]
+
+
+def shard_key(item: JudgeItem) -> str:
+    """What decides an item's shard: its content and duplicate number (never the judge's
+    settings, so every judge sees the same split)."""
+    return f"{canonical_json(item.row)}#{item.occurrence}"
 
 
 def key_of(row: dict[str, Any]) -> str | None:

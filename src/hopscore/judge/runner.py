@@ -23,6 +23,7 @@ from hopscore.engine import (
     RowResult,
     cache_for,
     canonical_json,
+    endpoint_of,
     note_resume,
     run_batch,
     sha256_text,
@@ -43,7 +44,9 @@ from hopscore.judge.rows import (
     item_key,
     key_of,
     load_items,
+    shard_key,
 )
+from hopscore.shard import Shard, clear_sidecar, write_sidecar
 
 #: The reference's temperature and completion budget.
 TEMPERATURE = 0.0
@@ -65,12 +68,14 @@ class JudgeConfig:
     #: fit the requests in flight to the endpoint (up to concurrency), or keep concurrency
     adaptive: bool = True
 
+    def describe(self, endpoint: str) -> dict[str, Any]:
+        """Everything that changes what the judge is asked."""
+        return {"model": self.model, "endpoint": endpoint, "prompt_sha256": self.prompt.sha256,
+                "temperature": TEMPERATURE, "max_tokens": self.max_tokens}
+
     def fingerprint(self, endpoint: str) -> str:
         """Everything that changes what the judge is asked; part of every row's resume key."""
-        return sha256_text(canonical_json({
-            "model": self.model, "endpoint": endpoint, "prompt_sha256": self.prompt.sha256,
-            "temperature": TEMPERATURE, "max_tokens": self.max_tokens,
-        }))
+        return sha256_text(canonical_json(self.describe(endpoint)))
 
 
 @dataclass(slots=True)
@@ -161,11 +166,22 @@ async def judge_file(
     backend: ChatBackend | None = None,
     console: Console | None = None,
     warn: Console | None = None,
+    shard: Shard | None = None,
 ) -> JudgeSummary:
-    """Judge every row of ``input_path`` into ``output_path``, resuming what is already there."""
+    """Judge every row of ``input_path`` (``shard``: the rows of that shard) into
+    ``output_path``, resuming what is already there."""
     if output_path.resolve() == input_path.resolve():
         raise HopscoreError("--output must differ from --input (the input is never rewritten)")
     items = load_items(input_path)
+    if shard is None:
+        clear_sidecar(output_path)
+    else:
+        total = len(items)
+        items = [item for item in items if shard.owns(shard_key(item))]
+        endpoint = (backend.endpoint if backend is not None else endpoint_of(config.base_url))
+        write_sidecar(output_path, command="judge", shard=shard,
+                      fingerprint=config.fingerprint(endpoint), input_path=input_path,
+                      rows=len(items), rows_total=total, settings=config.describe(endpoint))
     return await judge_items(items, output_path, config, backend=backend, console=console,
                              warn=warn)
 
@@ -195,6 +211,7 @@ async def judge_items(
         outcome = await run_batch(
             items, keys, _Judge(engine, config, meta), log,
             workers=config.concurrency, console=console, description="judging",
+            start_interval=engine.start_interval,
         )
     finally:
         await engine.aclose()

@@ -21,6 +21,7 @@ from rich.table import Table
 
 from hopscore.analysis.judging import AgreementTable
 from hopscore.benchmarks.base import Benchmark, E, P
+from hopscore.display import print_table
 from hopscore.engine import endpoint_of
 from hopscore.errors import HopscoreError, Location
 from hopscore.inference.agreement import agreement_of
@@ -29,8 +30,15 @@ from hopscore.intervals import ExampleValues, IntervalSpec, attach_intervals
 from hopscore.io import write_json_atomic
 from hopscore.judge.rows import JudgeItem, item_key, key_of
 from hopscore.judge.runner import JudgeConfig, JudgeSummary, judge_items
-from hopscore.scoring import ExampleScore, ScoreReport, ScoresWriter, score_examples
+from hopscore.scoring import (
+    ExampleScore,
+    ScoreReport,
+    ScoresWriter,
+    note_no_overlap,
+    score_examples,
+)
 from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
+from hopscore.words import counted
 
 METRIC = "judge_accuracy"
 #: The benchmark metric the judge is compared with: the first of these that it reports.
@@ -62,6 +70,21 @@ class JudgedReport:
     disagreements: list[Disagreement]
     #: judge vs the match metric: raw agreement and Cohen's kappa, overall and per group
     agreement: AgreementTable | None = None
+    #: sha256 of the predictions file the judge graded
+    predictions_sha256: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``metrics.json`` holds: the report and a ``judge`` block."""
+        data = self.report.to_json()
+        data["judge"] = {
+            "model": self.summary.model, "prompt_sha256": self.summary.prompt_sha256,
+            "compared_with": self.match_metric, "disagreements": len(self.disagreements),
+            "parse_failures": self.summary.parse_failures, "errors": self.summary.errors,
+            "empty_responses": self.summary.empty_responses,
+            "predictions_sha256": self.predictions_sha256,
+            "agreement": None if self.agreement is None else self.agreement.to_json(),
+        }  # fmt: skip
+        return data
 
 
 def match_metric(metrics: tuple[str, ...] | list[str]) -> str:
@@ -114,6 +137,7 @@ def score_files_with_judge(
     scores: list[ExampleScore] = []
     report = score_examples(benchmark, examples, predictions, scores.append, resamples=0,
                             clusters=clusters)
+    note_no_overlap(report, predictions_path)
     items = [judge_item(score, questions.get(score.id, ""), str(gold_path)) for score in scores]
     with tempfile.TemporaryDirectory(prefix="hopscore-judge-") as scratch:
         judge_path = (output_dir or Path(scratch)) / "judge.jsonl"
@@ -136,18 +160,21 @@ def score_files_with_judge(
     agreement = judge_agreement(report, scores, rows, metric, spec.level)
     if summary.errors:
         report.warnings.append(
-            f"the judge failed on {summary.errors} examples (no verdict; counted as wrong in "
+            f"the judge failed on {counted(summary.errors, 'example')} (no verdict; counted as "
+            "wrong in "
             f"{METRIC}); re-run the same command to retry only them"
         )
     if disagreements:
         report.warnings.append(
-            f"the judge and {metric} disagree on {len(disagreements)} of {report.n_gold} examples"
+            f"the judge and {metric} disagree on {len(disagreements)} of "
+            f"{counted(report.n_gold, 'example')}"
             + (" (judge_disagreements.jsonl lists them)" if output_dir else "")
         )
+    judged = JudgedReport(report, summary, metric, disagreements, agreement,
+                          file_sha256(predictions_path))
     if output_dir is not None:
-        _write(output_dir, report, scores, rows, disagreements, summary, metric, agreement,
-               file_sha256(predictions_path))
-    return JudgedReport(report, summary, metric, disagreements, agreement)
+        _write(output_dir, judged, scores, rows)
+    return judged
 
 
 def file_sha256(path: Path) -> str:
@@ -252,11 +279,8 @@ def merge(
     return disagreements
 
 
-def _write(
-    output_dir: Path, report: ScoreReport, scores: list[ExampleScore],
-    rows: list[dict[str, Any] | None], disagreements: list[Disagreement], summary: JudgeSummary,
-    metric: str, agreement: AgreementTable | None, predictions_sha256: str,
-) -> None:
+def _write(output_dir: Path, judged: JudgedReport, scores: list[ExampleScore],
+           rows: list[dict[str, Any] | None]) -> None:
     writer = ScoresWriter(output_dir / "scores.jsonl")
     try:
         for score, row in zip(scores, rows, strict=True):
@@ -266,18 +290,10 @@ def _write(
         writer.close(keep=False)
         raise
     writer.close()
-    data = report.to_json()
-    data["judge"] = {
-        "model": summary.model, "prompt_sha256": summary.prompt_sha256, "compared_with": metric,
-        "disagreements": len(disagreements), "parse_failures": summary.parse_failures,
-        "errors": summary.errors, "empty_responses": summary.empty_responses,
-        "predictions_sha256": predictions_sha256,
-        "agreement": None if agreement is None else agreement.to_json(),
-    }
-    write_json_atomic(output_dir / "metrics.json", data)
+    write_json_atomic(output_dir / "metrics.json", judged.to_json())
     path = output_dir / "judge_disagreements.jsonl"
     with path.open("w", encoding="utf-8") as handle:
-        for item in disagreements:
+        for item in judged.disagreements:
             handle.write(json.dumps(item.to_json(), ensure_ascii=False) + "\n")
 
 
@@ -295,4 +311,4 @@ def print_disagreements(judged: JudgedReport, console: Console, limit: int = 20)
     for item in judged.disagreements[:limit]:
         table.add_row(item.id, item.prediction or "", " | ".join(item.gold),
                       f"{item.metric_value:g}", "correct" if item.judge_correct else "wrong")
-    console.print(table)
+    print_table(console, table)

@@ -24,9 +24,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from hopscore import __version__
 from hopscore.analysis.categories import (
-    DimensionResult,
     Inputs,
     analyze,
     dimensions_for,
@@ -34,7 +32,7 @@ from hopscore.analysis.categories import (
 )
 from hopscore.analysis.compare import PairComparison, binary_metrics, choose_flip_metric
 from hopscore.analysis.gold import gold_index
-from hopscore.analysis.judging import AgreementTable, agreement_table
+from hopscore.analysis.judging import agreement_table
 from hopscore.analysis.samples import (
     extraction,
     prompt_text,
@@ -47,12 +45,16 @@ from hopscore.analysis.scored import ScoredSet
 from hopscore.report import COMPRESS_CHOICES as COMPRESS_CHOICES
 from hopscore.report import DEFAULT_MAX_TEXT as DEFAULT_MAX_TEXT
 from hopscore.report.charts import Bar, Cluster, bar_chart
+from hopscore.report.runs import settings_view
 from hopscore.report.sections import (
+    RunAnalysis,
     agreement_view,
     comparison_view,
     group_rows_view,
     summary_view,
 )
+from hopscore.report.turns import conversation, judge_reply, run_judge_rows
+from hopscore.version import __version__
 
 #: Sample data above this many bytes of JSON is embedded gzip-compressed (``--compress auto``).
 COMPRESS_ABOVE = 4_000_000
@@ -60,16 +62,6 @@ CHART_METRICS = 3
 JUDGE_FIELDS = ("extracted_final_answer", "reasoning", "confidence", "parse_ok", "error")
 SQL_FIELDS = ("reason", "agent_sql", "agent_sql_source", "column_precision", "column_recall",
               "order_sensitive", "agent_exec_error", "gold_exec_error", "gold_sql")
-
-
-@dataclasses.dataclass(slots=True)
-class RunAnalysis:
-    scored: ScoredSet
-    records: dict[str, dict[str, Any]]
-    dimensions: list[DimensionResult]
-    ok_metric: str | None
-    #: judge vs exact match (raw agreement, kappa), when the run has judge verdicts
-    agreement: AgreementTable | None = None
 
 
 def cut(text: str | None, limit: int) -> str | None:
@@ -138,7 +130,13 @@ def analyse_run(scored: ScoredSet, inputs: Inputs, judge: Mapping[str, Any] | No
     samples = samples_of(scored, records, judge)
     dims = analyze(samples, dimensions_for(dataclasses.replace(inputs, benchmark=scored.benchmark)),
                    examples=examples)
-    return RunAnalysis(scored, records, dims, ok_metric_of(scored), agreement_table(scored, judge))
+    judge_rows: Mapping[str, Any] | None = judge
+    if scored.kind == "judge":
+        judge_rows = scored.rows
+    elif judge is None and scored.samples_path is not None:
+        judge_rows = run_judge_rows(scored.samples_path.parent) or None
+    return RunAnalysis(scored, records, dims, ok_metric_of(scored), judge_rows,
+                       agreement_table(scored, judge))
 
 
 def _extra(scored: ScoredSet, record: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -169,6 +167,13 @@ def sample_entry(run: RunAnalysis, row: int, flip: str | None, limit: int) -> di
         "extra": _extra(scored, record),
         "f": flip,
     }  # fmt: skip
+    run_dir = scored.samples_path.parent if scored.samples_path is not None else None
+    turns = conversation(record, run_dir, limit) if record else None
+    if turns is not None:
+        entry["turns"] = turns
+    reply = judge_reply((run.judge_rows or {}).get(scored.ids[row]), limit)
+    if reply is not None:
+        entry["judge"] = reply
     return entry
 
 
@@ -271,6 +276,7 @@ def render(runs: list[RunAnalysis], pairs: list[PairComparison], baseline: int,
         version=__version__,
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         summary=summary_view(runs),
+        settings=settings_view([r.scored for r in runs]),
         charts=group_charts(runs),
         comparisons=[comparison_view(pair, flip_limit) for pair in pairs],
         agreements=[agreement_view(run.scored.label, run.agreement) for run in runs

@@ -165,6 +165,30 @@
       parent.appendChild(p);
     }
 
+    /* An agent's conversation: every message in full, tool calls with their arguments. */
+    function conversationBlock(turns) {
+      var d = el("details", null, "conversation");
+      d.open = true;
+      var calls = 0;
+      turns.forEach(function (t) { calls += (t.calls || []).length; });
+      d.appendChild(el("summary", "conversation (" + turns.length + " messages, " + calls + " tool calls)"));
+      turns.forEach(function (t, i) {
+        var turn = el("div", null, "turn role-" + String(t.role).replace(/[^a-z]/g, ""));
+        var head = "#" + (i + 1) + " " + t.role + (t.id ? " (result of " + t.id + ")" : "");
+        turn.appendChild(el("div", head, "turn-head"));
+        if (t.text && t.role === "system") {
+          var sys = el("details");  /* the same long prompt in every sample: closed */
+          sys.appendChild(el("summary", t.text.length + " characters"));
+          sys.appendChild(el("pre", t.text));
+          turn.appendChild(sys);
+        } else if (t.text) { turn.appendChild(el("pre", t.text)); }
+        (t.calls || []).forEach(function (c) { turn.appendChild(el("pre", "→ " + c.name + " " + c.arguments, "call")); });
+        if (!t.text && !(t.calls || []).length) { turn.appendChild(el("p", "(empty)", "meta")); }
+        d.appendChild(turn);
+      });
+      return d;
+    }
+
     /* One row per metric, one column per run (scores in %). */
     function scoresTable(s) {
       var names = [];
@@ -221,6 +245,8 @@
         if (r.x) { field(box, "extracted (strict)", r.x[0]); field(box, "extracted (flexible)", r.x[1]); }
         if (r.err) { field(box, "error", r.err); }
         if (r.extra) { Object.keys(r.extra).forEach(function (key) { field(box, key, r.extra[key]); }); }
+        block(box, "judge reply (raw)", r.judge, true);
+        if (r.turns) { box.appendChild(conversationBlock(r.turns)); }
         block(box, "raw output", r.raw, true);
         block(box, "prompt", r.prompt, false);
         block(box, "trajectory", r.traj, false);

@@ -3,15 +3,32 @@ template escapes every string)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from hopscore.analysis.categories import DimensionResult
 from hopscore.analysis.compare import PairComparison, Row
+from hopscore.analysis.scored import ScoredSet
 from hopscore.report.charts import Bar
 
 if TYPE_CHECKING:
     from hopscore.analysis.judging import AgreementTable
-    from hopscore.report.build import RunAnalysis
+
+
+@dataclasses.dataclass(slots=True)
+class RunAnalysis:
+    """One input of the report with what was read for it: its samples' records, its error
+    categories and the metric that says whether an example is right."""
+
+    scored: ScoredSet
+    records: dict[str, dict[str, Any]]
+    dimensions: list[DimensionResult]
+    ok_metric: str | None
+    #: judge rows by id: the judge file itself, ``--judge``, or an HDR run's judge.jsonl
+    judge_rows: Mapping[str, Any] | None = None
+    #: judge vs exact match (raw agreement, kappa), when the run has judge verdicts
+    agreement: AgreementTable | None = None
 
 
 def pct(value: float | None) -> str:

@@ -18,6 +18,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hopscore.labels import feverous_label as feverous_label
+from hopscore.labels import strip_think as strip_think
+from hopscore.labels import without_think_tags
+from hopscore.labels import yes_no as yes_no
 from hopscore.run.numbers import parse_number_answer
 from hopscore.text import normalize_answer
 
@@ -26,9 +30,6 @@ KINDS = (SPAN, YESNO, CHOICE, NUMBER, LABEL)
 DEFAULT_MARKER = "Answer:"
 MCR_MARKER = "the answer is:"
 
-_THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1\s*>", re.S | re.I)
-_THINK_CLOSE = re.compile(r"</(?:think|thinking|reasoning)\s*>", re.I)
-_THINK_OPEN = re.compile(r"<(?:think|thinking|reasoning)>", re.I)
 #: A line that announces the answer, after markdown decoration (#, >, -, *, 1.) is removed.
 _MARKER_LINE = re.compile(
     r"^(?:so\s*,?\s*|therefore\s*,?\s*|thus\s*,?\s*)?(?:the\s+|my\s+)?(?:final\s+|short\s+)?"
@@ -49,16 +50,6 @@ _ABBREVIATIONS = frozenset(
 )  # fmt: skip
 _LABEL_NAME = re.compile(r"SUPPORTS|REFUTES|NOT ENOUGH INFO", re.I)
 _YES_NO_WORD = re.compile(r"\b(yes|no|true|false)\b", re.I)
-_LABEL_WORDS = (
-    ("NOT ENOUGH INFO", re.compile(
-        r"not enough info|\bnei\b|insufficient|cannot be (?:determined|verified)|"
-        r"can't be (?:determined|verified)|not enough (?:evidence|information)|undetermined|"
-        r"\bunknown\b|\bunverifiable\b", re.I)),
-    ("REFUTES", re.compile(
-        r"\brefute|\bfalse\b|\bno\b|\bincorrect\b|\bcontradict|\bwrong\b|\bnot\s+support|"
-        r"\bunsupported", re.I)),
-    ("SUPPORTS", re.compile(r"\bsupport|\btrue\b|\byes\b|\bcorrect\b|\bconfirm", re.I)),
-)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,19 +69,6 @@ class McrAnswer:
 
     answer: str | None
     abstained: bool
-
-
-def strip_think(text: str) -> str:
-    """Drop ``<think>...</think>`` blocks, everything before an orphan closing tag, and an
-    unclosed block to the end."""
-    text = _THINK_BLOCK.sub("", text)
-    closers = list(_THINK_CLOSE.finditer(text))
-    if closers:
-        text = text[closers[-1].end():]
-    opener = _THINK_OPEN.search(text)
-    if opener:
-        text = text[: opener.start()]
-    return text
 
 
 def extract_strict(output: str, marker: str = DEFAULT_MARKER) -> str | None:
@@ -124,7 +102,7 @@ def extract_flexible(
     """The answer a careful reader would take from ``output``, mapped to ``hints.kind``."""
     text = strip_think(output)
     if not text.strip():  # the model never left its reasoning: read the reasoning itself
-        text = _THINK_OPEN.sub("", _THINK_CLOSE.sub("", output))
+        text = without_think_tags(output)
     lines = _until_next_example(text.splitlines(), marker)
     for value in _candidates(lines, marker):
         mapped = _map(clean(value), hints)
@@ -237,20 +215,6 @@ def _cut_explanation(value: str) -> str:
     return value
 
 
-def yes_no(value: str) -> str | None:
-    """"yes"/"no" when the value starts with yes/no/true/false (or names only one of them)."""
-    words = re.findall(r"[A-Za-z]+", value.lower())
-    if words and words[0] in ("yes", "true"):
-        return "yes"
-    if words and words[0] in ("no", "false"):
-        return "no"
-    named = {("yes" if w in ("yes", "true") else "no") for w in words if w in _YES_NO_ANSWERS}
-    return named.pop() if len(named) == 1 else None
-
-
-_YES_NO_ANSWERS = frozenset({"yes", "no", "true", "false"})
-
-
 def choice_label(value: str, choices: tuple[tuple[str, str], ...]) -> str | None:
     """The label a value names: "A", "(A)", "A.", "Option A", or exactly one choice's text."""
     if not choices:
@@ -272,18 +236,6 @@ def choice_label(value: str, choices: tuple[tuple[str, str], ...]) -> str | None
     padded = f" {normalized} "
     named = [label for label, text in choices if f" {normalize_answer(text)} " in padded]
     return named[0] if len(named) == 1 else None
-
-
-def feverous_label(value: str) -> str | None:
-    """SUPPORTS / REFUTES / NOT ENOUGH INFO from a label or a yes/no/true/false answer."""
-    upper = value.strip().upper().replace("_", " ")
-    for label, _ in _LABEL_WORDS:
-        if upper == label:
-            return label
-    for label, pattern in _LABEL_WORDS:
-        if pattern.search(value):
-            return label
-    return None
 
 
 def _map(value: str, hints: Hints) -> str | None:

@@ -10,10 +10,11 @@ from collections import Counter
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
-from hopscore import __version__
 from hopscore.benchmarks.base import Benchmark, ModelAnswer, Predictions
 from hopscore.io import write_json_atomic
 from hopscore.scoring import ScoreReport, ScoresWriter, score_examples
+from hopscore.version import __version__
+from hopscore.words import agree, counted
 
 if TYPE_CHECKING:
     from hopscore.engine import BatchOutcome, EngineStats
@@ -75,8 +76,10 @@ def finish_run(
         if row is None or row.get("error") is not None or row.get("abstained"):
             continue
         retrieved = row.get("retrieved")
+        evidence = row.get("evidence_ids")
         answer = ModelAnswer(row.get("answer"), row.get("raw_output") or "",
-                             None if retrieved is None else tuple(retrieved))
+                             None if retrieved is None else tuple(retrieved),
+                             None if evidence is None else tuple(evidence))
         predictions.append(bench.make_prediction(tasks[example.id].example, answer))
     out = settings.output_dir
     path = out / bench.predictions_file
@@ -99,8 +102,9 @@ def finish_run(
     summary = run_summary(prepared, rows)
     if summary["errors"]:
         report.warnings.append(
-            f"{summary['errors']} requests failed after their retries (no prediction; they "
-            "score 0 here); re-run the same command to retry only them"
+            f"{counted(summary['errors'], 'request')} failed after "
+            f"{agree(summary['errors'], 'its', 'their')} retries (no prediction: scored 0 "
+            "here); re-run the same command to retry only those"
         )
     metrics = report.to_json()
     metrics["run"] = {"model": str(prepared.spec), "protocol": settings.protocol,
@@ -108,6 +112,10 @@ def finish_run(
                       "predictions": bench.predictions_file, **summary}
     if mcr_block is not None:
         metrics["mcr"] = mcr_block
+    if prepared.plan is not None:
+        from hopscore.run.methods_report import write_methods
+
+        metrics["methods"] = write_methods(settings, prepared, rows)
     write_json_atomic(out / "metrics.json", metrics)
     return report, metrics, summary
 
@@ -138,6 +146,22 @@ def _mcr(
     block = mcr_summary(prepared.benchmark.mcr_evaluator, len(prepared.examples), answered,
                         abstained, errors, total)
     return McrScoring(prepared.benchmark), wrapped, block
+
+
+def run_fingerprint(settings: RunSettings, prepared: Prepared) -> str:
+    """What the run computes (settings, gold and prompt contents), not how it is executed: the
+    same for every shard of a run; ``hopscore merge`` joins only shards that agree on it."""
+    from hopscore.run.settings import EXECUTION_FIELDS, HASHED_PATHS
+    from hopscore.run.tasks import corpus_info, shots_sha256
+    from hopscore.shard import fingerprint
+
+    corpus = corpus_info(prepared.corpus, settings)
+    return fingerprint({
+        **settings.to_json(), "gold_sha256": prepared.gold_sha256,
+        "template_sha256": prepared.template.sha256, "shots_sha256": shots_sha256(prepared.shots),
+        "corpus_sha256": None if corpus is None else corpus["sha256"],
+        "endpoint": prepared.endpoint,
+    }, (*EXECUTION_FIELDS, *HASHED_PATHS))
 
 
 def write_config(
@@ -175,11 +199,16 @@ def write_config(
                    "shots_sha256": shots_sha256(prepared.shots)},
         "context": {"tables_dir": None if settings.tables_dir is None else str(settings.tables_dir),
                     "context_tokens": settings.context_tokens,
-                    "corpus": corpus_info(prepared.corpus, settings)},
+                    "corpus": corpus_info(prepared.corpus, settings),
+                    "wiki_db": _wiki_info(settings)},
+        "strategy": None if prepared.plan is None else prepared.plan.to_json(),
         "settings": settings.to_json(),
         "versions": versions(prepared.spec.is_local),
         "platform": platform.platform(),
     }
+    config["fingerprint"] = run_fingerprint(settings, prepared)
+    if settings.shard is not None:
+        config["shard"] = {**settings.shard.to_json(), "examples": len(prepared.examples)}
     if summary:
         config["summary"] = summary
     if outcome is not None:
@@ -188,3 +217,11 @@ def write_config(
         config["requests"] = stats.to_json()
     write_json_atomic(path, config)
     return summary
+
+
+def _wiki_info(settings: RunSettings) -> dict[str, Any] | None:
+    if settings.wiki_db is None:
+        return None
+    path = settings.wiki_db
+    return {"path": str(path), "bytes": path.stat().st_size if path.is_file() else None,
+            "pages": settings.wiki_pages, "elements": settings.wiki_elements}

@@ -135,6 +135,10 @@ def _sources(env: jinja2.Environment, name: str) -> dict[str, str]:
 
 def split_messages(text: str, name: str) -> list[dict[str, str]]:
     """Split rendered text on ``[[role]]`` lines into messages (none: one user message)."""
+    if "[[" not in text:  # no role line: one user message (skips a regex per line)
+        if not text.strip():
+            raise HopscoreError(f"{name}: the template rendered no message")
+        return [{"role": "user", "content": text.strip("\n").strip()}]
     messages: list[dict[str, str]] = []
     role: str | None = None
     lines: list[str] = []

@@ -18,7 +18,7 @@ metrics say how many failed, and re-running the same command retries only those.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.console import Console
@@ -74,8 +74,20 @@ class _Worker:
             from hopscore.run.mcr import evaluator_of
 
             self.evaluator = evaluator_of(prepared.benchmark)
+        self.strategy = None
+        if prepared.plan is not None:
+            from hopscore.run.strategy import StrategyWorker, method_scorer
+
+            self.strategy = StrategyWorker(engine, prepared.plan, prepared.benchmark,
+                                           method_scorer(prepared.benchmark, settings.protocol))
+        self.retries = settings.num_retries or 0
 
     async def __call__(self, task: Task, key: str) -> RowResult:
+        if self.strategy is not None:
+            base = {"run_key": key, "id": task.example.id, "question": task.example.question,
+                    "asked": task.question, "prompt": task.request.messages,
+                    "prompt_sha256": task.prompt_sha256}
+            return await self.strategy.run(task.example, task.question, task.hints, key, base)
         call = await self.engine.complete(task.request)
         row = self.base_row(task, key, call)
         if call.response is None:
@@ -83,6 +95,23 @@ class _Worker:
             return RowResult(row, done=False, failure=call.failure)
         output = call.response.content or ""
         row.update(self.read(task, output))
+        earlier: list[dict[str, Any]] = []
+        for round_ in range(1, self.retries + 1):  # --num-retries: re-sample an abstention
+            if not (row["abstained"] or row["answer"] is None):
+                break
+            earlier.append({k: row[k] for k in ("raw_output", "answer", "abstained",
+                                                "cache_key")})
+            request = replace(task.request, temperature=self.settings.chain_temperature,
+                              cache_tag=f"retry={round_}", seed=None if task.request.seed
+                              is None else task.request.seed + 1000 * round_)
+            call = await self.engine.complete(request)
+            row = self.base_row(task, key, call)
+            if call.response is None:
+                assert call.failure is not None
+                return RowResult(row, done=False, failure=call.failure)
+            row.update(self.read(task, call.response.content or ""))
+        if earlier:
+            row["retried"] = earlier
         return RowResult(row)
 
     def base_row(self, task: Task, key: str, call: CallResult) -> dict[str, Any]:
@@ -170,6 +199,7 @@ async def execute(
         outcome = await run_batch(
             prepared.tasks, keys, _Worker(engine, prepared, settings), log,
             workers=1 if local else settings.concurrency, console=console,
+            start_interval=engine.start_interval,
             description=f"{prepared.benchmark.name} {prepared.spec}",
         )  # fmt: skip
     finally:

@@ -13,6 +13,7 @@ from hopscore.run.extract import DEFAULT_MARKER
 if TYPE_CHECKING:
     from hopscore.inference.clusters import ClusterSpec
     from hopscore.intervals import IntervalSpec
+    from hopscore.shard import Shard
 from hopscore.defaults import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 PROTOCOLS = ("default", "mcr")
@@ -30,7 +31,8 @@ class RunSettings:
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     protocol: str = "default"
-    shots: int = 0
+    #: built-in exemplars (None: 0 for the cot strategy, 4 for the chain strategies)
+    shots: int | None = None
     temperature: float | None = 0.0
     #: None: send no max_tokens
     max_tokens: int | None = 1024
@@ -61,15 +63,66 @@ class RunSettings:
     #: None: no response cache
     cache_dir: Path | None = None
     resamples: int = DEFAULT_RESAMPLES
+    #: cot (one completion per question), or MCR's methods: self-ask, sc, mcr
+    strategy: str = "cot"
+    #: chains per question (None: 1 for self-ask, 5 for sc and mcr)
+    chains: int | None = None
+    #: temperature of the sampled chains (chain 0 uses ``temperature``)
+    chain_temperature: float = 0.7
+    #: re-runs of a question whose answer is an abstention (None: 2 for mcr, as MCR; else 0)
+    num_retries: int | None = None
+    #: model calls per chain (MCR: 5)
+    chain_calls: int = 5
+    #: what the meta-reasoner reads: qa, evidence or both (None: both with retrieval, else qa)
+    meta_facts: str | None = None
+    #: "http": contexts of the chain strategies from a search service (else --corpus or none)
+    search_backend: str | None = None
+    search_url: str | None = None
+    fetch_url: str | None = None
+    search_api_key_env: str | None = None
+    search_timeout: float = 30.0
+    #: FEVEROUS: the Wikipedia database (feverous_wikiv1.db) for open-book runs
+    wiki_db: Path | None = None
+    #: FEVEROUS open book: pages retrieved per claim, and elements shown from them
+    wiki_pages: int = 5
+    wiki_elements: int = 20
     #: intervals of the scores: --ci, --ci-level, --cluster, --cluster-file (see hopscore score)
     ci: str = "auto"
     ci_level: float = DEFAULT_LEVEL
     cluster: str | None = None
     cluster_file: Path | None = None
+    #: --shard I/N: only the examples of this shard (None: all)
+    shard: Shard | None = None
 
     def check(self) -> None:
+        from hopscore.run.strategy import STRATEGIES
+
         if self.protocol not in PROTOCOLS:
             raise HopscoreError(f"--protocol must be one of {', '.join(PROTOCOLS)}")
+        if self.strategy not in STRATEGIES:
+            raise HopscoreError(f"--strategy must be one of {', '.join(STRATEGIES)}")
+        for name in ("chains", "chain_calls", "wiki_pages", "wiki_elements"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise HopscoreError(f"--{name.replace('_', '-')} must be at least 1")
+        if self.num_retries is not None and self.num_retries < 0:
+            raise HopscoreError("--num-retries must not be negative")
+        if self.chains is not None and self.strategy == "cot":
+            raise HopscoreError("--chains is for --strategy sc or mcr (cot asks once)")
+        if self.search_backend not in (None, "http"):
+            raise HopscoreError("--search-backend for a QA run is http (BM25 is --corpus)")
+        if self.search_backend == "http":
+            if self.strategy == "cot":
+                raise HopscoreError("--search-backend http feeds the chain strategies' "
+                                    "retrieval (--strategy self-ask, sc or mcr)")
+            if not self.search_url:
+                raise HopscoreError("--search-backend http needs --search-url")
+            if self.corpus is not None:
+                raise HopscoreError("--corpus and --search-backend http exclude each other")
+        elif self.search_url or self.fetch_url:
+            raise HopscoreError("--search-url and --fetch-url need --search-backend http")
+        if self.wiki_db is not None and self.benchmark != "feverous":
+            raise HopscoreError("--wiki-db is the FEVEROUS Wikipedia database (feverous only)")
         if self.extraction not in EXTRACTIONS:
             raise HopscoreError(f"--extraction must be one of {', '.join(EXTRACTIONS)}")
         if self.limit is not None and self.sample is not None:
@@ -107,8 +160,21 @@ class RunSettings:
                 value = str(value)
             elif isinstance(value, tuple):
                 value = list(value)
+            elif hasattr(value, "to_json"):
+                value = value.to_json()
             out[f.name] = value
         return out
+
+
+#: Settings that say how a run is executed, not what it computes: left out of its fingerprint,
+#: so the shards of one run (and reruns with more concurrency) have the same one.
+EXECUTION_FIELDS = ("output_dir", "api_key_env", "concurrency", "timeout", "max_retries",
+                    "backoff", "max_retry_wait", "deadline", "adaptive", "cache_dir", "shard",
+                    "executor", "search_api_key_env",
+                    "search_timeout")
+#: Files whose content (sha256, in config.json) stands in the fingerprint for their path, so
+#: shards that read the same data from different places agree.
+HASHED_PATHS = ("gold", "corpus", "prompt_template")
 
 
 def default_output_dir(benchmark: str, model: str, protocol: str) -> Path:

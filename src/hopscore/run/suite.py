@@ -108,7 +108,9 @@ class SuiteRow:
     mcr: dict[str, Any] | None = None
     run: dict[str, Any] | None = None
     detail: str = ""
+    #: the run's ``methods`` block (SA, SC, oracle, MCR) under a chain strategy
+    methods: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"benchmark": self.benchmark, "status": self.status, "mcr": self.mcr,
-                "run": self.run, "detail": self.detail}
+                "run": self.run, "detail": self.detail, "methods": self.methods}

@@ -20,6 +20,7 @@ from hopscore.run.prompts import PromptTemplate, builtin_template_name, load_sho
 from hopscore.run.providers import ModelSpec, endpoint_for, resolve_base_url
 from hopscore.run.retrieval import Corpus, Document, file_sha256
 from hopscore.run.settings import RunSettings
+from hopscore.run.strategy import StrategyPlan
 
 #: Under --protocol mcr with exemplars, generation stops where a new exemplar would begin, as
 #: MCR's prompts stop at their exemplar separator ("#").
@@ -38,6 +39,8 @@ class Task:
     key: str
     #: sha256 of the messages
     prompt_sha256: str
+    #: the question as the chain strategies ask it (MCR's form); "" for cot
+    question: str = ""
 
 
 @dataclass(slots=True)
@@ -57,6 +60,8 @@ class Prepared:
     gold_sha256: str
     gold_examples: int
     corpus: Corpus | None
+    #: the chain strategies' plan (None: --strategy cot)
+    plan: StrategyPlan | None = None
 
 
 def select(examples: list[Example], settings: RunSettings) -> list[Example]:
@@ -97,28 +102,71 @@ def prepare(settings: RunSettings) -> Prepared:
         from hopscore.run.mcr import evaluator_of
 
         evaluator_of(benchmark)  # fails early for a benchmark MCR did not evaluate
+    if settings.strategy != "cot" and not benchmark.mcr_evaluator:
+        raise HopscoreError(f"--strategy {settings.strategy} asks the question alone (MCR's "
+                            f"methods); {benchmark.title} needs its table in the prompt")
+    if settings.strategy != "cot" and settings.prompt_template is not None:
+        raise HopscoreError("--prompt-template replaces the cot prompt; the chain strategies "
+                            "use the built-in selfask.jinja and meta.jinja")
     gold = benchmark.load_gold(settings.gold, aliases=settings.aliases)
     examples = select(gold, settings)
-    kind = _answer_kind(benchmark, settings.protocol)
-    marker = MCR_MARKER if settings.protocol == "mcr" else settings.answer_marker
+    if settings.shard is not None:  # --shard I/N: this shard's examples, in the same order
+        examples = [example for example in examples if settings.shard.owns(example.id)]
+    chained = settings.strategy != "cot"
+    # the chain strategies ask MCR's question form (FEVEROUS: "Is it true that ...?": yes/no)
+    kind = _answer_kind(benchmark, "mcr" if chained else settings.protocol)
+    marker = MCR_MARKER if settings.protocol == "mcr" or chained else settings.answer_marker
     template = load_template(settings)
-    shots = load_shots(benchmark.name, settings.protocol, settings.shots)
+    shots = [] if chained else load_shots(benchmark.name, settings.protocol, settings.shots or 0)
     corpus = Corpus(settings.corpus) if settings.corpus is not None else None
+    wiki = None
+    if settings.wiki_db is not None and not chained:
+        from hopscore.benchmarks.feverous_wiki import FeverousWiki
+
+        wiki = FeverousWiki(settings.wiki_db)
+    plan = None
+    if chained:
+        from hopscore.run.evidence import make_source
+        from hopscore.run.strategy import make_plan
+
+        plan = make_plan(settings, benchmark, kind, make_source(settings, benchmark, corpus),
+                         spec.name, list(settings.stop))
     inputs = PromptInputs(tables_dir=settings.tables_dir, context_tokens=settings.context_tokens)
     stop = list(settings.stop)
     if settings.protocol == "mcr" and shots and MCR_STOP not in stop:
         stop.insert(0, MCR_STOP)
     tasks = [
         _task(benchmark, example, settings, inputs, template, shots, corpus, kind, marker,
-              spec, endpoint, stop)
+              spec, endpoint, stop, wiki) if plan is None
+        else _chain_task(benchmark, example, settings, inputs, plan, kind, endpoint)
         for example in examples
     ]
     return Prepared(
         benchmark=benchmark, spec=spec, base_url=base_url, endpoint=endpoint,
         examples=examples, tasks=tasks, template=template, shots=shots, answer_kind=kind,
         marker=marker, stop=stop, gold_sha256=file_sha256(settings.gold), gold_examples=len(gold),
-        corpus=corpus,
+        corpus=corpus, plan=plan,
     )  # fmt: skip
+
+
+def _chain_task(
+    benchmark: Benchmark[Any, Any], example: Example, settings: RunSettings, inputs: PromptInputs,
+    plan: StrategyPlan, kind: str, endpoint: str,
+) -> Task:
+    """A question of a chain strategy: its request is the first call of chain 0 before any
+    retrieval (for display); the key binds the question to the strategy's whole plan."""
+    from hopscore.run.selfask import prompt_tail
+    from hopscore.run.strategy import kind_hints
+
+    variables = benchmark.prompt_variables(example, inputs)
+    question = variables["mcr_question"]
+    request = plan.chain_request(prompt_tail(question, [], ""), 0, 0)
+    key = sha256_text(canonical_json({
+        "id": example.id, "question": question, "endpoint": endpoint,
+        "plan": plan.fingerprint(), "extraction": settings.extraction,
+    }))  # fmt: skip
+    return Task(example, request, kind_hints(kind, variables), None, key,
+                sha256_text(canonical_json(request.messages)), question=question)
 
 
 def render_messages(
@@ -139,13 +187,23 @@ def render_messages(
 def _task(
     benchmark: Benchmark[Any, Any], example: Example, settings: RunSettings, inputs: PromptInputs,
     template: PromptTemplate, shots: list[dict[str, Any]], corpus: Corpus | None, kind: str,
-    marker: str, spec: ModelSpec, endpoint: str, stop: list[str],
+    marker: str, spec: ModelSpec, endpoint: str, stop: list[str], wiki: Any = None,
 ) -> Task:
     variables = benchmark.prompt_variables(example, inputs)
     query = variables["mcr_question"] if settings.protocol == "mcr" else variables["question"]
     retrieved = tuple(corpus.search(query, settings.retrieve_k)) if corpus is not None else None
+    shown: list[Document] = []
+    if wiki is not None:  # FEVEROUS open book: elements of the claim's pages, with their ids
+        from hopscore.benchmarks.feverous_wiki import render
+
+        units = wiki.retrieve(example.question, settings.wiki_pages, settings.wiki_elements)
+        variables["wiki"] = render(units, wiki)
+        shown = [Document(i, page["title"], "") for page in variables["wiki"]
+                 for i in page["ids"]]
     messages = render_messages(benchmark, variables, template, shots, settings.protocol,
                                settings.answer_marker, kind, retrieved)
+    if shown:  # the shown element ids: cited ids are read against them
+        retrieved = (*(retrieved or ()), *shown)
     request = ChatRequest(
         model=spec.name, messages=messages, temperature=settings.temperature,
         max_tokens=settings.max_tokens, seed=settings.seed,

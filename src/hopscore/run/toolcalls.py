@@ -9,6 +9,16 @@ parsed back into OpenAI ``tool_calls``: every tagged block (the closing tag may 
 the end of the reply); a block whose JSON cannot be read still becomes a call when a tool name
 can be found in it (its arguments are passed as written, so the harness answers with an
 argument error the model can see), otherwise it stays text.
+
+Shorthand (``shorthand=True``, the HDR agent's text protocol against a remote endpoint, where
+no decoding can be forced): a model too small to write the tags still tends to answer in a
+fenced code block labelled with what it means (```` ```sql ````). When a reply has no tagged
+call, its first fenced block whose label is the name of a tool's first required string
+argument, for exactly one tool, is read as a call of that tool with the block as that argument
+(```` ```sql ... ``` ```` calls ``run_sql``); failing that, a bare JSON object
+``{"name": <an offered tool>, "arguments": {...}}`` (as some servers return calls in the
+content) is a call. The tools prompt then says so, and the call is written back in the tagged
+form, so the model sees the canonical format in its own history.
 """
 
 from __future__ import annotations
@@ -44,7 +54,7 @@ def _example(tools: list[dict[str, Any]]) -> str:
     return json.dumps({"name": name, "arguments": {}})
 
 
-def tools_prompt(tools: list[dict[str, Any]]) -> str:
+def tools_prompt(tools: list[dict[str, Any]], shorthand: bool = False) -> str:
     example = _example(tools)
     lines = [
         "You have tools. To call one, reply with a JSON object between tool-call tags, "
@@ -54,7 +64,25 @@ def tools_prompt(tools: list[dict[str, Any]]) -> str:
         "argument):",
         *(_signature(tool) for tool in tools),
     ]
+    fenced = _fence_tools(tools) if shorthand else {}
+    for label, name in fenced.items():
+        lines.append(f"A reply that is a ```{label} fenced block calls {name} with it.")
     return "\n".join(lines)
+
+
+def _fence_tools(tools: list[dict[str, Any]]) -> dict[str, str]:
+    """Fence label -> tool: the first required string argument's name, when one tool has it."""
+    owners: dict[str, list[str]] = {}
+    for tool in tools:
+        function = tool.get("function") or {}
+        parameters = function.get("parameters") or {}
+        required = parameters.get("required") or []
+        if not required or not function.get("name"):
+            continue
+        spec = (parameters.get("properties") or {}).get(required[0]) or {}
+        if spec.get("type") == "string":
+            owners.setdefault(str(required[0]), []).append(str(function["name"]))
+    return {label: names[0] for label, names in owners.items() if len(names) == 1}
 
 
 def _call_text(call: dict[str, Any]) -> str:
@@ -68,10 +96,10 @@ def _call_text(call: dict[str, Any]) -> str:
     return f"{OPEN}\n{body}\n{CLOSE}"
 
 
-def text_messages(messages: list[dict[str, Any]], tools: list[dict[str, Any]]
-                  ) -> list[dict[str, Any]]:
+def text_messages(messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                  shorthand: bool = False) -> list[dict[str, Any]]:
     """The conversation with tools described in text and tool turns as plain messages."""
-    prompt = tools_prompt(tools)
+    prompt = tools_prompt(tools, shorthand)
     out: list[dict[str, Any]] = []
     if not messages or messages[0].get("role") != "system":
         out.append({"role": "system", "content": prompt})
@@ -135,8 +163,33 @@ def _first_object(text: str) -> Any:
     return None
 
 
-def parse_tool_calls(text: str) -> tuple[str, list[dict[str, Any]]]:
-    """``(remaining text, OpenAI tool_calls)`` of a reply in the text protocol."""
+_FENCE = re.compile(r"```[ \t]*([A-Za-z_][\w-]*)[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+
+
+def _shorthand_call(text: str, tools: list[dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
+    fenced = _fence_tools(tools)
+    for match in _FENCE.finditer(text):
+        label, body = match.group(1).lower(), match.group(2).strip()
+        if label in fenced and body:
+            rest = (text[: match.start()] + text[match.end():]).strip()
+            return rest, {"id": "call_0", "type": "function", "function": {
+                "name": fenced[label], "arguments": json.dumps({label: body},
+                                                               ensure_ascii=False)}}
+    value = _first_object(text)
+    names = set(tool_names(tools))
+    if isinstance(value, dict) and value.get("name") in names and \
+            isinstance(value.get("arguments", {}), (dict, str)):
+        raw = value.get("arguments", {})
+        arguments = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+        return "", {"id": "call_0", "type": "function",
+                    "function": {"name": value["name"], "arguments": arguments}}
+    return None
+
+
+def parse_tool_calls(text: str, tools: list[dict[str, Any]] | None = None
+                     ) -> tuple[str, list[dict[str, Any]]]:
+    """``(remaining text, OpenAI tool_calls)`` of a reply in the text protocol; with ``tools``,
+    a reply without tagged calls is also read for the shorthand (module docstring)."""
     calls: list[dict[str, Any]] = []
     for block in _BLOCK.findall(text):
         value = _first_object(block)
@@ -153,5 +206,9 @@ def parse_tool_calls(text: str) -> tuple[str, list[dict[str, Any]]]:
             continue
         calls.append({"id": f"call_{len(calls)}", "type": "function",
                       "function": {"name": name, "arguments": arguments}})
+    if not calls and tools:
+        shorthand = _shorthand_call(text, tools)
+        if shorthand is not None:
+            return shorthand[0], [shorthand[1]]
     rest = _BLOCK.sub("", text).strip() if calls else text
     return rest, calls

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from hopscore.engine.resume import ResultLog
 from hopscore.errors import InputError
+from hopscore.shard import write_sidecar
 from hopscore.sql.evaluate import (
     DEFAULT_TEMPLATE,
     NEEDS_DB,
@@ -39,6 +40,8 @@ from hopscore.sql.summary import Summary
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from hopscore.shard import Shard
 
 __all__ = ["DEFAULT_TEMPLATE", "NEEDS_DB", "MatchOptions", "Summary", "evaluate",
            "run_sql_match"]
@@ -107,22 +110,30 @@ def read_done(output: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def run_sql_match(input_path: Path, output_path: Path, options: MatchOptions, *,
-                  executor: SqlExecutor, restart: bool = False,
-                  on_row: Callable[[dict[str, Any]], None] | None = None,
-                  warn: Console | None = None) -> Summary:
-    """Grade every line of ``input_path`` into ``output_path`` (resuming unless ``restart``)."""
-    options.check()
-    settings = settings_fingerprint({
-        "compare": options.compare, "extract": options.extract, "max_rows": options.max_rows,
-        "timeout_s": options.timeout_s, "memory_mb": executor.memory_mb,
-        "db_template": options.db_template, "db_root": options.db_root,
-    })
+def match_settings(options: MatchOptions, memory_mb: int) -> dict[str, Any]:
+    """Every setting that can change a verdict (their hash is each row's ``settings``)."""
+    return {"compare": options.compare, "extract": options.extract, "max_rows": options.max_rows,
+            "timeout_s": options.timeout_s, "memory_mb": memory_mb,
+            "db_template": options.db_template, "db_root": options.db_root}
+
+
+def line_keys(input_path: Path, options: MatchOptions, settings: str,
+              shard: Shard | None = None) -> tuple[list[str], list[int], int]:
+    """Pass 1: the resume key and line number of every line of ``shard`` (all lines when
+    None), in input order, and how many lines the input has in all. The record is parsed to
+    find its database, then dropped."""
     identity = DatabaseIdentity()
-    # Pass 1: every line's key (the record is parsed to find its database, then dropped).
     keys: list[str] = []
     lines: list[int] = []
+    seen: dict[str, int] = {}
+    total = 0
     for item in read_lines(input_path):
+        total += 1
+        if shard is not None:
+            number = seen.get(item.digest, 0)
+            seen[item.digest] = number + 1
+            if not shard.owns(shard_key(item.digest, number)):
+                continue
         record = _parsed(item)
         database = ""
         if not isinstance(record, InputError):
@@ -130,7 +141,29 @@ def run_sql_match(input_path: Path, output_path: Path, options: MatchOptions, *,
             database = identity(Path(where)) if status == "ok" else ""
         keys.append(row_key(settings, database, item.line, item.digest))
         lines.append(item.line)
+    return keys, lines, total
+
+
+def shard_key(digest: str, occurrence: int) -> str:
+    """What decides a line's shard: its bytes and duplicate number (never the settings)."""
+    return f"{digest}#{occurrence}"
+
+
+def run_sql_match(input_path: Path, output_path: Path, options: MatchOptions, *,
+                  executor: SqlExecutor, restart: bool = False,
+                  on_row: Callable[[dict[str, Any]], None] | None = None,
+                  warn: Console | None = None, shard: Shard | None = None) -> Summary:
+    """Grade every line of ``input_path`` (``shard``: the lines of that shard) into
+    ``output_path`` (resuming unless ``restart``)."""
+    options.check()
+    described = match_settings(options, executor.memory_mb)
+    settings = settings_fingerprint(described)
+    keys, lines, total = line_keys(input_path, options, settings, shard)
     output_path.parent.mkdir(parents=True, exist_ok=True)
+    if shard is not None:
+        write_sidecar(output_path, command="sql-match", shard=shard, fingerprint=settings,
+                      input_path=input_path, rows=len(keys), rows_total=total,
+                      settings=described)
     if restart and output_path.exists():
         output_path.unlink()
     log = ResultLog(output_path, key_of)

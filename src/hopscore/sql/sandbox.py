@@ -34,7 +34,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import hopscore
 from hopscore.sql.guard import check_query
 
 #: Every prefix of an error text from the executor or the ``run_sql`` tool.
@@ -46,7 +45,7 @@ ERROR_PREFIXES = (
 _FRAME = struct.Struct(">Q")
 _BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from hopscore.sql.worker import serve; " \
         "serve(int(sys.argv[2]))"
-_PACKAGE_PARENT = str(Path(hopscore.__file__).resolve().parents[1])
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # the folder holding hopscore/
 
 
 def sqlite_version() -> str:

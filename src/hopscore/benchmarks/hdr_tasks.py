@@ -1,4 +1,5 @@
-"""HDR task records: the release JSONL, the per-category source files, and the v2 overlay.
+"""HDR task records (the gold of HybridDeepResearch): the release JSONL, the per-category source
+files, and the v2 overlay.
 
 A task file is either
 

@@ -1,4 +1,5 @@
-"""Search backends for the ``web_search`` and ``web_fetch`` tools.
+"""Search backends for the agent's ``web_search`` and ``web_fetch`` tools and for the chain
+strategies' web evidence.
 
 A backend is anything with a ``label``, ``search(query, count) -> list[SearchHit]``,
 ``fetch(url) -> str`` and ``describe()`` (:class:`SearchBackend`). Both calls are synchronous

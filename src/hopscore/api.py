@@ -1,0 +1,486 @@
+"""hopscore's Python API: the same scoring, grading and comparison as the command line, for
+notebooks, scripts and training loops. Everything here is re-exported by ``hopscore`` itself
+(``hopscore.score(...)``); docs/python-api.md lists it. The rest of the package is internal.
+
+>>> import hopscore
+>>> files = hopscore.sample_files("hotpotqa")
+>>> report = hopscore.score("hotpotqa", files.gold, files.predictions)
+>>> report.n_gold, round(report.metrics["em"], 2), report.missing_ids
+(5, 0.6, [])
+
+Every function takes plain paths and values and raises :class:`hopscore.HopscoreError` (or
+its subclass :class:`hopscore.InputError`, naming the file, line and field) for bad input.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Coroutine, Iterable, Mapping
+from contextlib import ExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+from hopscore.errors import HopscoreError
+from hopscore.results import ScoreReport
+
+if TYPE_CHECKING:
+    from hopscore.analysis.compare import PairComparison
+    from hopscore.benchmarks.base import Example, Predictions
+
+__all__ = [
+    "SampleFiles",
+    "benchmark_names",
+    "compare",
+    "judge",
+    "judge_rows",
+    "load_gold",
+    "load_predictions",
+    "sample_files",
+    "score",
+    "sql_match",
+]
+
+PathLike = str | os.PathLike[str]
+#: predictions given in memory: {id: answer}, {id: record} or records with an "id"
+InMemory = Mapping[str, Any] | Iterable[Mapping[str, Any]]
+T = TypeVar("T")
+
+
+class SampleFiles(NamedTuple):
+    """The files of a bundled sample: gold, predictions, and 2WikiMultihopQA's aliases."""
+
+    gold: Path
+    predictions: Path
+    aliases: Path | None
+
+
+_samples = ExitStack()  # keeps extracted sample files alive (a zip install) until exit
+
+
+def benchmark_names() -> list[str]:
+    """The benchmarks hopscore scores, by the names every function takes.
+
+    >>> benchmark_names()[:3]
+    ['hotpotqa', 'hybridqa', '2wikimultihopqa']
+    """
+    from hopscore import benchmarks
+
+    return benchmarks.names()
+
+
+def sample_files(benchmark: str) -> SampleFiles:
+    """The small invented sample that ships with hopscore for ``benchmark`` (gold and
+    predictions in the official formats), for trying the API.
+
+    >>> sample_files("2wikimultihopqa").aliases.name
+    'id_aliases.json'
+    """
+    from hopscore import samples
+
+    found = {s.benchmark: s for s in samples.discover()}
+    if benchmark.lower() not in found:
+        raise HopscoreError(f"no bundled sample for {benchmark!r}; samples: {', '.join(found)}")
+    gold, predictions, aliases = _samples.enter_context(found[benchmark.lower()].paths())
+    return SampleFiles(gold, predictions, aliases)
+
+
+def load_gold(benchmark: str, gold: PathLike, *, aliases: PathLike | None = None
+              ) -> list[Example]:
+    """Read a benchmark's gold file into its typed, frozen examples (``id``, ``question``,
+    the gold fields, ``groups()``, ``gold_answers()``).
+
+    ``gold`` is the official file, or a Hugging Face copy (``hf:NAME[:CONFIG][@SPLIT]``, a
+    parquet or arrow file, a ``save_to_disk`` folder, a JSON Lines export), as ``--gold``
+    takes it (docs/getting-the-data.md).
+
+    >>> examples = load_gold("hotpotqa", sample_files("hotpotqa").gold)
+    >>> len(examples), examples[0].groups()
+    (5, {'type': 'bridge', 'level': 'easy'})
+    """
+    from hopscore import benchmarks
+    from hopscore.hub import official_gold
+
+    bench = benchmarks.get(benchmark)
+    path = official_gold(bench.name, Path(gold)).path
+    return bench.load_gold(path, aliases=None if aliases is None else Path(aliases))
+
+
+def load_predictions(
+    benchmark: str, predictions: PathLike | InMemory, *, harness: str | None = None,
+    gold: PathLike | None = None, lm_filter: str | None = None,
+) -> Predictions[Any]:
+    """Read predictions into a :class:`~hopscore.benchmarks.base.Predictions` (``by_id``: the
+    typed prediction of each id; ``warnings``: what the reader noticed).
+
+    ``predictions`` is a file in the benchmark's official format or the universal JSON Lines
+    format, or the same in memory: ``{id: answer}``, ``{id: {"answer": ..., "sp": ...}}`` or
+    a list of ``{"id": ..., "answer": ...}`` records. ``harness="lm-eval"`` or ``"inspect"``
+    reads another harness's output instead, joined to ``gold`` by id, else by question
+    (docs/integrations.md).
+
+    >>> predictions = load_predictions("bamboogle", {"0": "Jonas Arden", "1": "1854"})
+    >>> sorted(predictions.by_id), predictions.by_id["1"].answer
+    (['0', '1'], '1854')
+    """
+    from hopscore import benchmarks
+
+    bench = benchmarks.get(benchmark)
+    if harness is not None:
+        if gold is None:
+            raise HopscoreError("harness predictions are joined to the gold: pass gold=")
+        from hopscore.harness import harness_predictions
+
+        examples = load_gold(bench.name, gold)
+        return harness_predictions(bench, examples, Path(_path(predictions)), harness,
+                                   lm_filter)[0]
+    with _predictions_file(predictions) as (path, rename):
+        return rename.predictions(bench.load_predictions(path))
+
+
+def score(
+    benchmark: str,
+    gold: PathLike,
+    predictions: PathLike | InMemory,
+    *,
+    aliases: PathLike | None = None,
+    output_dir: PathLike | None = None,
+    ci: str = "auto",
+    ci_level: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+    cluster: str | None = None,
+    cluster_file: PathLike | None = None,
+    harness: str | None = None,
+    lm_filter: str | None = None,
+) -> ScoreReport:
+    """Score predictions against a benchmark's gold, exactly as ``hopscore score`` does.
+
+    Returns the :class:`~hopscore.results.ScoreReport` that ``metrics.json`` holds:
+    ``metrics`` (unrounded fractions), ``groups`` (each a ``GroupSummary`` with ``n``,
+    ``metrics`` and ``ci``), ``ci`` (an interval per metric: ``low``, ``high``, ``method``,
+    ``level``), ``missing_ids``, ``extra_ids`` and ``warnings``; ``to_json()`` gives the file.
+    With ``output_dir`` it also writes ``metrics.json`` and ``scores.jsonl`` there.
+
+    ``predictions`` is a file or in memory (see :func:`load_predictions`). A gold example
+    without a prediction scores 0 and stays in the denominator; a prediction whose id is not
+    in the gold is ignored; both are listed. ``ci``, ``ci_level``, ``resamples``, ``seed``,
+    ``cluster`` and ``cluster_file`` are ``--ci`` and friends (docs/statistics.md);
+    ``resamples=0`` or ``ci="none"`` skips the intervals.
+
+    >>> files = sample_files("bamboogle")
+    >>> report = score("bamboogle", files.gold, {"0": "Jonas Arden"}, ci="wilson")
+    >>> report.metrics["em"], report.ci["em"].method, len(report.missing_ids)
+    (0.2, 'wilson', 4)
+    """
+    from hopscore import benchmarks
+    from hopscore.hub import official_gold
+    from hopscore.inference.clusters import ClusterSpec
+    from hopscore.inference.spec import IntervalSpec
+    from hopscore.scoring import score_files
+
+    bench = benchmarks.get(benchmark)
+    gold_file = official_gold(bench.name, Path(gold))
+    clusters = None
+    if cluster is not None or cluster_file is not None:
+        clusters = ClusterSpec(field=cluster,
+                               file=None if cluster_file is None else Path(cluster_file))
+    spec = IntervalSpec(method=ci.lower(), level=ci_level, resamples=resamples, seed=seed,
+                        cluster=None if clusters is None else clusters.name)
+    reader = None
+    if harness is not None:
+        from hopscore.harness import predictions_reader
+
+        notes: list[str] = []
+        reader = predictions_reader(bench, Path(_path(predictions)), harness, lm_filter,
+                                    notes.append)
+    with _predictions_file(predictions if harness is None else _path(predictions)) \
+            as (path, rename):
+        report = score_files(
+            bench, gold_file.path, path, None if output_dir is None else Path(output_dir),
+            aliases=None if aliases is None else Path(aliases), intervals=spec,
+            clusters=clusters, read_predictions=reader)
+        report.warnings[:0] = list(gold_file.warnings)
+        report.warnings = [rename.text(w) for w in report.warnings]
+    return report
+
+
+def judge_rows(
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    model: str,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    prompt_file: PathLike | None = None,
+    concurrency: int = 8,
+    timeout: float = 120.0,
+    max_retries: int = 5,
+    max_tokens: int | None = 2048,
+    cache: bool = True,
+    output: PathLike | None = None,
+) -> list[dict[str, Any]]:
+    """Grade each row's ``response`` against its ``correct_answer`` with an LLM judge, as
+    ``hopscore judge`` does; returns one output row per input row, in order.
+
+    Each output row is the input row plus ``correct`` (True, False, or None when the judge
+    gave no decision), ``parse_ok``, ``extracted_final_answer``, ``reasoning``,
+    ``confidence``, ``raw_judge_output``, ``error`` and a ``judge`` object (status, model,
+    prompt hash, attempts, tokens). ``model`` and ``base_url`` name any OpenAI-compatible
+    endpoint (default: OpenAI); the key is ``api_key``, else ``$JUDGE_API_KEY``. Responses
+    are cached (``~/.cache/hopscore``, ``$HOPSCORE_CACHE_DIR``) unless ``cache=False``;
+    with ``output`` (a JSON Lines path) the run resumes where an earlier one stopped.
+
+    >>> judged = judge_rows([
+    ...     {"question": "Capital of France?", "response": "Paris", "correct_answer": "Paris"},
+    ...     {"question": "2 + 2?", "response": "5", "correct_answer": "4"},
+    ... ], model="judge", base_url=JUDGE_URL)
+    >>> [row["correct"] for row in judged], judged[0]["judge"]["status"]
+    ([True, False], 'judged')
+
+    (``JUDGE_URL`` is an OpenAI-compatible endpoint such as ``http://localhost:8000/v1``; the
+    tests run this example against a local one.)
+    """
+    from hopscore.engine import RetryPolicy, default_cache_dir
+    from hopscore.errors import Location
+    from hopscore.io import iter_jsonl
+    from hopscore.judge import JudgeConfig, JudgePrompt
+    from hopscore.judge.rows import items_of
+    from hopscore.judge.runner import judge_items
+
+    items = items_of((Location("rows", index=i), _plain(row)) for i, row in enumerate(rows))
+    if not items:
+        return []
+    prompt = JudgePrompt.from_file(Path(prompt_file)) if prompt_file else JudgePrompt.builtin()
+    config = JudgeConfig(
+        model=model, base_url=base_url or None,
+        api_key=api_key or os.environ.get("JUDGE_API_KEY") or "EMPTY", prompt=prompt,
+        max_tokens=max_tokens or None, concurrency=concurrency, timeout=timeout,
+        retry=RetryPolicy(max_retries=max_retries),
+        cache_dir=default_cache_dir() if cache else None)
+    with tempfile.TemporaryDirectory(prefix="hopscore-judge-") as folder:
+        path = Path(output) if output is not None else Path(folder) / "judged.jsonl"
+        summary = _run(judge_items(items, path, config))
+        if summary.aborted:
+            raise HopscoreError(f"the judge stopped early: {summary.aborted}")
+        return [value for _, value in iter_jsonl(path)]
+
+
+def judge(question: str, response: str | None, correct_answer: str, *, model: str,
+          **options: Any) -> dict[str, Any]:
+    """Grade one answer with an LLM judge: :func:`judge_rows` on one row (same options).
+
+    >>> row = judge("Who wrote Hamlet?", "Shakespeare", "William Shakespeare",
+    ...             model="judge", base_url=JUDGE_URL)
+    >>> row["correct"], row["extracted_final_answer"]
+    (True, 'Shakespeare')
+    """
+    rows = judge_rows([{"question": question, "response": response,
+                        "correct_answer": correct_answer}], model=model, **options)
+    return rows[0]
+
+
+def sql_match(
+    records: PathLike | Iterable[Mapping[str, Any]],
+    *,
+    db_root: PathLike | None = None,
+    db_template: str = "{db}/{db}_template.sqlite",
+    compare: str = "reference",
+    extract: str = "reference",
+    timeout: float | None = 120.0,
+    max_rows: int = 100_000,
+    table_rows: int = 20,
+    workers: int | None = None,
+    memory_mb: int = 2048,
+    output: PathLike | None = None,
+) -> list[dict[str, Any]]:
+    """Grade Search-to-SQL answers by execution match, as ``hopscore sql-match`` does: the
+    agent's SQL and the gold SQL run read-only in sandboxed workers and their result tables are
+    compared (``compare``: reference, strict, rows, spider or bird; docs/sql-grading.md).
+
+    ``records`` is a JSON Lines file or records in memory, each with ``instance_id``, the
+    answer in ``response``, ``gold_sql`` and the database as ``db_path`` (or ``db`` below
+    ``db_root``). Returns one verdict per record, in order: ``match`` (True, False, or None
+    for an invalid record), ``score``, ``reason``, ``reason_kind``, ``agent_sql`` and more.
+
+    >>> import sqlite3, tempfile
+    >>> db = tempfile.mkdtemp() + "/shop.sqlite"
+    >>> with sqlite3.connect(db) as connection:
+    ...     _ = connection.executescript("CREATE TABLE item(name TEXT, price REAL);"
+    ...                                  "INSERT INTO item VALUES ('pen', 1.5), ('ink', 3.0);")
+    >>> answer = "```sql\\nSELECT name FROM item WHERE price >= 3\\n```"
+    >>> verdicts = sql_match([{"instance_id": "q1", "db_path": db, "response": answer,
+    ...                        "gold_sql": "SELECT name FROM item WHERE price > 2"}])
+    >>> verdicts[0]["match"], verdicts[0]["agent_sql"]
+    (True, 'SELECT name FROM item WHERE price >= 3')
+    """
+    from hopscore.io import iter_jsonl
+    from hopscore.sql.runner import MatchOptions, run_sql_match
+    from hopscore.sql.sandbox import SqlExecutor
+
+    options = MatchOptions(
+        db_root=None if db_root is None else Path(db_root).expanduser().resolve(),
+        db_template=db_template, timeout_s=timeout if timeout else None, max_rows=max_rows,
+        compare=compare, table_rows=table_rows, extract=extract)
+    with ExitStack() as stack:
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hopscore-sql-")))
+        if isinstance(records, (str, os.PathLike)):
+            source = Path(records)
+        else:
+            from hopscore.io import json_line
+
+            source = folder / "records.jsonl"
+            source.write_text("".join(json_line(_plain(r)) for r in records), encoding="utf-8")
+        path = Path(output) if output is not None else folder / "verdicts.jsonl"
+        with SqlExecutor(workers, memory_mb=memory_mb) as executor:
+            run_sql_match(source, path, options, executor=executor)
+        return [value for _, value in iter_jsonl(path)]
+
+
+def compare(
+    a: PathLike,
+    b: PathLike,
+    *,
+    ci: str = "auto",
+    ci_level: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+    correction: str = "holm",
+    alpha: float = 0.05,
+    power: float = 0.8,
+    cluster: str | None = None,
+    cluster_file: PathLike | None = None,
+    flip_metric: str | None = None,
+) -> PairComparison:
+    """Paired comparison of two systems on the same examples, as ``hopscore compare``: for
+    every common metric, overall and per group, ``B - A`` with its paired interval, one test
+    (McNemar's exact test for 0/1 metrics, a paired permutation test for the others) with its
+    p-value adjusted over every row (``correction``: holm, bh or none), and the minimum
+    detectable effect (docs/statistics.md).
+
+    ``a`` and ``b`` are score or run directories (``score(..., output_dir=...)``,
+    ``hopscore run``), ``scores.jsonl`` files, or ``hopscore judge`` / ``sql-match`` output.
+    ``pair.metrics`` holds one row per metric (``a``, ``b``, ``delta``, ``interval``,
+    ``test``, ``flips``, ``significant``); ``pair.groups`` the same per group.
+
+    >>> import tempfile
+    >>> files, out = sample_files("bamboogle"), tempfile.mkdtemp()
+    >>> _ = score("bamboogle", files.gold, files.predictions, output_dir=out + "/a")
+    >>> _ = score("bamboogle", files.gold, {"0": "Jonas Arden"}, output_dir=out + "/b")
+    >>> pair = compare(out + "/a", out + "/b")
+    >>> em = next(row for row in pair.metrics if row.metric == "em")
+    >>> pair.n, em.a, em.b, em.flips.right_to_wrong, em.significant
+    (5, 0.6, 0.2, 2, False)
+    """
+    from hopscore.analysis.compare import CompareOptions, compare_to_baseline
+    from hopscore.analysis.scored import load_many
+    from hopscore.inference.clusters import ClusterSpec
+
+    clusters = None
+    if cluster is not None or cluster_file is not None:
+        clusters = ClusterSpec(field=cluster,
+                               file=None if cluster_file is None else Path(cluster_file))
+    options = CompareOptions(ci=ci.lower(), level=ci_level, resamples=resamples, seed=seed,
+                             correction=correction.lower(), alpha=alpha, power=power,
+                             clusters=clusters, flip_metric=flip_metric)
+    return compare_to_baseline(load_many([Path(a), Path(b)]), 0, options)[0]
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def _path(value: Any) -> PathLike:
+    if not isinstance(value, (str, os.PathLike)):
+        raise HopscoreError("harness output is read from a file: pass its path")
+    return value
+
+
+def _plain(row: Mapping[str, Any]) -> dict[str, Any]:
+    if not isinstance(row, Mapping):
+        raise HopscoreError(f"each row must be a mapping (a dict), got {type(row).__name__}")
+    return dict(row)
+
+
+class _Rename:
+    """Says ``predictions[3]`` where a message names the temporary file of in-memory
+    predictions."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.pattern = None if path is None else re.compile(re.escape(str(path)) + r"(?::(\d+))?")
+
+    def text(self, message: str) -> str:
+        if self.pattern is None:
+            return message
+
+        def replace(match: re.Match[str]) -> str:
+            line = match.group(1)
+            return "predictions" if line is None else f"predictions[{int(line) - 1}]"
+
+        return self.pattern.sub(replace, message)
+
+    def predictions(self, predictions: Predictions[Any]) -> Predictions[Any]:
+        predictions.warnings = [self.text(w) for w in predictions.warnings]
+        if self.pattern is not None:
+            predictions.source = "predictions"
+        return predictions
+
+
+class _predictions_file:
+    """The path of the predictions: the file given, or a temporary universal JSON Lines file
+    holding the in-memory ones (errors then name ``predictions[i]``)."""
+
+    def __init__(self, predictions: PathLike | InMemory) -> None:
+        self.given = predictions
+        self.folder: tempfile.TemporaryDirectory[str] | None = None
+
+    def __enter__(self) -> tuple[Path, _Rename]:
+        if isinstance(self.given, (str, os.PathLike)):
+            return Path(self.given), _Rename(None)
+        from hopscore.io import json_line
+
+        self.folder = tempfile.TemporaryDirectory(prefix="hopscore-")
+        path = Path(self.folder.name) / "predictions.jsonl"
+        self.rename = _Rename(path)
+        given = self.given
+        if isinstance(given, Mapping):
+            records: Iterable[Mapping[str, Any]] = (
+                {"id": key, **value} if isinstance(value, Mapping) else {"id": key, "answer": value}
+                for key, value in given.items())
+        else:
+            records = given
+        with path.open("w", encoding="utf-8") as out:
+            for record in records:
+                out.write(json_line(_plain(record)))
+        return path, self.rename
+
+    def __exit__(self, kind: object, error: BaseException | None, trace: object) -> None:
+        if self.folder is not None:
+            self.folder.cleanup()
+            if isinstance(error, HopscoreError):
+                error.args = (self.rename.text(str(error)),)
+
+
+def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to its end, also from a thread whose event loop is already running (a
+    notebook cell)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    result: list[T] = []
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(asyncio.run(coroutine))
+        except BaseException as exc:  # handed to the caller's thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=target, name="hopscore-api")
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return result[0]

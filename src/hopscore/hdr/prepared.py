@@ -1,0 +1,39 @@
+"""A prepared HybridDeepResearch run: its settings, model, tasks, knowledge and search, and the
+key of each (task, attempt) in its sample log. Shared by the runner, which makes it, and the
+run's output files (:mod:`hopscore.hdr.report`), which describe it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hopscore.benchmarks.hdr_tasks import HdrTask, Overlay
+from hopscore.engine import canonical_json, sha256_text
+from hopscore.hdr.knowledge import KnowledgeBase
+from hopscore.hdr.protocol import ToolProtocol
+from hopscore.hdr.settings import HdrSettings
+from hopscore.run.providers import ModelSpec
+from hopscore.run.search import SearchBackend
+
+
+@dataclass(slots=True)
+class Prepared:
+    settings: HdrSettings
+    spec: ModelSpec
+    base_url: str | None
+    endpoint: str
+    tasks: list[HdrTask]
+    overlay: Overlay | None
+    knowledge: dict[str, KnowledgeBase | None]
+    search: SearchBackend
+    fingerprint: str
+    #: "empty" or "null": the content of tool-call turns without text, for this endpoint
+    content_style: str = "empty"
+    #: native or text tools, shared by every attempt (auto switches once per run)
+    protocol: ToolProtocol = field(default_factory=ToolProtocol)
+
+
+def attempt_key(prepared: Prepared, task: HdrTask, attempt: int) -> str:
+    """The sample-log key of one attempt: the task, the attempt number, the run's settings
+    fingerprint and the task record's hash (a changed task is run again)."""
+    record = sha256_text(canonical_json(task.record))[:12]
+    return f"{task.id}#{attempt}@{prepared.fingerprint}:{record}"
