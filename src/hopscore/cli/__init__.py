@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "run": "run", "demo": "demo", "suite": "run", "merge": "merge",
     "validate-predictions": "hdr", "hdr-tasks": "hdr",
     "compare": "compare", "plan": "plan", "report": "report", "analyze": "report",
+    "export": "export",
 }  # fmt: skip
 
 

@@ -107,7 +107,8 @@ def delta(row: Row | None) -> dict[str, Any]:
 
     sign = (row.delta > 0) - (row.delta < 0)
     if row.significant:
-        symbol, verdict = ("▲", "better") if sign > 0 else ("▼", "worse")
+        symbol, verdict = (("▲", "significantly better") if sign > 0
+                           else ("▼", "significantly worse"))
     elif row.underpowered:
         symbol, verdict = "○", "not significant, underpowered"
     else:

@@ -93,6 +93,8 @@ class RunSettings:
     cluster_file: Path | None = None
     #: --shard I/N: only the examples of this shard (None: all)
     shard: Shard | None = None
+    #: --repeats k: attempts per example, scored as Avg@k and pass@1..k
+    repeats: int = 1
 
     def check(self) -> None:
         from hopscore.run.strategy import STRATEGIES
@@ -107,6 +109,11 @@ class RunSettings:
                 raise HopscoreError(f"--{name.replace('_', '-')} must be at least 1")
         if self.num_retries is not None and self.num_retries < 0:
             raise HopscoreError("--num-retries must not be negative")
+        if self.repeats < 1:
+            raise HopscoreError("--repeats must be at least 1")
+        if self.repeats > 1 and self.strategy != "cot":
+            raise HopscoreError(f"--repeats is for --strategy cot: {self.strategy} samples its "
+                                "own chains (--chains)")
         if self.chains is not None and self.strategy == "cot":
             raise HopscoreError("--chains is for --strategy sc or mcr (cot asks once)")
         if self.search_backend not in (None, "http"):
