@@ -112,7 +112,7 @@ def test_hotpotqa_run_directory(tmp_path: Path) -> None:
     assert config["prompt"]["shots"] == 1 and len(config["prompt"]["sha256"]) == 64
     assert config["request"] == {"temperature": 0.5, "max_tokens": 64, "seed": 7,
                                  "stop": ["\n\nQuestion:"]}
-    assert config["versions"]["openai"] and config["versions"]["hopscore"]
+    assert config["versions"]["aiohttp"] and config["versions"]["hopscore"]
     analyze = run_cli("analyze", out)
     assert analyze.returncode == 0, analyze.stderr
     assert "strict failed, flexible recovered" in analyze.stdout

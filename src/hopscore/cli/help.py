@@ -34,6 +34,9 @@ from rich.text import Text
 NAME_SHARE = 0.36
 MIN_HELP_WIDTH = 24
 EXAMPLES = "Examples:"
+#: panels that several commands share come in this order (others after them, as declared)
+PANEL_ORDER = ("Model", "Examples and prompt", "Retrieval", "Output", "Requests (advanced)",
+               "Intervals and clusters", "Tests")
 STYLE_OPTION = "bold cyan"
 STYLE_SWITCH = "bold green"
 STYLE_METAVAR = "bold yellow"
@@ -268,8 +271,7 @@ def split_examples(parts: list[str]) -> tuple[list[str], list[str], list[str]]:
     return parts[:index], parts[index + 1:end], parts[end:]
 
 
-def _description(text: str, width: int, console: Console
-                 ) -> tuple[list[Any], list[str], list[str]]:
+def _description(text: str) -> tuple[list[Any], list[str], list[str]]:
     """The description's renderables (first paragraph plain, the others dim), the paragraphs
     of its Examples block and the paragraphs after it."""
     parts, examples, after = split_examples(paragraphs(text))
@@ -292,7 +294,7 @@ def render(obj: Any, ctx: Any, console: Console | None = None) -> None:
     console = console or rich_utils._get_rich_console()
     width = console.width
     console.print(Padding(_usage(obj, ctx), (1, 1, 1, 1)))
-    described, examples, after = _description(obj.help or "", width, console)
+    described, examples, after = _description(obj.help or "")
     for piece in described:
         console.print(piece)
     panels: dict[str, list[Row]] = {}
@@ -308,7 +310,8 @@ def render(obj: Any, ctx: Any, console: Console | None = None) -> None:
     ordered = [*arguments.items()]
     if "Options" in panels:
         ordered.append(("Options", panels.pop("Options")))
-    ordered += panels.items()
+    rank = {title: i for i, title in enumerate(PANEL_ORDER)}
+    ordered += sorted(panels.items(), key=lambda item: rank.get(item[0], len(rank)))
     for title, rows in ordered:
         console.print(_panel(title, rows, console, width))
     if hasattr(obj, "list_commands"):

