@@ -99,7 +99,7 @@ SCORED_FILES = ("scores.jsonl", "metrics.json", "config.json", "samples.jsonl")
 
 
 def claim_file_output(output: Path | None, *, sources: Sequence[Path] = (),
-                      **inputs: Path | None) -> None:
+                      **inputs: Path | Sequence[Path] | None) -> None:
     """Claim the ``--output`` FILE of an analysis command (report, analyze, compare,
     hdr-tasks) before it reads anything: the location checked, never one of its inputs (a
     score or run directory among ``sources`` is read through :data:`SCORED_FILES`; the other
@@ -110,8 +110,9 @@ def claim_file_output(output: Path | None, *, sources: Sequence[Path] = (),
         return
     given = [Input(path, "input", reads=SCORED_FILES if path.is_dir() else None)
              for path in sources]
-    given += [Input(path, "--" + name.replace("_", "-")) for name, path in inputs.items()
-              if path is not None]
+    for name, value in inputs.items():
+        paths = [] if value is None else [value] if isinstance(value, Path) else list(value)
+        given += [Input(path, "--" + name.replace("_", "-")) for path in paths]
     claim_for_command(output_file(output, "--output"), inputs=given)
 
 

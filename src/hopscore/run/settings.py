@@ -95,6 +95,8 @@ class RunSettings:
     shard: Shard | None = None
     #: an answer cut at max_tokens (finish_reason "length"): "score" it, or "error" (not scored)
     on_truncation: str = "score"
+    #: --repeats k: attempts per example, scored as Avg@k and pass@1..k
+    repeats: int = 1
     #: local (this process) or ray (--executor ray: a Ray cluster's workers)
     executor: str = "local"
     #: --ray-workers: worker actors (and the CPUs of an embedded local Ray); None: every CPU
@@ -113,6 +115,11 @@ class RunSettings:
                 raise HopscoreError(f"--{name.replace('_', '-')} must be at least 1")
         if self.num_retries is not None and self.num_retries < 0:
             raise HopscoreError("--num-retries must not be negative")
+        if self.repeats < 1:
+            raise HopscoreError("--repeats must be at least 1")
+        if self.repeats > 1 and self.strategy != "cot":
+            raise HopscoreError(f"--repeats is for --strategy cot: {self.strategy} samples its "
+                                "own chains (--chains)")
         if self.chains is not None and self.strategy == "cot":
             raise HopscoreError("--chains is for --strategy sc or mcr (cot asks once)")
         if self.search_backend not in (None, "http"):
