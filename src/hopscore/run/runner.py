@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.console import Console
 
 from hopscore.benchmarks.base import ModelAnswer
+from hopscore.distributed import Built, Gate, local_execution, ray_execution
 from hopscore.engine import (
     BatchOutcome,
+    CallFailure,
     CallResult,
     ChatBackend,
     ChatEngine,
@@ -39,9 +41,11 @@ from hopscore.engine import (
     run_key_of,
     warn_printer,
 )
+from hopscore.errors import HopscoreError
 from hopscore.run.extract import extract_flexible, extract_mcr, extract_strict
 from hopscore.run.finish import finish_run, write_config
 from hopscore.run.providers import make_backend
+from hopscore.run.repeats import split_rows
 from hopscore.run.settings import RunSettings
 from hopscore.run.tasks import Prepared, Task, prepare
 from hopscore.scoring import ScoreReport
@@ -101,8 +105,11 @@ class _Worker:
                 break
             earlier.append({k: row[k] for k in ("raw_output", "answer", "abstained",
                                                 "cache_key")})
+            tag = f"retry={round_}"
+            if task.request.cache_tag:  # a --repeats attempt: its retries are its own
+                tag = f"{task.request.cache_tag};{tag}"
             request = replace(task.request, temperature=self.settings.chain_temperature,
-                              cache_tag=f"retry={round_}", seed=None if task.request.seed
+                              cache_tag=tag, seed=None if task.request.seed
                               is None else task.request.seed + 1000 * round_)
             call = await self.engine.complete(request)
             row = self.base_row(task, key, call)
@@ -125,6 +132,8 @@ class _Worker:
             "retrieved": None if task.retrieved is None else [d.id for d in task.retrieved],
             "raw_output": None,
         }
+        if self.settings.repeats > 1:
+            row["attempt"] = task.attempt
         row.update(call.to_json())
         return row
 
@@ -186,33 +195,73 @@ async def execute(
     note_resume(log, keys, warn,
                 "samples made with other settings or examples; this run replaces them")
     local = prepared.spec.is_local
-    backend = backend or make_backend(prepared.spec, prepared.base_url, settings.api_key_env,
-                                      settings.concurrency)
-    write_config(settings, prepared, status="running")
-    engine = ChatEngine(
-        backend, concurrency=1 if local else settings.concurrency, timeout=settings.timeout,
-        retry=RetryPolicy(max_retries=settings.max_retries, base_delay=settings.backoff,
-                          max_retry_wait=settings.max_retry_wait, deadline=settings.deadline),
-        cache=cache_for(settings.cache_dir, warn_printer(warn)), adaptive=settings.adaptive,
-    )  # fmt: skip
+    factory = RunWork(settings)
+    if settings.executor == "ray":
+        if local:
+            raise HopscoreError("local/smollm2 runs in this process; leave --executor ray out")
+        execution = await ray_execution(factory, limits={prepared.endpoint: settings.concurrency},
+                                        per_worker=settings.concurrency,
+                                        workers=settings.ray_workers)
+    else:
+        built = await factory.build(None, backend=backend, prepared=prepared, warn=warn)
+        execution = local_execution(built, 1 if local else settings.concurrency)
+    write_config(settings, prepared, status="running")  # once the model could be loaded
     try:
         outcome = await run_batch(
-            prepared.tasks, keys, _Worker(engine, prepared, settings), log,
-            workers=1 if local else settings.concurrency, console=console,
-            start_interval=engine.start_interval,
+            prepared.tasks, keys, execution.work, log, workers=execution.workers,
+            console=console, start_interval=execution.start_interval,
             description=f"{prepared.benchmark.name} {prepared.spec}",
         )  # fmt: skip
     finally:
-        await engine.aclose()
-    rows = {str(row["id"]): row for row in log.latest(keys).values()}  # by example id
+        await execution.close()
+    stats = execution.stats()
+    # by example id (attempt 0), and with --repeats every example's attempts
+    rows, attempts = split_rows(prepared.tasks, log.latest(keys), settings.repeats)
     if outcome.aborted is not None:
         summary = write_config(settings, prepared, status="aborted", rows=rows, outcome=outcome,
-                               stats=engine.stats)
-        return RunResult(settings, prepared, outcome, engine.stats, None, None, summary)
-    report, metrics, summary = finish_run(settings, prepared, rows)
+                               stats=stats, executor=execution.describe(), attempts=attempts)
+        return RunResult(settings, prepared, outcome, stats, None, None, summary)
+    report, metrics, summary = finish_run(settings, prepared, rows, attempts)
     status = "complete" if not summary["errors"] else "incomplete"
-    write_config(settings, prepared, status=status, rows=rows, outcome=outcome, stats=engine.stats)
-    return RunResult(settings, prepared, outcome, engine.stats, report, metrics, summary)
+    write_config(settings, prepared, status=status, rows=rows, outcome=outcome, stats=stats,
+                 executor=execution.describe(), attempts=attempts)
+    return RunResult(settings, prepared, outcome, stats, report, metrics, summary)
+
+
+@dataclass(frozen=True, slots=True)
+class RunWork:
+    """The work of a model run (:class:`hopscore.distributed.WorkFactory`): built in this
+    process, or in each Ray worker, which prepares the run itself and finds a task by its key."""
+
+    settings: RunSettings
+    ships_items: ClassVar[bool] = False
+
+    async def build(self, gate: Gate | None, *, backend: ChatBackend | None = None,
+                    prepared: Prepared | None = None, warn: Console | None = None) -> Built:
+        settings = self.settings
+        prepared = prepared or prepare(settings)
+        local = prepared.spec.is_local
+        backend = backend or make_backend(prepared.spec, prepared.base_url,
+                                          settings.api_key_env, settings.concurrency)
+        if gate is not None:
+            backend = gate.wrap(backend)
+        engine = ChatEngine(
+            backend, concurrency=1 if local else settings.concurrency, timeout=settings.timeout,
+            retry=RetryPolicy(max_retries=settings.max_retries, base_delay=settings.backoff,
+                              max_retry_wait=settings.max_retry_wait, deadline=settings.deadline),
+            cache=cache_for(settings.cache_dir, warn_printer(warn)), adaptive=settings.adaptive,
+        )  # fmt: skip
+        worker = _Worker(engine, prepared, settings)
+        tasks = {task.key: task for task in prepared.tasks} if gate is not None else {}
+
+        async def work(item: Task | None, key: str) -> RowResult:
+            return await worker(item if item is not None else tasks[key], key)
+
+        return Built(work, lambda: engine.stats, engine.aclose, engine.start_interval)
+
+    def lost_row(self, item: Task, key: str, failure: CallFailure) -> dict[str, Any]:
+        return {"run_key": key, "id": item.example.id, "question": item.example.question,
+                "raw_output": None, "error": failure.to_json()}
 
 
 def run(settings: RunSettings, **kwargs: Any) -> RunResult:

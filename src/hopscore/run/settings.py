@@ -93,6 +93,12 @@ class RunSettings:
     cluster_file: Path | None = None
     #: --shard I/N: only the examples of this shard (None: all)
     shard: Shard | None = None
+    #: --repeats k: attempts per example, scored as Avg@k and pass@1..k
+    repeats: int = 1
+    #: local (this process) or ray (--executor ray: a Ray cluster's workers)
+    executor: str = "local"
+    #: --ray-workers: worker actors (and the CPUs of an embedded local Ray); None: every CPU
+    ray_workers: int | None = None
 
     def check(self) -> None:
         from hopscore.run.strategy import STRATEGIES
@@ -107,6 +113,11 @@ class RunSettings:
                 raise HopscoreError(f"--{name.replace('_', '-')} must be at least 1")
         if self.num_retries is not None and self.num_retries < 0:
             raise HopscoreError("--num-retries must not be negative")
+        if self.repeats < 1:
+            raise HopscoreError("--repeats must be at least 1")
+        if self.repeats > 1 and self.strategy != "cot":
+            raise HopscoreError(f"--repeats is for --strategy cot: {self.strategy} samples its "
+                                "own chains (--chains)")
         if self.chains is not None and self.strategy == "cot":
             raise HopscoreError("--chains is for --strategy sc or mcr (cot asks once)")
         if self.search_backend not in (None, "http"):
@@ -170,7 +181,7 @@ class RunSettings:
 #: so the shards of one run (and reruns with more concurrency) have the same one.
 EXECUTION_FIELDS = ("output_dir", "api_key_env", "concurrency", "timeout", "max_retries",
                     "backoff", "max_retry_wait", "deadline", "adaptive", "cache_dir", "shard",
-                    "executor", "search_api_key_env",
+                    "executor", "ray_workers", "search_api_key_env",
                     "search_timeout")
 #: Files whose content (sha256, in config.json) stands in the fingerprint for their path, so
 #: shards that read the same data from different places agree.
