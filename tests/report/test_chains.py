@@ -55,4 +55,11 @@ def test_report_sample_view_shows_chains(tmp_path: Path, chromium: Any) -> None:
     assert "evidence: " in page.locator("#detail").inner_text()
     page.locator("#detail summary", has_text="meta-reasoner input").first.click()
     assert "Derived facts:" in page.locator("#detail").inner_text()
+    # an abstention and SC's votes, as people read them (the lower-cased winner: --protocol mcr)
+    page.fill("#filter-search", "goldfish")
+    page.wait_for_timeout(500)
+    page.click("#sample-rows tr")
+    text = page.locator("#detail").inner_text()
+    assert "round 0: abstained" in text and "MCR: abstained (Unknown)" in text
+    assert 'SC: yes (0.00) votes "yes" 1, "no" 1' in text and "oracle@k: no" in text
     assert errors == []

@@ -210,7 +210,7 @@ def chains_view(record: Mapping[str, Any], limit: int) -> list[dict[str, Any]] |
                            "steps": steps, "text": cut(chain.get("text"), limit)})
         meta = entry.get("meta") if isinstance(entry.get("meta"), Mapping) else None
         methods = {name: {"answer": m.get("answer"), "score": m.get("score"),
-                          "votes": m.get("votes")}
+                          "votes": m.get("votes"), "abstained": bool(m.get("abstained"))}
                    for name, m in (entry.get("methods") or {}).items() if isinstance(m, Mapping)}
         out.append({
             "round": entry.get("round", number), "answer": entry.get("answer"),

@@ -203,6 +203,7 @@
 
     /* A chain strategy's rounds: methods' answers, every chain's steps and evidence, and the
        meta-reasoner's input and output. */
+    var METHOD_TITLES = {sa: "SA", sc: "SC", oracle: "oracle@k", mcr: "MCR"};
     function chainsBlock(rounds) {
       var d = el("details", null, "chains");
       d.open = true;
@@ -217,8 +218,12 @@
         if (names.length) {
           box.appendChild(el("p", names.map(function (n) {
             var m = r.methods[n];
-            var votes = m.votes ? " " + JSON.stringify(m.votes) : "";
-            return n.toUpperCase() + ": " + (m.answer === null ? "-" : m.answer) +
+            var votes = m.votes ? " votes " + Object.keys(m.votes).map(function (a) {
+              return JSON.stringify(a) + " " + m.votes[a];
+            }).join(", ") : "";
+            var answer = m.abstained ? "abstained" + (m.answer === null ? "" : " (" + m.answer + ")")
+              : (m.answer === null ? "-" : m.answer);
+            return (METHOD_TITLES[n] || n) + ": " + answer +
               (m.score === null || m.score === undefined ? "" : " (" + pct(m.score) + ")") + votes;
           }).join("   "), "meta"));
         }
