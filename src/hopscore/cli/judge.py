@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -84,6 +85,12 @@ def judge(
     no_cache: Annotated[bool, typer.Option(
         "--no-cache", help="Neither read nor write the response cache.",
     )] = False,
+    max_cell_chars: Annotated[int, typer.Option(
+        "--max-cell-chars", min=100, help="Longest text field kept in an output row "
+        "(longer ones are cut; the row's judge.truncated says so).")] = 20_000,
+    max_row_bytes: Annotated[int, typer.Option(
+        "--max-row-bytes", min=10_000, help="Longest output row, in bytes (its biggest "
+        "fields are replaced by a note of their size).")] = 1_000_000,
     progress: Annotated[bool, typer.Option(
         "--progress/--no-progress", help="Show a progress bar on stderr.",
     )] = True,
@@ -121,6 +128,8 @@ def judge(
                           max_retry_wait=max_retry_wait, deadline=deadline),
         cache_dir=cache_dir, use_cache=not no_cache, adaptive=adaptive,
     )
+    config = dataclasses.replace(config, max_cell_chars=max_cell_chars,
+                                 max_row_bytes=max_row_bytes)
     summary = run_judge(
         input_path, output_path, config,
         console=err_console if progress else None, warn=err_console,

@@ -39,6 +39,8 @@ from hopscore.judge.rows import (
     ERROR,
     INVALID_INPUT,
     JUDGED,
+    MAX_CELL_CHARS,
+    MAX_ROW_BYTES,
     JudgeItem,
     JudgeMeta,
     build_row,
@@ -67,6 +69,9 @@ class JudgeConfig:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     #: None: no response cache
     cache_dir: Path | None = None
+    #: caps of each output row: characters of one text field, bytes of the JSON line
+    max_cell_chars: int = MAX_CELL_CHARS
+    max_row_bytes: int = MAX_ROW_BYTES
     #: fit the requests in flight to the endpoint (up to concurrency), or keep concurrency
     adaptive: bool = True
 
@@ -204,7 +209,8 @@ async def judge_items(
     """Judge ``items`` into ``output_path`` (resumable), then summarize the finished file;
     ``executor="ray"``: on Ray workers (the rows are still written here)."""
     backend = backend or make_backend(config)
-    meta = JudgeMeta(config.model, backend.endpoint, config.prompt.sha256, config.prompt.source)
+    meta = JudgeMeta(config.model, backend.endpoint, config.prompt.sha256, config.prompt.source,
+                     max_cell_chars=config.max_cell_chars, max_row_bytes=config.max_row_bytes)
     fingerprint = config.fingerprint(backend.endpoint)
     keys = [item_key(item, fingerprint) for item in items]
     log = ResultLog(output_path, key_of)

@@ -39,7 +39,7 @@ from hopscore.sql.evaluate import (
 )
 from hopscore.sql.inputs import InputLine, read_lines
 from hopscore.sql.keys import DatabaseIdentity, row_key, settings_fingerprint
-from hopscore.sql.records import MatchRecord, Verdict, parse_record, record_id
+from hopscore.sql.records import MatchRecord, Verdict, cap_row, parse_record, record_id
 from hopscore.sql.sandbox import SqlExecutor
 from hopscore.sql.summary import Summary
 
@@ -77,6 +77,12 @@ def _grade(item: InputLine, options: MatchOptions, executor: SqlExecutor,
     row = verdict.to_json()
     row["key"] = key
     row["settings"] = settings
+    cells = [f"{name}.cells" for name in ("agent_table", "gold_table")
+             if isinstance(row.get(name), dict) and row[name].get("cells_cut")]
+    row = cap_row(row, options.max_row_bytes, options.max_cell_chars)
+    if cells:
+        row["truncated"] = True
+        row["truncated_fields"] = [*cells, *row.get("truncated_fields", [])]
     return row
 
 
