@@ -1,21 +1,24 @@
-"""Benchmark: one machine, three executors side by side, for two workloads.
+"""Benchmark: one machine, four executors side by side, for two workloads.
 
 * ``sql``: 2,000 S2SQL gradings (``hopscore sql-match``) whose gold and agent queries are
   CPU-heavy (a 300 x 300 self-join, about 12 ms each here);
 * ``judge``: a 1,000-row ``hopscore judge`` over a loopback endpoint answering after 0.2 s.
 
 Each is run as a user runs it (the CLI, in subprocesses): the local executor; 2 shards started
-at once then ``hopscore merge``; ``--executor ray`` on an embedded local Ray with 2 CPUs. Each
-reports wall time, its ratio to the local executor, and peak memory (the largest sum of the RSS
-of every process involved, Ray's own included, sampled every 0.1 s). Every output is checked to
-be the local executor's (timing fields aside).
+at once then ``hopscore merge``; ``--executor ray`` on an embedded local Ray with 2 CPUs, which
+the command starts and stops; and ``--executor ray`` on a Ray cluster already running
+(``ray start --head`` with 2 CPUs on 127.0.0.1, started before and stopped after, not timed),
+as a user with a cluster runs it. Each reports wall time, its ratio to the local executor, and
+peak memory (the largest sum of the RSS of every process involved, Ray's own included, sampled
+every 0.1 s). Every output is checked to be the local executor's (timing fields aside).
 
-The expected speed-up on k machines is a **model**, not a simulation: from the measured fixed
-cost of a command (the same command on 20 rows: start-up, Ray's start, reading the input) and
-the measured per-row cost (the rest of the local run's wall time, times its cores, over the
-rows), T_local = fixed + rows * cost / cores and T_k = fixed + rows * cost / (k * cores) +
-merge (shards) or fixed_ray + rows * cost / (k * cores) (Ray). The judge's per-row cost is the
-endpoint's latency over its concurrency limit, which does not shrink with k: the model says so.
+The expected speed-up on k machines is a **model**, not a simulation. Measured: the fixed cost
+of a command (the same command on 20 rows: start-up, Ray's start or connection, reading the
+input), the local executor's per-row cost (the rest of its wall time, times its cores, over the
+rows) and each executor's rows ratio (its wall time less its fixed cost, over the local
+executor's). Then T_k = fixed + rows * cost * ratio / (k * cores), plus the merge for shards;
+Ray on k machines is a running cluster. The judge's per-row cost is the endpoint's latency over
+its concurrency limit, which shrinks with k only if the endpoint grows with k: the note says so.
 
     python bench/scale_out.py                 # both workloads, full size
     python bench/scale_out.py --sql-rows 200 --judge-rows 100   # a quick look
@@ -31,6 +34,8 @@ import contextlib
 import json
 import os
 import platform
+import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -104,14 +109,17 @@ class PeakMemory:
         self._thread.join()
 
 
-def run_all(commands: list[list[str]]) -> tuple[float, float]:
-    """Start every command at once; (wall seconds until all ended, peak MiB)."""
+def run_all(commands: list[list[str]], cluster: Cluster | None = None
+            ) -> tuple[float, float]:
+    """Start every command at once; (wall seconds until all ended, peak MiB). ``cluster``: the
+    commands use that running Ray (its processes count in the memory)."""
+    extra = cluster.env if cluster is not None else {}
     with PeakMemory() as memory:
         started = time.perf_counter()
-        procs = [subprocess.Popen([sys.executable, "-m", "hopscore", *c], env=env(),
+        procs = [subprocess.Popen([sys.executable, "-m", "hopscore", *c], env={**env(), **extra},
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
                  for c in commands]
-        memory.roots = [p.pid for p in procs]
+        memory.roots = [p.pid for p in procs] + ([cluster.pid] if cluster is not None else [])
         for proc, command in zip(procs, commands, strict=True):
             _, err = proc.communicate()
             if proc.returncode not in (0,):
@@ -119,6 +127,45 @@ def run_all(commands: list[list[str]]) -> tuple[float, float]:
                                  f"{err[-2000:]}")
         wall = time.perf_counter() - started
     return wall, memory.peak
+
+
+class Cluster:
+    """A Ray cluster already running, as a user with a cluster has one: ``ray start --head``
+    with 2 CPUs on 127.0.0.1 (token authentication, its own temp dir), in the foreground
+    (``--block``) so that stopping that one process stops every process it started."""
+
+    def __init__(self, cpus: int = 2) -> None:
+        self.temp = tempfile.mkdtemp(prefix="hsray-", dir="/tmp")  # short: socket paths
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.env = {"RAY_ADDRESS": f"127.0.0.1:{self.port}", "RAY_AUTH_MODE": "token"}
+        ray = Path(sys.executable).with_name("ray")
+        self.proc = subprocess.Popen(
+            [str(ray), "start", "--head", "--block", "--node-ip-address", "127.0.0.1",
+             "--port", str(self.port), "--num-cpus", str(cpus), "--include-dashboard", "false",
+             "--disable-usage-stats", "--temp-dir", self.temp],
+            env={**env(), **self.env, "RAY_ADDRESS": ""}, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        self.pid = self.proc.pid
+        assert self.proc.stdout is not None
+        seen = []
+        for line in self.proc.stdout:  # ready once it says it blocks
+            seen.append(line)
+            if "block forever" in line:
+                break
+        else:
+            raise SystemExit("ray start failed:\n" + "".join(seen[-20:]))
+        threading.Thread(target=self.proc.stdout.read, daemon=True).start()
+
+    def stop(self) -> None:
+        self.proc.terminate()  # ray start --block stops what it started
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.temp, ignore_errors=True)
 
 
 # --- workloads ------------------------------------------------------------------------------
@@ -166,13 +213,36 @@ def strip(path: Path) -> list[Any]:
     return [_without_timing(json.loads(line)) for line in path.read_text().splitlines()]
 
 
+def first_difference(a: Any, b: Any, where: str = "") -> str:
+    """Where two stripped outputs first differ (row index, then field path)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if a.get(k) != b.get(k):
+                return first_difference(a.get(k), b.get(k), f"{where}.{k}")
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{where}: {len(a)} against {len(b)} items"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                return first_difference(x, y, f"{where}[{i}]")
+    return f"{where}: {json.dumps(a)[:120]} against {json.dumps(b)[:120]}"
+
+
+def compare(results: dict[str, Any], label: str, path: Path, local_out: Path) -> None:
+    rows, reference = strip(path), strip(local_out)
+    results[label]["same_output"] = rows == reference
+    if rows != reference:
+        results[label]["first_difference"] = first_difference(reference, rows)
+    results[label]["ratio"] = results[label]["wall_s"] / results["local"]["wall_s"]
+
+
 def measure(name: str, base: list[str], out_flag: str, work: Path, *, local_extra: list[str],
             shard_extra: list[str], ray_extra: list[str]) -> dict[str, Any]:
-    """Local, 2 shards at once + merge, Ray with 2 CPUs; each output checked against local."""
-    results: dict[str, Any] = {}
+    """Local, 2 shards at once + merge, Ray with 2 CPUs started by the command; each output
+    checked against the local executor's."""
     local_out = work / f"{name}-local.jsonl"
     wall, peak = run_all([[*base, out_flag, str(local_out), *local_extra]])
-    results["local"] = {"wall_s": wall, "peak_mib": peak}
+    results: dict[str, Any] = {"local": {"wall_s": wall, "peak_mib": peak, "ratio": 1.0}}
     shards = [work / f"{name}-shard{i}.jsonl" for i in range(2)]
     wall, peak = run_all([[*base, out_flag, str(s), "--shard", f"{i}/2", *shard_extra]
                           for i, s in enumerate(shards)])
@@ -180,20 +250,37 @@ def measure(name: str, base: list[str], out_flag: str, work: Path, *, local_extr
     merge_wall, merge_peak = run_all([["merge", *map(str, shards), "-o", str(merged)]])
     results["shards"] = {"wall_s": wall + merge_wall, "shards_wall_s": wall,
                          "merge_wall_s": merge_wall, "peak_mib": max(peak, merge_peak)}
-    ray_out = work / f"{name}-ray.jsonl"
-    wall, peak = run_all([[*base, out_flag, str(ray_out), "--executor", "ray",
-                           "--ray-workers", "2", *ray_extra]])
+    compare(results, "shards", merged, local_out)
+    out = work / f"{name}-ray.jsonl"
+    wall, peak = run_all([[*base, out_flag, str(out), "--executor", "ray", "--ray-workers", "2",
+                           *ray_extra]])
     results["ray"] = {"wall_s": wall, "peak_mib": peak}
-    reference = strip(local_out)
-    for label, path in (("shards", merged), ("ray", ray_out)):
-        results[label]["same_output"] = strip(path) == reference
-    for label in results:
-        results[label]["ratio"] = results[label]["wall_s"] / results["local"]["wall_s"]
+    compare(results, "ray", out, local_out)
     return results
+
+
+def measure_on_cluster(name: str, base: list[str], small: list[str], out_flag: str, work: Path,
+                       results: dict[str, Any], fixed: dict[str, float],
+                       ray_extra: list[str]) -> None:
+    """The Ray run again, on a cluster started beforehand (its start not counted), and its
+    fixed cost on 20 rows: what a user with a running cluster pays."""
+    cluster = Cluster(cpus=2)
+    try:
+        out = work / f"{name}-ray_cluster.jsonl"
+        wall, peak = run_all([[*base, out_flag, str(out), "--executor", "ray", *ray_extra]],
+                             cluster)
+        results["ray_cluster"] = {"wall_s": wall, "peak_mib": peak}
+        compare(results, "ray_cluster", out, work / f"{name}-local.jsonl")
+        fixed["ray_cluster_fixed_s"], _ = run_all(
+            [[*small, out_flag, str(work / f"{name}-small-cluster.jsonl"), "--executor", "ray",
+              *ray_extra]], cluster)
+    finally:
+        cluster.stop()
 
 
 def fixed_costs(name: str, base_small: list[str], out_flag: str, work: Path,
                 local_extra: list[str], ray_extra: list[str]) -> dict[str, float]:
+    """The wall time of the same command on 20 rows: what a command costs whatever its size."""
     local, _ = run_all([[*base_small, out_flag, str(work / f"{name}-small-local.jsonl"),
                          *local_extra]])
     ray, _ = run_all([[*base_small, out_flag, str(work / f"{name}-small-ray.jsonl"),
@@ -205,37 +292,72 @@ def model(results: dict[str, Any], fixed: dict[str, float], rows: int, cores: in
           ks: tuple[int, ...] = (1, 2, 4, 8, 16)) -> dict[str, Any]:
     """The expected wall time and speed-up on k machines of ``cores`` cores (see the docstring)."""
     local = results["local"]["wall_s"]
-    per_row = max(local - fixed["local_fixed_s"], 0.0) * cores / rows
+    rows_local = max(local - fixed["local_fixed_s"], 1e-9)
+    per_row = rows_local * cores / rows
     merge = results["shards"]["merge_wall_s"]
-    out: dict[str, Any] = {"per_row_core_s": per_row, **fixed, "merge_s": merge, "k": {}}
+    out: dict[str, Any] = {"per_row_core_s": per_row, **fixed, "merge_s": merge,
+                           "rows_s": rows_local, "k": {}}
+    # each executor's time for the rows themselves (its fixed cost taken out), over the local
+    # executor's: its per-row overhead, measured; 1 when the rows took too little time to say
+    measured = rows_local >= 1.0
+    out["rows_ratio"] = {
+        "shards": (results["shards"]["shards_wall_s"] - fixed["local_fixed_s"]) / rows_local,
+        "ray": (results["ray"]["wall_s"] - fixed["ray_fixed_s"]) / rows_local,
+        "ray_cluster": (results["ray_cluster"]["wall_s"] - fixed["ray_cluster_fixed_s"])
+        / rows_local} if measured else {"shards": 1.0, "ray": 1.0, "ray_cluster": 1.0}
+    ratio = out["rows_ratio"]
     for k in ks:
-        shards = fixed["local_fixed_s"] + rows * per_row / (k * cores) + merge
-        ray = fixed["ray_fixed_s"] + rows * per_row / (k * cores)
+        work = rows * per_row / (k * cores)
+        shards = fixed["local_fixed_s"] + work * max(ratio["shards"], 0.0) + merge
+        ray = fixed["ray_cluster_fixed_s"] + work * max(ratio["ray_cluster"], 0.0)
         out["k"][k] = {"shards_s": shards, "shards_speedup": local / shards,
                        "ray_s": ray, "ray_speedup": local / ray}
     return out
 
 
+EXECUTORS = (("local", "local executor"), ("shards", "2 shards at once + merge"),
+             ("ray", "Ray, 2 CPUs, started by the command"),
+             ("ray_cluster", "Ray, 2 CPUs, a cluster already running"))
+
+
 def table(title: str, results: dict[str, Any]) -> list[str]:
     lines = [f"### {title}", "", "| executor | wall s | ratio to local | peak memory MiB | "
              "same output |", "| --- | ---: | ---: | ---: | --- |"]
-    for label, text in (("local", "local executor"), ("shards", "2 shards at once + merge"),
-                        ("ray", "Ray, 2 CPUs")):
+    for label, text in EXECUTORS:
         r = results[label]
         same = "" if label == "local" else ("yes" if r["same_output"] else "NO")
         lines.append(f"| {text} | {r['wall_s']:.1f} | {r['ratio']:.2f}x | {r['peak_mib']:.0f} "
                      f"| {same} |")
     shards = results["shards"]
     lines += ["", f"(shards: {shards['shards_wall_s']:.1f} s running, "
-              f"{shards['merge_wall_s']:.1f} s merging)", ""]
+              f"{shards['merge_wall_s']:.1f} s merging; the running cluster's start is not "
+              "counted, its processes' memory is)", ""]
+    for label, text in EXECUTORS[1:]:
+        if "first_difference" in results[label]:
+            where = results[label]["first_difference"]
+            lines += [f"{text}: first difference from local at {where}", ""]
     return lines
+
+
+def rows_part(m: dict[str, Any]) -> str:
+    """Each executor's time for the rows alone, when the rows took long enough to say."""
+    if m["rows_s"] < 1.0:
+        return "(Too few rows to tell the rows' part from the fixed costs: ratios 1 assumed.) "
+    r = m["rows_ratio"]
+    return (f"Fixed costs taken out, the rows took {r['shards']:.2f}x (2 shards), "
+            f"{r['ray']:.2f}x (Ray started by the command) and {r['ray_cluster']:.2f}x (Ray, "
+            "cluster running) the local executor's time. ")
 
 
 def model_lines(title: str, m: dict[str, Any], note: str) -> list[str]:
     lines = [f"#### {title}: expected on k machines (a model, not a simulation)", "",
-             f"per-row cost {m['per_row_core_s'] * 1000:.1f} core-ms; fixed cost "
-             f"{m['local_fixed_s']:.1f} s (local), {m['ray_fixed_s']:.1f} s (Ray); merge "
-             f"{m['merge_s']:.1f} s. {note}", "",
+             f"Per-row cost {m['per_row_core_s'] * 1000:.2f} core-ms (local executor). Fixed "
+             f"cost of a command (the same command on 20 rows): {m['local_fixed_s']:.1f} s "
+             f"local, {m['ray_fixed_s']:.1f} s Ray started by the command, "
+             f"{m['ray_cluster_fixed_s']:.1f} s Ray with a cluster running; merge "
+             f"{m['merge_s']:.1f} s. {rows_part(m)}{note}", "",
+             "T_k = fixed + rows x per-row cost x (that executor's rows ratio) / (k x cores) "
+             "(+ merge for shards); Ray on k machines is a cluster already running.", "",
              "| k machines | shards s | shards speed-up | Ray s | Ray speed-up |",
              "| ---: | ---: | ---: | ---: | ---: |"]
     for k, row in m["k"].items():
@@ -255,7 +377,7 @@ def main() -> None:
     report: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
                                           "platform": platform.platform()}}
     lines = ["# Scaling out on one machine: local executor, 2 shards, Ray with 2 CPUs", "",
-             "Measured by `python bench/scale_out.py` (all three side by side in one run, on "
+             "Measured by `python bench/scale_out.py` (all side by side in one run, on "
              f"{os.cpu_count()} cores; the machine is shared: read the ratios).", ""]
     with tempfile.TemporaryDirectory(prefix="hopscore-scale-") as scratch:
         work = Path(scratch)
@@ -265,9 +387,11 @@ def main() -> None:
         sql_results = measure("sql", ["sql-match", "-i", str(sql), *common], "-o", work,
                               local_extra=["--workers", "2"], shard_extra=["--workers", "1"],
                               ray_extra=[])
-        sql_fixed = fixed_costs("sql", ["sql-match", "-i", str(small), "--db-root",
-                                        str(work / "small" / "dbs"), "--timeout", "60"], "-o",
-                                work, ["--workers", "2"], [])
+        sql_small = ["sql-match", "-i", str(small), "--db-root", str(work / "small" / "dbs"),
+                     "--timeout", "60"]
+        sql_fixed = fixed_costs("sql", sql_small, "-o", work, ["--workers", "2"], [])
+        measure_on_cluster("sql", ["sql-match", "-i", str(sql), *common], sql_small, "-o", work,
+                           sql_results, sql_fixed, [])
         report["sql"] = {"rows": args.sql_rows, **sql_results,
                          "model": model(sql_results, sql_fixed, args.sql_rows, cores)}
         server = subprocess.Popen([sys.executable, str(REPO / "bench" / "loopback_server.py"),
@@ -284,10 +408,11 @@ def main() -> None:
                                     shard_extra=["-c", str(args.concurrency // 2)],
                                     ray_extra=["-c", c])
             small_judge = judge_input(work / "small", 20)
-            judge_fixed = fixed_costs("judge", ["judge", "-i", str(small_judge), "--model",
-                                                "bench", "--base-url", url, "--no-cache",
-                                                "--no-progress"], "-o", work, ["-c", c],
-                                      ["-c", c])
+            judge_small = ["judge", "-i", str(small_judge), "--model", "bench", "--base-url",
+                           url, "--no-cache", "--no-progress"]
+            judge_fixed = fixed_costs("judge", judge_small, "-o", work, ["-c", c], ["-c", c])
+            measure_on_cluster("judge", base, judge_small, "-o", work, judge_results,
+                               judge_fixed, ["-c", c])
         finally:
             assert server.stdin is not None
             server.stdin.close()

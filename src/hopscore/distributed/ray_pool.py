@@ -69,7 +69,11 @@ def connect(workers: int | None) -> tuple[Any, bool]:
                      _node_ip_address="127.0.0.1", include_dashboard=False, **quiet)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         where = f"RAY_ADDRESS={address}" if address else "a local Ray"
-        raise HopscoreError(f"--executor ray: cannot start or reach {where}: {exc}") from None
+        hint = ("; is the cluster running and reachable from here? A cluster with token "
+                "authentication also needs RAY_AUTH_MODE=token and its token (~/.ray/auth_token, "
+                "RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH)") if address else ""
+        raise HopscoreError(f"--executor ray: cannot start or reach {where}: {exc}{hint}"
+                            ) from None
     return ray, True
 
 
@@ -373,10 +377,15 @@ class RayPool:
                 self._room.set()
                 if entry is not None and not entry.future.done():
                     entry.future.set_result(result)
-        except exceptions.RayTaskError as exc:  # our own code failed in the worker: a bug
+        except exceptions.RayTaskError as exc:
+            # a user-facing error raised in the worker (its node's files differ) stays one;
+            # anything else is our own code failing there: a bug
+            cause = getattr(exc, "cause", None)
+            error = (HopscoreError(str(cause)) if isinstance(cause, HopscoreError)
+                     else exc.as_instanceof_cause())
             for entry in pending.values():
                 if not entry.future.done():
-                    entry.future.set_exception(exc.as_instanceof_cause())
+                    entry.future.set_exception(error)
         except (exceptions.RayActorError, exceptions.WorkerCrashedError,
                 exceptions.ObjectLostError) as exc:
             self._lost(actor, list(pending.values()), exc)

@@ -4,9 +4,12 @@ function a factory builds (:class:`Built`) and the gate a cluster puts around ev
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from hopscore.errors import HopscoreError
 
 if TYPE_CHECKING:
     from hopscore.engine import CallFailure, ChatBackend, EngineStats, RowResult
@@ -44,3 +47,12 @@ class WorkFactory(Protocol):
     def lost_row(self, item: Any, key: str, failure: CallFailure) -> dict[str, Any]:
         """The failed row of an item whose workers kept dying (``item``: the driver's)."""
         ...
+
+
+def prepared_elsewhere(key: str, what: str) -> HopscoreError:
+    """The error of a worker asked for an item it did not prepare: its node read other files
+    than the driver (a factory that finds items by key prepared the run from the same paths)."""
+    return HopscoreError(
+        f"a Ray worker on {socket.gethostname()} has no {what} with the key {key}: it prepared "
+        "the run from other files than the driver (the gold, tasks, exemplars and corpus must "
+        "be the same files at the same paths on every node)")

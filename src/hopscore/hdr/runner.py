@@ -32,6 +32,7 @@ from rich.console import Console
 
 from hopscore.benchmarks.hdr_tasks import HdrTask, load_tasks
 from hopscore.distributed import Built, Gate, local_execution, ray_execution
+from hopscore.distributed.work import prepared_elsewhere
 from hopscore.engine import (
     BatchOutcome,
     CallFailure,
@@ -244,7 +245,10 @@ class HdrWork:
                     for i in range(settings.repeats)} if gate is not None else {}
 
         async def work(item: tuple[HdrTask, int] | None, key: str) -> RowResult:
-            return await worker(item if item is not None else attempts[key], key)
+            attempt = item if item is not None else attempts.get(key)
+            if attempt is None:
+                raise prepared_elsewhere(key, "task attempt")
+            return await worker(attempt, key)
 
         async def close() -> None:
             try:

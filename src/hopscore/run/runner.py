@@ -25,6 +25,7 @@ from rich.console import Console
 
 from hopscore.benchmarks.base import ModelAnswer
 from hopscore.distributed import Built, Gate, local_execution, ray_execution
+from hopscore.distributed.work import prepared_elsewhere
 from hopscore.engine import (
     BatchOutcome,
     CallFailure,
@@ -288,7 +289,10 @@ class RunWork:
         tasks = {task.key: task for task in prepared.tasks} if gate is not None else {}
 
         async def work(item: Task | None, key: str) -> RowResult:
-            return await worker(item if item is not None else tasks[key], key)
+            task = item if item is not None else tasks.get(key)
+            if task is None:
+                raise prepared_elsewhere(key, "example")
+            return await worker(task, key)
 
         return Built(work, lambda: engine.stats, engine.aclose, engine.start_interval)
 
