@@ -18,6 +18,7 @@ from hopscore.engine.core import ChatEngine, EngineStats
 from hopscore.engine.limit import ConcurrencyLimit
 from hopscore.engine.resume import ResultLog, note_resume, run_key_of
 from hopscore.engine.retry import RetryPolicy, parse_retry_after
+from hopscore.engine.sync import run_sync
 from hopscore.engine.types import (
     RETRYABLE_KINDS,
     AttemptRecord,
@@ -61,6 +62,7 @@ __all__ = [
     "parse_retry_after",
     "run_batch",
     "run_key_of",
+    "run_sync",
     "sha256_text",
     "status_error",
     "warn_printer",

@@ -21,7 +21,6 @@ it stopped, and an attempt that failed on a model error is retried by the next r
 
 from __future__ import annotations
 
-import asyncio
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +42,7 @@ from hopscore.engine import (
     note_resume,
     run_batch,
     run_key_of,
+    run_sync,
     sha256_text,
     warn_printer,
 )
@@ -322,7 +322,7 @@ async def finish(prepared: Prepared, rows: dict[str, dict[str, Any]], outcome: B
 
 
 def run(settings: HdrSettings, **kwargs: Any) -> HdrRunResult:
-    return asyncio.run(execute(settings, **kwargs))
+    return run_sync(execute(settings, **kwargs))
 
 
 def default_output_dir(model: str) -> Path:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -26,6 +25,7 @@ from hopscore.engine import (
     endpoint_of,
     note_resume,
     run_batch,
+    run_sync,
     sha256_text,
     warn_printer,
 )
@@ -256,4 +256,4 @@ def run_judge(
     input_path: Path, output_path: Path, config: JudgeConfig, **kwargs: Any
 ) -> JudgeSummary:
     """Synchronous wrapper for :func:`judge_file`."""
-    return asyncio.run(judge_file(input_path, output_path, config, **kwargs))
+    return run_sync(judge_file(input_path, output_path, config, **kwargs))

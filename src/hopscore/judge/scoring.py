@@ -9,7 +9,6 @@ exact-match metric disagree, and the judge's rows for audit.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import tempfile
 from dataclasses import dataclass, replace
@@ -21,7 +20,7 @@ from rich.table import Table
 
 from hopscore.benchmarks.base import Benchmark, E, P
 from hopscore.display import print_table
-from hopscore.engine import endpoint_of
+from hopscore.engine import endpoint_of, run_sync
 from hopscore.errors import HopscoreError, Location
 from hopscore.intervals import ExampleValues, IntervalSpec, attach_intervals
 from hopscore.io import write_json_atomic
@@ -130,7 +129,7 @@ def score_files_with_judge(
     items = [judge_item(score, questions.get(score.id, ""), str(gold_path)) for score in scores]
     with tempfile.TemporaryDirectory(prefix="hopscore-judge-") as scratch:
         judge_path = (output_dir or Path(scratch)) / "judge.jsonl"
-        summary = asyncio.run(judge_items(items, judge_path, config, console=console, warn=warn))
+        summary = run_sync(judge_items(items, judge_path, config, console=console, warn=warn))
         by_key = {key_of(row): row for row in _rows(judge_path)}  # the latest row of each key
     if summary.aborted:
         raise HopscoreError(

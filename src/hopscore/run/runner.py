@@ -18,6 +18,7 @@ metrics say how many failed, and re-running the same command retries only those.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -37,13 +38,14 @@ from hopscore.engine import (
     note_resume,
     run_batch,
     run_key_of,
+    run_sync,
     warn_printer,
 )
 from hopscore.run.extract import extract_flexible, extract_mcr, extract_strict
 from hopscore.run.finish import finish_run, write_config
 from hopscore.run.providers import make_backend
 from hopscore.run.settings import RunSettings
-from hopscore.run.tasks import Prepared, Task, prepare
+from hopscore.run.tasks import Prepared, Task, start_prepare
 from hopscore.scoring import ScoreReport
 
 SAMPLES_FILE = "samples.jsonl"
@@ -177,18 +179,15 @@ async def execute(
     prepared: Prepared | None = None,
 ) -> RunResult:
     """Run (or resume) one benchmark run into ``settings.output_dir``."""
-    prepared = prepared or prepare(settings)
+    making: Iterator[Task] = iter(())
+    if prepared is None:
+        prepared, making = start_prepare(settings)
     out = settings.output_dir
-    out.mkdir(parents=True, exist_ok=True)
     log = ResultLog(out / SAMPLES_FILE, run_key_of)
     log.load(is_done)
-    keys = [task.key for task in prepared.tasks]
-    note_resume(log, keys, warn,
-                "samples made with other settings or examples; this run replaces them")
     local = prepared.spec.is_local
     backend = backend or make_backend(prepared.spec, prepared.base_url, settings.api_key_env,
                                       settings.concurrency)
-    write_config(settings, prepared, status="running")
     engine = ChatEngine(
         backend, concurrency=1 if local else settings.concurrency, timeout=settings.timeout,
         retry=RetryPolicy(max_retries=settings.max_retries, base_delay=settings.backoff,
@@ -196,6 +195,12 @@ async def execute(
         cache=cache_for(settings.cache_dir, warn_printer(warn)), adaptive=settings.adaptive,
     )  # fmt: skip
     try:
+        await _make_tasks(prepared, making, engine, log, ahead=not local)
+        keys = [task.key for task in prepared.tasks]
+        note_resume(log, keys, warn,
+                    "samples made with other settings or examples; this run replaces them")
+        out.mkdir(parents=True, exist_ok=True)
+        write_config(settings, prepared, status="running")
         outcome = await run_batch(
             prepared.tasks, keys, _Worker(engine, prepared, settings), log,
             workers=1 if local else settings.concurrency, console=console,
@@ -215,6 +220,28 @@ async def execute(
     return RunResult(settings, prepared, outcome, engine.stats, report, metrics, summary)
 
 
+async def _make_tasks(prepared: Prepared, making: Iterator[Task], engine: ChatEngine,
+                      log: ResultLog, *, ahead: bool) -> None:
+    """Make the rest of the run's tasks; with ``ahead``, the first one still to do is sent at
+    once and the others are made (and what reads the replies imported) while it is out.
+
+    The adaptive limit sends that first request alone and waits for its reply: the time it
+    takes (seconds with a real model) would otherwise come on top of preparing. The event loop
+    gets a turn every few tasks, so the request goes out and its reply is read on time. Only
+    the plain one-request strategy is sent ahead (a chain strategy's first request depends on
+    what it retrieves). A task that cannot be made still stops the run, after that one request.
+    """
+    sent = not ahead or prepared.plan is not None
+    for count, task in enumerate(making, 1):
+        prepared.tasks.append(task)
+        if not sent and not log.is_done(task.key):
+            engine.prefetch(task.request)
+            sent = True
+            await asyncio.sleep(0)
+        elif count % 16 == 0:
+            await asyncio.sleep(0)
+
+
 def run(settings: RunSettings, **kwargs: Any) -> RunResult:
     """Synchronous wrapper of :func:`execute`."""
-    return asyncio.run(execute(settings, **kwargs))
+    return run_sync(execute(settings, **kwargs))
