@@ -59,7 +59,7 @@ def judge(
     )] = 5,
     backoff: Annotated[float, typer.Option(
         "--backoff", metavar="SECONDS",
-        min=0.0, help="First retry wait in seconds; doubles per retry (max 60).",
+        min=0.0, help=o.BACKOFF_HELP,
     )] = 1.0,
     max_retry_wait: Annotated[float, typer.Option(
         "--max-retry-wait", metavar="SECONDS", min=0.0,

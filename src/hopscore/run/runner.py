@@ -18,6 +18,7 @@ metrics say how many failed, and re-running the same command retries only those.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -49,6 +50,8 @@ from hopscore.run.tasks import Prepared, Task, start_prepare
 from hopscore.scoring import ScoreReport
 
 SAMPLES_FILE = "samples.jsonl"
+#: while tasks are made, the event loop gets a turn this often
+YIELD_EVERY_S = 0.001
 
 
 @dataclass(slots=True)
@@ -223,23 +226,26 @@ async def execute(
 async def _make_tasks(prepared: Prepared, making: Iterator[Task], engine: ChatEngine,
                       log: ResultLog, *, ahead: bool) -> None:
     """Make the rest of the run's tasks; with ``ahead``, the first one still to do is sent at
-    once and the others are made (and what reads the replies imported) while it is out.
+    once and the others are made while it is out.
 
     The adaptive limit sends that first request alone and waits for its reply: the time it
     takes (seconds with a real model) would otherwise come on top of preparing. The event loop
-    gets a turn every few tasks, so the request goes out and its reply is read on time. Only
-    the plain one-request strategy is sent ahead (a chain strategy's first request depends on
-    what it retrieves). A task that cannot be made still stops the run, after that one request.
+    gets a turn every millisecond, so the request goes out and its reply is read on time (the
+    limit learns the endpoint's latency from it). Only the plain one-request strategy is sent
+    ahead (a chain strategy's first request depends on what it retrieves). A task that cannot
+    be made still stops the run, after that one request.
     """
     sent = not ahead or prepared.plan is not None
-    for count, task in enumerate(making, 1):
+    turn = time.perf_counter()
+    for task in making:
         prepared.tasks.append(task)
         if not sent and not log.is_done(task.key):
             engine.prefetch(task.request)
             sent = True
+            turn = 0.0  # let it go out now
+        if time.perf_counter() - turn >= YIELD_EVERY_S:
             await asyncio.sleep(0)
-        elif count % 16 == 0:
-            await asyncio.sleep(0)
+            turn = time.perf_counter()
 
 
 def run(settings: RunSettings, **kwargs: Any) -> RunResult:
