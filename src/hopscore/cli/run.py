@@ -234,11 +234,11 @@ def run_command(
     judge_model: str | None = typer.Option(
         None, "--judge-model", metavar="NAME", envvar="JUDGE_MODEL", rich_help_panel=HDR,
         show_default=False,
-        help="Judge for SQL2S and Parallel answers."),
+        help="Judge for SQL2S and Parallel answers (as judge --model: anthropic/NAME is Claude)."),
     judge_base_url: str | None = typer.Option(
         None, "--judge-base-url", metavar="URL", envvar="JUDGE_BASE_URL", rich_help_panel=HDR,
         show_default=False,
-        help="The judge's OpenAI-compatible endpoint."),
+        help="The judge's endpoint (OpenAI-compatible; the Messages API for anthropic/NAME)."),
     judge_api_key_env: str = typer.Option(
         "JUDGE_API_KEY", "--judge-api-key-env", metavar="VAR", rich_help_panel=HDR,
         help="Variable of the judge key."),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -50,6 +51,21 @@ from hopscore.shard import Shard, clear_sidecar, write_sidecar
 
 #: The reference's temperature and completion budget.
 TEMPERATURE = 0.0
+#: a judge --model with this prefix is Claude, through the Messages API
+ANTHROPIC = "anthropic/"
+#: a judge --model with this prefix is NAME on the OpenAI-compatible endpoint (as in hopscore run)
+OPENAI = "openai/"
+
+
+def split_model(model: str) -> tuple[str, str]:
+    """(provider, name sent) of a judge's ``--model``: ``anthropic/NAME`` is Claude through the
+    native Messages API; ``openai/NAME`` is NAME on the OpenAI-compatible endpoint; any other
+    name is sent as it is to the OpenAI-compatible endpoint (``Qwen/Qwen3-8B`` included)."""
+    if model.startswith(ANTHROPIC) and len(model) > len(ANTHROPIC):
+        return "anthropic", model[len(ANTHROPIC):]
+    if model.startswith(OPENAI) and len(model) > len(OPENAI):
+        return "openai", model[len(OPENAI):]
+    return "openai", model
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,6 +83,30 @@ class JudgeConfig:
     cache_dir: Path | None = None
     #: fit the requests in flight to the endpoint (up to concurrency), or keep concurrency
     adaptive: bool = True
+
+    @property
+    def provider(self) -> str:
+        """``openai`` (any OpenAI-compatible endpoint) or ``anthropic`` (the Messages API)."""
+        return split_model(self.model)[0]
+
+    @property
+    def model_name(self) -> str:
+        """The model name sent in every request."""
+        return split_model(self.model)[1]
+
+    def resolved_base_url(self) -> str | None:
+        """The endpoint's base URL: ``base_url``, else (Anthropic) ``ANTHROPIC_BASE_URL``."""
+        if self.provider == "anthropic":
+            return self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        return self.base_url
+
+    def endpoint(self) -> str:
+        """The endpoint the judge's backend reports (part of cache and resume keys)."""
+        if self.provider == "anthropic":
+            from hopscore.engine.anthropic import anthropic_endpoint
+
+            return anthropic_endpoint(self.resolved_base_url())
+        return endpoint_of(self.base_url)
 
     def describe(self, endpoint: str) -> dict[str, Any]:
         """Everything that changes what the judge is asked."""
@@ -123,6 +163,15 @@ class JudgeSummary:
 
 
 def make_backend(config: JudgeConfig) -> ChatBackend:
+    """The judge's backend: Claude's Messages API for ``anthropic/NAME`` (the key: the judge's
+    variable, else ``ANTHROPIC_API_KEY``), else the OpenAI-compatible endpoint."""
+    if config.provider == "anthropic":
+        from hopscore.engine.anthropic import AnthropicBackend
+
+        key = config.api_key
+        if not key or key == "EMPTY":
+            key = os.environ.get("ANTHROPIC_API_KEY") or "EMPTY"
+        return AnthropicBackend(config.resolved_base_url(), key)
     return OpenAIBackend(config.base_url, config.api_key, concurrency=config.concurrency)
 
 
@@ -135,7 +184,7 @@ class _Judge:
     def request(self, item: JudgeItem) -> ChatRequest:
         prompt = self.config.prompt.render(item.question, item.response, item.correct_answer)
         return ChatRequest(
-            model=self.config.model,
+            model=self.config.model_name,
             messages=[{"role": "user", "content": prompt}],
             temperature=TEMPERATURE,
             max_tokens=self.config.max_tokens,
@@ -178,7 +227,7 @@ async def judge_file(
     else:
         total = len(items)
         items = [item for item in items if shard.owns(shard_key(item))]
-        endpoint = (backend.endpoint if backend is not None else endpoint_of(config.base_url))
+        endpoint = backend.endpoint if backend is not None else config.endpoint()
         write_sidecar(output_path, command="judge", shard=shard,
                       fingerprint=config.fingerprint(endpoint), input_path=input_path,
                       rows=len(items), rows_total=total, settings=config.describe(endpoint))

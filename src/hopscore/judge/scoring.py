@@ -20,7 +20,7 @@ from rich.table import Table
 
 from hopscore.benchmarks.base import Benchmark, E, P
 from hopscore.display import print_table
-from hopscore.engine import endpoint_of, run_sync
+from hopscore.engine import run_sync
 from hopscore.errors import HopscoreError, Location
 from hopscore.intervals import ExampleValues, IntervalSpec, attach_intervals
 from hopscore.io import write_json_atomic
@@ -136,7 +136,7 @@ def score_files_with_judge(
             f"the judge stopped early: {summary.aborted}. Fix the judge model, endpoint or key "
             "and re-run; finished verdicts are kept in judge.jsonl when --output-dir is given."
         )
-    fingerprint = config.fingerprint(endpoint_of(config.base_url))
+    fingerprint = config.fingerprint(config.endpoint())
     rows = [by_key.get(item_key(item, fingerprint)) for item in items]
     metric = match_metric(list(report.metrics))
     disagreements = merge(report, scores, rows, metric)
