@@ -259,7 +259,7 @@ async def judge_items(
     try:
         outcome = await run_batch(
             items, keys, _Judge(engine, config, meta), log,
-            workers=config.concurrency, console=console, description="judging",
+            workers=engine.workers, console=console, description="judging",
             start_interval=engine.start_interval,
         )
     finally:

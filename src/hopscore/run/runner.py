@@ -206,7 +206,7 @@ async def execute(
         write_config(settings, prepared, status="running")
         outcome = await run_batch(
             prepared.tasks, keys, _Worker(engine, prepared, settings), log,
-            workers=1 if local else settings.concurrency, console=console,
+            workers=1 if local else engine.workers, console=console,
             start_interval=engine.start_interval,
             description=f"{prepared.benchmark.name} {prepared.spec}",
         )  # fmt: skip
