@@ -1,71 +1,28 @@
-"""What keeps the engine's own overhead low, and that it changes nothing a run records: a
-request sent ahead while the run prepares, cache lookups and writes handed to their threads
-together, and coroutine results that asyncio.run never formats."""
+"""What keeps the engine's own overhead low, and that it changes nothing a run records: tasks
+fed to a batch while it runs (a run renders prompts while its first requests are out), cache
+lookups and writes handed to their threads together, and coroutine results that asyncio.run
+never formats."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from collections import Counter
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hopscore.engine import (
-    ChatEngine,
-    ChatRequest,
-    ChatResponse,
-    OpenAIBackend,
-    ResponseCache,
-    RetryPolicy,
-    run_sync,
-)
+from hopscore.engine import ChatResponse, ResponseCache, ResultLog, RowResult, run_batch, run_sync
 from tests.conftest import run_cli
 from tests.openai_server import FakeOpenAI, Reply
 from tests.run.helpers import asked, gold_replies, load, rows, run_args
 
 
-def request(text: str) -> ChatRequest:
-    return ChatRequest(model="m", messages=[{"role": "user", "content": text}])
-
-
 def reply(text: str) -> ChatResponse:
     return ChatResponse.from_body({"choices": [{"message": {"role": "assistant", "content": text},
                                                 "finish_reason": "stop"}]})
-
-
-def engine_for(server: FakeOpenAI, **kwargs: Any) -> ChatEngine:
-    return ChatEngine(OpenAIBackend(server.base_url, "k"), concurrency=4, timeout=5.0,
-                      retry=RetryPolicy(base_delay=0.01), **kwargs)
-
-
-def test_a_request_sent_ahead_is_sent_once_and_its_result_handed_over() -> None:
-    with FakeOpenAI(lambda p, a: Reply(f"answer to {p}"), latency=0.2) as server:
-        async def go() -> list[str | None]:
-            engine = engine_for(server)
-            engine.prefetch(request("first"))
-            engine.prefetch(request("first"))  # asked twice: still one request
-            await asyncio.sleep(0.05)
-            results = await asyncio.gather(engine.complete(request("first")),
-                                           engine.complete(request("second")))
-            await engine.aclose()
-            assert engine.stats.requests_sent == 2
-            return [None if r.response is None else r.response.content for r in results]
-
-        assert asyncio.run(go()) == ["answer to first", "answer to second"]
-        assert Counter(server.prompts()) == {"first": 1, "second": 1}
-
-
-def test_a_request_sent_ahead_and_never_asked_for_is_cancelled_on_close() -> None:
-    with FakeOpenAI(lambda p, a: Reply("late"), latency=2.0) as server:
-        async def go() -> None:
-            engine = engine_for(server)
-            engine.prefetch(request("unused"))
-            await asyncio.sleep(0.05)
-            await asyncio.wait_for(engine.aclose(), timeout=1.0)  # does not wait the 2 s out
-
-        asyncio.run(go())
 
 
 def test_cache_lookups_of_one_turn_are_one_query_and_answer_each_key(tmp_path: Path) -> None:
@@ -159,7 +116,7 @@ def test_run_sync_returns_the_result_without_formatting_it() -> None:
 
 
 def test_a_run_sends_each_example_once_to_a_one_slot_server(tmp_path: Path) -> None:
-    # the first request goes out while the other prompts are rendered; none is sent twice
+    # the first requests go out while the other prompts are rendered; none is sent twice
     answers = gold_replies("hotpotqa")
     with FakeOpenAI(lambda p, a: Reply(f"Answer: {answers[asked(p)]}"), latency=0.15,
                     slots=1) as server:
@@ -173,3 +130,48 @@ def test_a_run_sends_each_example_once_to_a_one_slot_server(tmp_path: Path) -> N
         assert all(s["error"] is None and len(s["attempts"]) == 1 for s in samples)
         assert load(out / "config.json")["requests"]["sent"] == len(samples)
         assert json.loads((out / "metrics.json").read_text())["run"]["errors"] == 0
+
+
+def test_a_batch_takes_items_while_it_runs_and_keeps_their_order(tmp_path: Path) -> None:
+    log = ResultLog(tmp_path / "rows.jsonl", lambda row: row.get("key"))
+    log.load(lambda row: True)
+    log.append({"key": "k3", "value": "earlier"})  # done before: skipped
+    started: list[str] = []
+
+    async def source() -> AsyncIterator[tuple[str, int]]:
+        for i in range(2, 8):
+            yield f"k{i}", i
+            await asyncio.sleep(0.01)
+            if i == 2:
+                assert started, "no work started before the source was done"
+
+    async def work(item: int, key: str) -> RowResult:
+        started.append(key)
+        await asyncio.sleep(0.02)
+        return RowResult({"key": key, "value": item})
+
+    outcome = asyncio.run(run_batch([0, 1], ["k0", "k1"], work, log, workers=3,
+                                    start_interval=0.0, source=source()))
+    assert (outcome.total, outcome.already_done, outcome.processed) == (8, 1, 7)
+    assert sorted(started) == [f"k{i}" for i in range(8) if i != 3]
+    written = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
+    assert [row["key"] for row in written] == [f"k{i}" for i in range(8)]
+    assert written[3]["value"] == "earlier"
+
+
+def test_a_source_that_fails_stops_the_batch_and_keeps_what_finished(tmp_path: Path) -> None:
+    log = ResultLog(tmp_path / "rows.jsonl", lambda row: row.get("key"))
+
+    async def source() -> AsyncIterator[tuple[str, int]]:
+        yield "a", 1
+        await asyncio.sleep(0.05)
+        raise KeyError("no table for example b")
+
+    async def work(item: int, key: str) -> RowResult:
+        return RowResult({"key": key, "value": item})
+
+    with pytest.raises(KeyError, match="no table"):
+        asyncio.run(run_batch([], [], work, log, workers=2, source=source()))
+    again = ResultLog(tmp_path / "rows.jsonl", lambda row: row.get("key"))
+    again.load(lambda row: True)
+    assert again.is_done("a")

@@ -102,8 +102,6 @@ class ChatEngine:
         self._sleep = sleep
         #: the first failure that says every request would fail (a wrong key or model)
         self._fatal: CallError | None = None
-        #: requests sent ahead by :meth:`prefetch`, by cache key
-        self._prefetched: dict[str, asyncio.Task[CallResult]] = {}
 
     @property
     def start_interval(self) -> float:
@@ -121,27 +119,9 @@ class ChatEngine:
     def cache_key(self, request: ChatRequest) -> str:
         return request.cache_key(self.backend.endpoint)
 
-    def prefetch(self, request: ChatRequest) -> None:
-        """Start ``request`` now, in the background; the next :meth:`complete` of the same
-        request gets its result (and nothing is sent twice).
-
-        What a run does while its first request is out: the adaptive limit sends one request
-        alone to learn the endpoint's latency, and a run can prepare its other requests (render
-        prompts, import what reads the replies) in that time instead of before it.
-        """
-        key = self.cache_key(request)
-        if key not in self._prefetched:
-            self._prefetched[key] = asyncio.ensure_future(self._complete(request, key))
-
     async def complete(self, request: ChatRequest) -> CallResult:
         """Send ``request`` (or answer it from the cache); retry transient failures."""
         key = self.cache_key(request)
-        ahead = self._prefetched.pop(key, None)
-        if ahead is not None:
-            return await ahead
-        return await self._complete(request, key)
-
-    async def _complete(self, request: ChatRequest, key: str) -> CallResult:
         started = time.perf_counter()
         if self.cache is not None:
             hit = await self.cache.aget(key)
@@ -242,10 +222,6 @@ class ChatEngine:
 
     async def aclose(self) -> None:
         self.stats.concurrency = self.limit.stats.to_json()
-        ahead, self._prefetched = list(self._prefetched.values()), {}
-        for task in ahead:  # sent ahead and never asked for (the run stopped first)
-            task.cancel()
-        await asyncio.gather(*ahead, return_exceptions=True)
         try:
             await self.backend.aclose()
         finally:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -197,21 +197,20 @@ async def execute(
                           max_retry_wait=settings.max_retry_wait, deadline=settings.deadline),
         cache=cache_for(settings.cache_dir, warn_printer(warn)), adaptive=settings.adaptive,
     )  # fmt: skip
+    ready = list(prepared.tasks)  # a prepared run that was passed in has all of them
     try:
-        await _make_tasks(prepared, making, engine, log, ahead=not local)
-        keys = [task.key for task in prepared.tasks]
-        note_resume(log, keys, warn,
-                    "samples made with other settings or examples; this run replaces them")
         out.mkdir(parents=True, exist_ok=True)
         write_config(settings, prepared, status="running")
         outcome = await run_batch(
-            prepared.tasks, keys, _Worker(engine, prepared, settings), log,
+            ready, [task.key for task in ready], _Worker(engine, prepared, settings), log,
             workers=1 if local else engine.workers, console=console,
             start_interval=engine.start_interval,
             description=f"{prepared.benchmark.name} {prepared.spec}",
+            source=_more_tasks(prepared, making, log, warn),
         )  # fmt: skip
     finally:
         await engine.aclose()
+    keys = [task.key for task in prepared.tasks]
     rows = {str(row["id"]): row for row in log.latest(keys).values()}  # by example id
     if outcome.aborted is not None:
         summary = write_config(settings, prepared, status="aborted", rows=rows, outcome=outcome,
@@ -223,29 +222,25 @@ async def execute(
     return RunResult(settings, prepared, outcome, engine.stats, report, metrics, summary)
 
 
-async def _make_tasks(prepared: Prepared, making: Iterator[Task], engine: ChatEngine,
-                      log: ResultLog, *, ahead: bool) -> None:
-    """Make the rest of the run's tasks; with ``ahead``, the first one still to do is sent at
-    once and the others are made while it is out.
+async def _more_tasks(prepared: Prepared, making: Iterator[Task], log: ResultLog,
+                      warn: Console | None) -> AsyncIterator[tuple[str, Task]]:
+    """The run's tasks as they are made, while the batch runs: the first request goes out
+    after the first prompt is rendered, not after the last.
 
-    The adaptive limit sends that first request alone and waits for its reply: the time it
-    takes (seconds with a real model) would otherwise come on top of preparing. The event loop
-    gets a turn every millisecond, so the request goes out and its reply is read on time (the
-    limit learns the endpoint's latency from it). Only the plain one-request strategy is sent
-    ahead (a chain strategy's first request depends on what it retrieves). A task that cannot
-    be made still stops the run, after that one request.
+    That matters most under the adaptive limit, which sends one request alone and waits for
+    its reply before it sends more: the prompts are rendered in that time. The event loop gets
+    a turn every millisecond (replies are read, requests sent). A task that cannot be made (a
+    missing table) stops the run; the rows finished by then are kept.
     """
-    sent = not ahead or prepared.plan is not None
     turn = time.perf_counter()
     for task in making:
         prepared.tasks.append(task)
-        if not sent and not log.is_done(task.key):
-            engine.prefetch(task.request)
-            sent = True
-            turn = 0.0  # let it go out now
+        yield task.key, task
         if time.perf_counter() - turn >= YIELD_EVERY_S:
             await asyncio.sleep(0)
             turn = time.perf_counter()
+    note_resume(log, [task.key for task in prepared.tasks], warn,
+                "samples made with other settings or examples; this run replaces them")
 
 
 def run(settings: RunSettings, **kwargs: Any) -> RunResult:
