@@ -220,6 +220,8 @@ def judge_rows(
     max_retries: int = 5,
     max_tokens: int | None = 2048,
     cache: bool = True,
+    max_cell_chars: int = 20_000,
+    max_row_bytes: int = 1_000_000,
     output: PathLike | None = None,
 ) -> list[dict[str, Any]]:
     """Grade each row's ``response`` against its ``correct_answer`` with an LLM judge, as
@@ -231,7 +233,9 @@ def judge_rows(
     prompt hash, attempts, tokens). ``model`` and ``base_url`` name any OpenAI-compatible
     endpoint (default: OpenAI); the key is ``api_key``, else ``$JUDGE_API_KEY``. Responses
     are cached (``~/.cache/hopscore``, ``$HOPSCORE_CACHE_DIR``) unless ``cache=False``;
-    with ``output`` (a JSON Lines path) the run resumes where an earlier one stopped.
+    with ``output`` (a JSON Lines path) the run resumes where an earlier one stopped. Text
+    fields longer than ``max_cell_chars`` and rows longer than ``max_row_bytes`` are cut in
+    the output (``judge.truncated``); the verdict is parsed from the full reply.
 
     >>> judged = judge_rows([
     ...     {"question": "Capital of France?", "response": "Paris", "correct_answer": "Paris"},
@@ -259,7 +263,8 @@ def judge_rows(
         api_key=api_key or os.environ.get("JUDGE_API_KEY") or "EMPTY", prompt=prompt,
         max_tokens=max_tokens or None, concurrency=concurrency, timeout=timeout,
         retry=RetryPolicy(max_retries=max_retries),
-        cache_dir=default_cache_dir() if cache else None)
+        cache_dir=default_cache_dir() if cache else None,
+        max_cell_chars=max_cell_chars, max_row_bytes=max_row_bytes)
     with tempfile.TemporaryDirectory(prefix="hopscore-judge-") as folder:
         path = Path(output) if output is not None else Path(folder) / "judged.jsonl"
         summary = _run(judge_items(items, path, config))
@@ -294,6 +299,8 @@ def sql_match(
     table_rows: int = 20,
     workers: int | None = None,
     memory_mb: int = 2048,
+    max_cell_chars: int = 1000,
+    max_row_bytes: int = 1_000_000,
     output: PathLike | None = None,
 ) -> list[dict[str, Any]]:
     """Grade Search-to-SQL answers by execution match, as ``hopscore sql-match`` does: the
@@ -304,6 +311,9 @@ def sql_match(
     answer in ``response``, ``gold_sql`` and the database as ``db_path`` (or ``db`` below
     ``db_root``). Returns one verdict per record, in order: ``match`` (True, False, or None
     for an invalid record), ``score``, ``reason``, ``reason_kind``, ``agent_sql`` and more.
+    ``timeout`` bounds each record (queries and comparison), ``memory_mb`` the executor's
+    processes together; ``max_cell_chars`` and ``max_row_bytes`` cap each verdict's table
+    cells and line (a cut verdict says ``truncated``).
 
     >>> import sqlite3, tempfile
     >>> db = tempfile.mkdtemp() + "/shop.sqlite"
@@ -323,7 +333,8 @@ def sql_match(
     options = MatchOptions(
         db_root=None if db_root is None else Path(db_root).expanduser().resolve(),
         db_template=db_template, timeout_s=timeout if timeout else None, max_rows=max_rows,
-        compare=compare, table_rows=table_rows, extract=extract)
+        compare=compare, table_rows=table_rows, extract=extract,
+        max_cell_chars=max_cell_chars, max_row_bytes=max_row_bytes)
     with ExitStack() as stack:
         folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hopscore-sql-")))
         if isinstance(records, (str, os.PathLike)):

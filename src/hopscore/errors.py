@@ -48,6 +48,14 @@ class InputError(HopscoreError):
             prefix += f": field {field!r}"
         super().__init__(f"{prefix}: {message}")
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # picklable (a located error travels with its input line to a Ray worker)
+        return (_input_error, (self.where, self.message, self.field))
+
+
+def _input_error(where: Location, message: str, field: str | None) -> InputError:
+    return InputError(where, message, field=field)
+
 
 class Interrupted(Exception):
     """The user stopped a run (Ctrl-C) after it saved what it had; the message says what is

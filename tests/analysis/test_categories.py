@@ -272,6 +272,10 @@ def test_sql_failure_reasons():
          "gold SQL failed"),
         (sql_row("j", False, "missing_gold_sql"), "missing gold SQL"),
         (sql_row("k", False, "sqlite_db_not_found: /x.sqlite"), "database not found"),
+        (sql_row("l", False, "compare_timeout: executing and comparing took longer than "
+                 "--timeout 5s"), "grading limit (time or memory)"),
+        (sql_row("m", False, "result_too_large: the gold result does not fit",
+                 gold_exec_error="Query ran out of memory"), "grading limit (time or memory)"),
     ]
     for row, expected in cases:
         assert failure_reason(sample({"match": 0.0}, record=row)) == expected, row["instance_id"]

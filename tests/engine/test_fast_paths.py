@@ -1,7 +1,6 @@
-"""What keeps the engine's own overhead low, and that it changes nothing a run records: tasks
-fed to a batch while it runs (a run renders prompts while its first requests are out), cache
-lookups and writes handed to their threads together, and coroutine results that asyncio.run
-never formats."""
+"""What keeps the engine's own overhead low, and that it changes nothing a run records: items
+fed to a batch while it runs, cache lookups and writes handed to their threads together, and
+coroutine results that asyncio.run never formats."""
 
 from __future__ import annotations
 
@@ -116,7 +115,7 @@ def test_run_sync_returns_the_result_without_formatting_it() -> None:
 
 
 def test_a_run_sends_each_example_once_to_a_one_slot_server(tmp_path: Path) -> None:
-    # the first requests go out while the other prompts are rendered; none is sent twice
+    # a few more items in flight than the limit, a freed slot used at once: none sent twice
     answers = gold_replies("hotpotqa")
     with FakeOpenAI(lambda p, a: Reply(f"Answer: {answers[asked(p)]}"), latency=0.15,
                     slots=1) as server:

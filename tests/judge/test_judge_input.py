@@ -59,3 +59,31 @@ def test_a_lone_surrogate_in_another_field_is_judged_and_kept(tmp_path: Path) ->
     assert result.returncode == 0, result.stderr
     row = json.loads(out.read_text(encoding="utf-8"))
     assert row["instance_id"] == "x\ud800" and row["correct"] is True
+
+
+def test_a_huge_judge_reply_is_capped_in_the_row(tmp_path: Path) -> None:
+    from tests.openai_server import FakeOpenAI, Reply
+
+    huge = "reasoning: " + "blah " * 1_000_000 + "\ncorrect: yes\nconfidence: 90%"
+    source = tmp_path / "in.jsonl"
+    rows = [{**GOOD, "instance_id": "big", "response": "r" * 300_000}, GOOD]
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    with FakeOpenAI(lambda prompt, attempt: Reply(huge)) as server:
+        args = ["judge", "-i", source, "-o", out, "--model", "m", "--base-url", server.base_url,
+                "--no-progress", "--no-cache", "--max-tokens", "0"]
+        result = run_cli(*args, env={"JUDGE_API_KEY": "sk-test"})
+        assert result.returncode == 0, result.stderr
+        lines = out.read_bytes().splitlines()
+        assert max(map(len, lines)) <= 1_000_000
+        first = json.loads(lines[0])
+        assert first["correct"] is True and first["parse_ok"] is True  # judged on the full reply
+        assert first["judge"]["truncated"] is True
+        assert {"raw_judge_output", "reasoning", "response"} <= \
+            set(first["judge"]["truncated_fields"])
+        assert first["raw_judge_output"].endswith(f" … [{len(huge):,} chars]")
+        assert len(first["raw_judge_output"]) < 20_100
+        # Rerunning resumes both rows: the cut values are not needed for that.
+        sent = len(server.log)
+        again = run_cli(*args, env={"JUDGE_API_KEY": "sk-test"})
+        assert again.returncode == 0 and len(server.log) == sent

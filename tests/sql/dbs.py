@@ -78,3 +78,19 @@ def build_shop(path: Path) -> Path:
 
 def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def factorial_columns(n: int, seed: int = 1) -> tuple[list[list[int]], list[list[int]]]:
+    """The factorial-alignment case: 5 gold columns, each a permutation of ``range(n)``, and 8
+    agent columns, each a gold column shifted by 1 to 8 rows (every column holds the same
+    values, no alignment of 5 agent columns gives the gold's rows)."""
+    import random
+
+    rnd = random.Random(seed)
+    gold = []
+    for _ in range(5):
+        column = list(range(n))
+        rnd.shuffle(column)
+        gold.append(column)
+    agent = [gold[i % 5][s:] + gold[i % 5][:s] for i, s in enumerate(range(1, 9))]
+    return gold, agent

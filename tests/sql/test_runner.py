@@ -70,12 +70,12 @@ def test_truncation_is_flagged(options: MatchOptions, executor: SqlExecutor) -> 
                          table_rows=3)
     verdict = evaluate(record(gold_sql="SELECT i FROM big", response=FENCE.format(
         "SELECT i FROM big")), small, executor)
-    assert verdict.match and verdict.truncated == {"agent": True, "gold": True}
-    assert "truncated" in verdict.flags
+    assert verdict.match and verdict.rows_truncated == {"agent": True, "gold": True}
+    assert "rows_truncated" in verdict.flags
     assert verdict.agent_table is not None and verdict.agent_table["rows_shown"] == 3
     full = evaluate(record(gold_sql="SELECT i, s FROM big", response=FENCE.format(
         "SELECT i, CASE WHEN i < 10000 THEN s ELSE 'x' END FROM big")), options, executor)
-    assert not full.match and full.truncated == {"agent": False, "gold": False}
+    assert not full.match and full.rows_truncated == {"agent": False, "gold": False}
 
 
 def write_input(path: Path, rows: list[Any]) -> Path:

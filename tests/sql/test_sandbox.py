@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from hopscore.sql.query import database_uri, run_query
 from hopscore.sql.sandbox import ERROR_PREFIXES, SqlExecutor
-from hopscore.sql.worker import database_uri, run_query
 from tests.sql.dbs import BIG_ROWS, build_shop, file_digest
 
 TIMEOUT = 1.0
@@ -153,7 +153,8 @@ def test_memory_limit(shop_db: Path) -> None:
         result = ex.execute(shop_db, big, max_rows=1_000_000, timeout_s=30)
         assert not result.ok
         assert result.kind == "memory", result
-        assert result.error == "Query ran out of memory (limit 300 MiB)."
+        assert result.error == ("Query ran out of memory (limit 160 MiB per worker, "
+                                "--memory-mb 300).")
         assert ex.execute(shop_db, "SELECT 1").ok
 
 

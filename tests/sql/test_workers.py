@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import SRC
 from tests.sql.dbs import build_shop
@@ -23,3 +28,77 @@ def test_workers_write_no_bytecode_into_the_package(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(installed), "PYTHONDONTWRITEBYTECODE": "1"}
     subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=60)
     assert not list(installed.rglob("*.pyc")), list(installed.rglob("*.pyc"))
+
+
+ENDLESS = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+           "SELECT count(*) FROM c")
+
+
+def _workers_of(parent: int) -> list[int]:
+    """The SQL worker processes whose parent is ``parent``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == parent and b"hopscore.sql.worker" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def _start_busy_run(tmp_path: Path, *timeout: str) -> tuple[subprocess.Popen[bytes], list[int]]:
+    """A sql-match run whose two workers are busy with endless queries."""
+    db = build_shop(tmp_path / "shop.sqlite")
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(
+        json.dumps({"instance_id": str(i), "db_path": str(db), "gold_sql": ENDLESS,
+                    "response": "```sql\nSELECT 1\n```"}) + "\n" for i in range(4)))
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    proc = subprocess.Popen([sys.executable, "-m", "hopscore", "sql-match", "-i", str(source),
+                             "-o", str(tmp_path / "out.jsonl"), "--workers", "2", *timeout],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    workers: list[int] = []
+    while time.monotonic() < deadline and len(workers) < 2:
+        time.sleep(0.05)
+        workers = _workers_of(proc.pid)
+    assert len(workers) == 2, "the workers did not start"
+    time.sleep(0.3)  # both are inside their query now
+    return proc, workers
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+def test_workers_die_with_their_parent(how: signal.Signals, tmp_path: Path) -> None:
+    proc, workers = _start_busy_run(tmp_path, "--timeout", "0")
+    proc.send_signal(how)
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline and any(map(_alive, workers)):
+        time.sleep(0.05)
+    assert not any(map(_alive, workers)), f"workers still running 2 s after {how.name}"
+
+
+@pytest.mark.parametrize("timeout", ["0", "120"])
+def test_ctrl_c_exits_within_two_seconds(timeout: str, tmp_path: Path) -> None:
+    proc, workers = _start_busy_run(tmp_path, "--timeout", timeout)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=30)
+    assert time.monotonic() - started < 2.0
+    assert proc.returncode == 130
+    assert proc.stderr is not None and b"Traceback" not in proc.stderr.read()
+    time.sleep(0.2)
+    assert not any(map(_alive, workers))

@@ -226,9 +226,12 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
         return paragraph_variables(example.question, example.context)
 
     def make_prediction(self, example: HotpotExample, answer: ModelAnswer) -> HotpotPrediction:
+        """Answer and supporting facts: the reply's ``[title, n]`` citations, else (the chain
+        strategies) the sentences their contexts came from (:func:`evidence_facts`)."""
         titles = [title for title, _ in example.context]
         return HotpotPrediction(
-            id=example.id, answer=answer.text or "", sp=cited_facts(answer.output, titles)
+            id=example.id, answer=answer.text or "",
+            sp=cited_facts(answer.output, titles) or evidence_facts(answer.evidence_ids, titles),
         )
 
     def prediction_details(self, prediction: HotpotPrediction) -> dict[str, Any]:
@@ -303,6 +306,23 @@ def cited_facts(output: str, titles: Sequence[str]) -> tuple[Fact, ...]:
             elif number and 1 <= int(number.group(1)) <= len(titles):
                 title = titles[int(number.group(1)) - 1]
         facts[(title, int(match.group(2)))] = None
+    return tuple(facts)
+
+
+_SOURCE_SENTENCE = re.compile(r"^(.*) \[(\d{1,4})\]$", re.S)
+
+
+def evidence_facts(evidence_ids: Sequence[str] | None, titles: Sequence[str]) -> tuple[Fact, ...]:
+    """Supporting facts from the ids of the sentences a run's contexts came from: the chain
+    strategies' ``"<title> [<sentence number>]"`` sources over the example's own paragraphs
+    (:class:`hopscore.run.evidence.ContextSource`); ids of other sources (corpus documents,
+    URLs) and unknown titles are skipped. Order kept, duplicates dropped."""
+    known = set(titles)
+    facts: dict[Fact, None] = {}
+    for source in evidence_ids or ():
+        match = _SOURCE_SENTENCE.match(source)
+        if match and match.group(1) in known:
+            facts[(match.group(1), int(match.group(2)))] = None
     return tuple(facts)
 
 

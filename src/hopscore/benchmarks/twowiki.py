@@ -32,6 +32,7 @@ A ``Q_id`` repeated in the alias file keeps its last line, as the official dict 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
@@ -60,6 +61,7 @@ from hopscore.benchmarks.hotpotqa import (
     Context,
     Fact,
     cited_facts,
+    evidence_facts,
     paragraph_variables,
     parse_context,
     parse_facts,
@@ -234,6 +236,8 @@ class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
         #: Notes about the gold, passed on with the next predictions loaded (score_files loads
         #: the gold first), so they reach the report's warnings.
         self.gold_warnings: list[str] = []
+        #: relation names a run's prompt offers for evidence triples (set by load_gold)
+        self.relations: tuple[str, ...] = RELATIONS
 
     def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[TwoWikiExample]:
         alias_table = read_aliases(aliases) if aliases is not None else {}
@@ -245,6 +249,7 @@ class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
             for i, item in enumerate(data)
         ]
         self.gold_warnings = []
+        self.relations = relation_vocabulary(examples)
         if aliases is None and any(
             isinstance(item, dict) and item.get("answer_id") for item in data
         ):
@@ -327,19 +332,27 @@ class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
     mcr_evaluator = "wikihop"
 
     def prompt_variables(self, example: TwoWikiExample, inputs: PromptInputs) -> dict[str, Any]:
-        return paragraph_variables(example.question, example.context)
+        """Paragraphs and question, and ``relations``: the relation names evidence triples
+        use (2Wiki's common relations and every relation of the loaded gold file)."""
+        return {**paragraph_variables(example.question, example.context),
+                "relations": list(self.relations)}
 
     def mcr_gold(self, example: TwoWikiExample) -> str:
         return example.answer  # MCR uses the answer alone, without aliases
 
     def make_prediction(self, example: TwoWikiExample, answer: ModelAnswer) -> TwoWikiPrediction:
-        """Answer and cited supporting facts; no evidence triples (scored as an empty list)."""
+        """Answer, cited supporting facts (before the "Evidence:" line; for the chain
+        strategies, the sentences their contexts came from) and evidence triples (after it;
+        :func:`cited_triples`)."""
         titles = [title for title, _ in example.context]
-        return TwoWikiPrediction(id=example.id, answer=answer.text or "",
-                                 sp=cited_facts(answer.output, titles), evidence=())
+        facts_part, evidence_part = split_evidence(answer.output)
+        sp = cited_facts(facts_part, titles) or evidence_facts(answer.evidence_ids, titles)
+        return TwoWikiPrediction(id=example.id, answer=answer.text or "", sp=sp,
+                                 evidence=cited_triples(evidence_part, self.relations))
 
     def prediction_details(self, prediction: TwoWikiPrediction) -> dict[str, Any]:
-        return {"sp": [list(fact) for fact in prediction.sp or ()]}
+        return {"sp": [list(fact) for fact in prediction.sp or ()],
+                "evidence": [list(t) for t in prediction.evidence or ()]}
 
     def write_predictions(self, predictions: Sequence[TwoWikiPrediction], path: Path) -> None:
         write_json_atomic(path, {
@@ -347,6 +360,76 @@ class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
             "sp": {p.id: [list(fact) for fact in p.sp or ()] for p in predictions},
             "evidence": {p.id: [list(t) for t in p.evidence or ()] for p in predictions},
         })  # fmt: skip
+
+
+#: Relations of 2WikiMultihopQA's evidence triples (Wikidata property labels) offered to a
+#: model besides those found in the gold file.
+RELATIONS = (
+    "director", "producer", "composer", "performer", "author", "editor", "creator",
+    "founded by", "publisher", "manufacturer", "presenter", "date of birth", "date of death",
+    "place of birth", "place of death", "place of burial", "cause of death",
+    "country of citizenship", "country", "country of origin", "located in", "educated at",
+    "employer", "occupation", "award received", "father", "mother", "spouse", "child",
+    "sibling", "publication date", "inception",
+)
+_EVIDENCE_LABEL = re.compile(r"^[\s>*_#-]*evidence\s*(?:triples)?\s*[:：]", re.I | re.M)
+_SECTION_END = re.compile(r"^[\s>*_#-]*(?:(?:final\s+)?answer|supporting\s+facts)\s*[:：]",
+                          re.I | re.M)
+_GROUP = re.compile(r"\(([^()\n]{3,400})\)|\[([^\[\]\n]{3,400})\]")
+
+
+def relation_vocabulary(examples: Sequence[TwoWikiExample]) -> tuple[str, ...]:
+    found = {triple[1] for example in examples for triple in example.evidences}
+    return tuple(dict.fromkeys([*RELATIONS, *sorted(found - set(RELATIONS))]))
+
+
+def split_evidence(output: str) -> tuple[str, str]:
+    """(the reply without its evidence section, the evidence section): the section runs from
+    the last "Evidence:" line to the next "Answer:" or "Supporting facts:" line."""
+    labels = list(_EVIDENCE_LABEL.finditer(output))
+    if not labels:
+        return output, ""
+    start = labels[-1]
+    rest = output[start.end():]
+    end = _SECTION_END.search(rest)
+    cut = start.end() + (end.start() if end else len(rest))
+    return output[:start.start()] + output[cut:], output[start.end():cut]
+
+
+def cited_triples(text: str, relations: Sequence[str] = RELATIONS) -> tuple[Triple, ...]:
+    """(subject; relation; object) triples written in parentheses or brackets.
+
+    Parts are split on ";" or "|" when that gives three; otherwise on commas around a known
+    relation (longest first, so "date of birth" wins over "birth"), so names holding commas
+    survive; otherwise on exactly two commas. Quotes and spaces around parts are dropped;
+    duplicates are dropped, order kept.
+    """
+    known = sorted({r.lower() for r in relations}, key=len, reverse=True)
+    out: dict[Triple, None] = {}
+    for match in _GROUP.finditer(text):
+        inner = (match.group(1) or match.group(2)).strip()
+        parts: list[str] | None = None
+        for separator in (";", "|"):
+            pieces = inner.split(separator)
+            if len(pieces) == 3:
+                parts = pieces
+                break
+        if parts is None:
+            lowered = inner.lower()
+            for relation in known:
+                at = lowered.find(f", {relation},")
+                if at > 0:
+                    parts = [inner[:at], inner[at + 2: at + 2 + len(relation)],
+                             inner[at + 3 + len(relation):]]
+                    break
+        if parts is None and inner.count(",") == 2:
+            parts = inner.split(",")
+        if parts is None:
+            continue
+        triple = tuple(p.strip().strip("\"'“”‘’`*").strip() for p in parts)
+        if all(triple):
+            out[triple] = None
+    return tuple(out)
 
 
 def _gold_record(record: Fields, aliases: dict[str, tuple[str, ...]]) -> TwoWikiExample:

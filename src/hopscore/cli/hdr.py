@@ -185,12 +185,30 @@ def activity_table(result: HdrRunResult) -> Table:
     return table
 
 
-def run_hdr(settings: HdrSettings, *, progress: bool, json_output: bool = False) -> None:
-    """``hopscore run hybrid-deep-research``: run, grade, print, set the exit status."""
+def run_hdr(settings: HdrSettings, *, progress: bool, json_output: bool = False,
+            share_local: bool = False) -> None:
+    """``hopscore run hybrid-deep-research``: run, grade, print, set the exit status.
+
+    ``share_local``: the agent is the local model and judges too: one loaded model serves both.
+    """
     from hopscore.cli.options import print_json
     from hopscore.hdr.runner import run
 
-    result = run(settings, console=err_console if progress else None, warn=err_console)
+    console_ = err_console if progress else None
+    if share_local:
+        import asyncio
+
+        from hopscore.run.local import LocalSmolLM2
+        from hopscore.run.providers import SharedBackend
+
+        shared = SharedBackend(LocalSmolLM2())
+        try:
+            result = run(settings, backend=shared, judge_backend=shared, console=console_,
+                         warn=err_console)
+        finally:
+            asyncio.run(shared.close())
+    else:
+        result = run(settings, console=console_, warn=err_console)
     out = settings.output_dir
     if result.outcome.aborted is not None:
         raise HopscoreError(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -89,6 +90,12 @@ def judge(
     no_cache: Annotated[bool, typer.Option(
         "--no-cache", help="Neither read nor write the response cache.",
     )] = False,
+    max_cell_chars: Annotated[int, typer.Option(
+        "--max-cell-chars", min=100, help="Longest text field kept in an output row "
+        "(longer ones are cut; the row's judge.truncated says so).")] = 20_000,
+    max_row_bytes: Annotated[int, typer.Option(
+        "--max-row-bytes", min=10_000, help="Longest output row, in bytes (its biggest "
+        "fields are replaced by a note of their size).")] = 1_000_000,
     progress: Annotated[bool, typer.Option(
         "--progress/--no-progress", help="Show a progress bar on stderr.",
     )] = True,
@@ -98,6 +105,8 @@ def judge(
     )] = None,
     shard: Annotated[str | None, o.SHARD_A] = None,
     shards: Annotated[int | None, o.SHARDS_A] = None,
+    executor: Annotated[str, o.EXECUTOR_A] = "local",
+    ray_workers: Annotated[int | None, o.RAY_WORKERS_A] = None,
 ) -> None:
     """Grade each row's response against its correct_answer with an LLM judge.
 
@@ -124,10 +133,13 @@ def judge(
                           max_retry_wait=max_retry_wait, deadline=deadline),
         cache_dir=cache_dir, use_cache=not no_cache, adaptive=adaptive,
     )
+    config = dataclasses.replace(config, max_cell_chars=max_cell_chars,
+                                 max_row_bytes=max_row_bytes)
     summary = run_judge(
         input_path, output_path, config,
         console=err_console if progress else None, warn=err_console,
         shard=o.shard_option(shard, shards),
+        executor=o.executor_option(executor, ray_workers), ray_workers=ray_workers,
     )
     print_table(console, summary_table(summary))
     if summary_json is not None:

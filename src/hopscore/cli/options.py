@@ -91,6 +91,32 @@ SHARD_A = typer.Option("--shard", **_SHARD)
 SHARDS_A = typer.Option("--shards", **_SHARDS)
 
 
+_EXECUTOR: dict[str, Any] = {
+    "rich_help_panel": SCALE_PANEL, "metavar": "local|ray",
+    "help": "Where rows run: local (this process) or ray (the workers of the Ray cluster at "
+    "RAY_ADDRESS, else an embedded local Ray on 127.0.0.1; needs hopscore[ray]). The output is "
+    "written here either way; --concurrency is then a limit for the whole cluster."}
+_RAY_WORKERS: dict[str, Any] = {
+    "min": 1, "rich_help_panel": SCALE_PANEL, "show_default": False,
+    "help": "--executor ray: worker actors, one CPU each (default: every CPU of the cluster; "
+    "an embedded local Ray gets this many CPUs)."}
+EXECUTOR = typer.Option("local", "--executor", **_EXECUTOR)
+RAY_WORKERS = typer.Option(None, "--ray-workers", **_RAY_WORKERS)
+EXECUTOR_A = typer.Option("--executor", **_EXECUTOR)
+RAY_WORKERS_A = typer.Option("--ray-workers", **_RAY_WORKERS)
+
+
+def executor_option(name: str, workers: int | None) -> str:
+    """The value of ``--executor`` (checked), with ``--ray-workers``."""
+    from hopscore.distributed import check_executor
+    from hopscore.errors import HopscoreError
+
+    value = check_executor(name)
+    if workers is not None and value != "ray":
+        raise HopscoreError("--ray-workers is for --executor ray")
+    return value
+
+
 def shard_option(spec: str | None, shards: int | None) -> Shard | None:
     """The shard of ``--shard`` / ``--shards`` (bad values: clear errors)."""
     from hopscore.shard import parse_shard

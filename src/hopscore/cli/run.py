@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,12 @@ if TYPE_CHECKING:
     from hopscore.run.suite import SuiteRow
 
 HDR = "HybridDeepResearch agent (hopscore run hybrid-deep-research)"
+#: Turns per attempt of the local model on the built-in world (its answers are weak; 300 turns
+#: of a 135M-parameter model on the CPU would take hours).
+LOCAL_WORLD_TURNS = 4
+LOCAL_WORLD_TOKENS = 128
+#: --max-tokens' default (the QA runs'; an HDR run sends it too)
+DEFAULT_MAX_TOKENS = 1024
 PANEL_MODEL = "Model"
 PANEL_PROMPT = "Examples and prompt"
 PANEL_RETRIEVAL = "Retrieval"
@@ -65,7 +72,8 @@ def run_command(
     gold: Path | None = typer.Option(
         None, "--gold", "--tasks", "-g", metavar="FILE", show_default=False,
         help="Required: the benchmark's gold file, or a Hugging Face copy "
-        "(docs/getting-the-data.md); hybrid-deep-research: --tasks, the task file or folder."),
+        "(docs/getting-the-data.md); hybrid-deep-research: --tasks, the task file or folder "
+        "(none of --tasks, --db-root, --corpus: the built-in world)."),
     model: str = typer.Option(
         ..., "--model", "-m", metavar="PROVIDER/NAME", show_default=False,
         help=MODEL_HELP),
@@ -97,7 +105,7 @@ def run_command(
         0.0, "--temperature", rich_help_panel=PANEL_MODEL, min=0.0,
         help="Sampling temperature."),
     max_tokens: int = typer.Option(
-        1024, "--max-tokens", rich_help_panel=PANEL_MODEL, metavar="N", min=0,
+        DEFAULT_MAX_TOKENS, "--max-tokens", rich_help_panel=PANEL_MODEL, metavar="N", min=0,
         help="Completion budget per request; 0 sends none."),
     seed: int | None = typer.Option(
         None, "--seed", rich_help_panel=PANEL_MODEL,
@@ -170,6 +178,8 @@ def run_command(
         help="Progress bar."),
     shard: str | None = o.SHARD,
     shards: int | None = o.SHARDS,
+    executor: str = o.EXECUTOR,
+    ray_workers: int | None = o.RAY_WORKERS,
     overlay: Path | None = typer.Option(
         None, "--overlay", metavar="PATH", rich_help_panel=HDR,
         help="v2 sparse patch overlaid on --tasks."),
@@ -307,8 +317,13 @@ def run_command(
 
       hopscore run strategyqa --gold dev.json --model local/smollm2 --limit 20
 
+      hopscore run strategyqa --gold dev.json --model openai/gpt-4o-mini --strategy mcr \
+          --chains 5 --corpus wiki.jsonl --protocol mcr
+
       hopscore run hybrid-deep-research --tasks tasks.jsonl --db-root livesqlbench/ \
           --corpus corpus.jsonl --model openai/gpt-4o-mini --judge-model gpt-4o-mini
+
+      hopscore run hybrid-deep-research --model local/smollm2 --limit 2
     """
     from hopscore.cli.hdr import is_hdr
 
@@ -357,6 +372,7 @@ def run_command(
         search_url=search_url, fetch_url=fetch_url, search_api_key_env=search_api_key_env,
         search_timeout=search_timeout, wiki_db=wiki_db, wiki_pages=wiki_pages,
         wiki_elements=wiki_elements, shard=o.shard_option(shard, shards),
+        executor=o.executor_option(executor, ray_workers), ray_workers=ray_workers,
     )  # fmt: skip
     result = run(settings, console=err_console if progress else None, warn=err_console)
     if not json_output:
@@ -412,12 +428,42 @@ def _run_hdr(args: dict[str, Any]) -> None:
     from hopscore.hdr.runner import default_output_dir
     from hopscore.hdr.settings import HdrSettings
 
-    if args["gold"] is None:
-        raise HopscoreError("missing option --tasks (the HDR task file or category folder)")
-    if args["db_root"] is None:
-        raise HopscoreError("missing option --db-root (the folder of the SQLite databases)")
     model = args["model"]
     local = model.startswith("local/")
+    world_args = ("gold", "db_root", "corpus", "overlay", "search_url")
+    builtin = all(args[name] is None for name in world_args) and \
+        args["search_backend"] == "bm25"
+    judge = {k: args[k] for k in ("judge_model", "judge_base_url", "judge_api_key_env")}
+    max_turns = args["max_turns"]
+    if builtin:
+        from hopscore.hdr.world import materialize
+
+        world = materialize(None if args["no_cache"] else (args["cache_dir"] or _cache_dir()))
+        args = {**args, "gold": world.tasks, "db_root": world.db_root, "corpus": world.corpus}
+        err_console.print(f"no --tasks/--db-root/--corpus: hopscore's built-in world "
+                          f"({world.root}; 18 invented tasks over 3 databases, "
+                          "docs/hdr-world.md)", markup=False, highlight=False)
+        provider = model.partition("/")[0]
+        if not (args["judge_model"] or os.environ.get("JUDGE_MODEL")) and not args["no_grade"] \
+                and provider in ("openai", "local"):
+            judge = {"judge_model": model if local else model.partition("/")[2],
+                     "judge_base_url": args["base_url"], "judge_api_key_env": args["api_key_env"]}
+            err_console.print(f"no --judge-model: {model} also judges the SQL2S and Parallel "
+                              "answers", markup=False, highlight=False)
+        if local and max_turns == HDR_DEFAULTS["max_turns"]:
+            max_turns = LOCAL_WORLD_TURNS
+            err_console.print(f"{model} on the built-in world: --max-turns {max_turns} (pass "
+                              "--max-turns to change it)", markup=False, highlight=False)
+        if local and args["max_tokens"] == DEFAULT_MAX_TOKENS:
+            args = {**args, "max_tokens": LOCAL_WORLD_TOKENS}
+            err_console.print(f"{model} on the built-in world: --max-tokens "
+                              f"{LOCAL_WORLD_TOKENS} (pass --max-tokens to change it)",
+                              markup=False, highlight=False)
+    if args["gold"] is None:
+        raise HopscoreError("missing option --tasks (the HDR task file or category folder); "
+                            "give none of --tasks, --db-root, --corpus for the built-in world")
+    if args["db_root"] is None:
+        raise HopscoreError("missing option --db-root (the folder of the SQLite databases)")
     settings = HdrSettings(
         tasks=args["gold"], overlay=args["overlay"], db_root=args["db_root"],
         db_template=args["db_template"], model=model,
@@ -426,7 +472,7 @@ def _run_hdr(args: dict[str, Any]) -> None:
         search_backend=args["search_backend"], corpus=args["corpus"],
         search_url=args["search_url"], fetch_url=args["fetch_url"],
         direct_fetch=args["direct_fetch"], search_api_key_env=args["search_api_key_env"],
-        search_timeout=args["search_timeout"], max_turns=args["max_turns"],
+        search_timeout=args["search_timeout"], max_turns=max_turns,
         task_timeout=args["task_timeout"], repeats=args["repeats"], limit=args["limit"],
         concurrency=args["concurrency"], temperature=args["temperature"],
         max_tokens=args["max_tokens"] or None, seed=args["seed"],
@@ -439,13 +485,17 @@ def _run_hdr(args: dict[str, Any]) -> None:
         max_retry_wait=args["max_retry_wait"], deadline=args["deadline"],
         adaptive=args["adaptive"],
         cache_dir=None if args["no_cache"] else (args["cache_dir"] or _cache_dir()),
-        grade=not args["no_grade"], judge_model=args["judge_model"],
-        judge_base_url=args["judge_base_url"], judge_api_key_env=args["judge_api_key_env"],
+        grade=not args["no_grade"], judge_model=judge["judge_model"],
+        judge_base_url=judge["judge_base_url"], judge_api_key_env=judge["judge_api_key_env"],
         judge_prompt_file=args["judge_prompt_file"], judge_concurrency=args["concurrency"],
         compare=args["compare"], resamples=args["resamples"], ci=args["ci"].lower(),
         ci_level=args["ci_level"], shard=o.shard_option(args["shard"], args["shards"]),
+        executor=o.executor_option(args["executor"], args["ray_workers"]),
+        ray_workers=args["ray_workers"],
     )  # fmt: skip
-    run_hdr(settings, progress=args["progress"], json_output=args["json_output"])
+    local_judge = local and settings.judge_model == model
+    run_hdr(settings, progress=args["progress"], json_output=args["json_output"],
+            share_local=local_judge)
 
 
 def _pct(value: object) -> str:
@@ -619,6 +669,8 @@ def suite_mcr(
         help=o.JSON_HELP),
     shard: str | None = o.SHARD,
     shards: int | None = o.SHARDS,
+    executor: str = o.EXECUTOR,
+    ray_workers: int | None = o.RAY_WORKERS,
 ) -> None:
     """The MCR protocol on its seven datasets (StrategyQA, Fermi, QuaRTz, HotpotQA, 2WikiMQA,
     Bamboogle, FEVEROUS), each run like hopscore run --protocol mcr, then one table.
@@ -634,6 +686,9 @@ def suite_mcr(
       hopscore suite mcr --data-dir mcrdata --model openai/gpt-4o-mini --sample 500
 
       hopscore suite mcr --data-dir mcrdata --model local/smollm2 --shots 2 --limit 3
+
+      hopscore suite mcr --data-dir mcrdata --model openai/gpt-4o-mini --strategy mcr \
+          --chains 5 --sample 500
     """
     from hopscore.run.runner import run
     from hopscore.run.settings import RunSettings, default_output_dir
@@ -658,6 +713,7 @@ def suite_mcr(
         cache_dir=None if no_cache else (cache_dir or _cache_dir()), strategy=strategy,
         chains=chains, chain_temperature=chain_temperature, num_retries=num_retries,
         chain_calls=chain_calls, meta_facts=meta_facts, shard=o.shard_option(shard, shards),
+        executor=o.executor_option(executor, ray_workers), ray_workers=ray_workers,
     )  # fmt: skip
     rows: list[SuiteRow] = []
     shared = None

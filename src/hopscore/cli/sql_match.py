@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from hopscore.sql.runner import Summary
 
 # Kept literal so that ``hopscore --help`` does not import numpy, scipy and sqlglot.
-MODES = ("reference", "strict", "rows", "spider", "bird")
+MODES = ("reference", "strict", "rows", "spider", "bird")  # hopscore.sql.modes.MODES
 DEFAULT_TEMPLATE = "{db}/{db}_template.sqlite"
 
 
@@ -63,11 +63,26 @@ def _print_summary(summary: Summary, output: Path) -> None:
         flags = ", ".join(f"{name} {n}" for name, n in summary.flags.most_common())
         console.print(f"flags: {flags}", markup=False, highlight=False)
     other = "lenient" if summary.extract == "reference" else "reference"
+    unknown = f", {summary.other_undecided} of them hit a limit" \
+        if summary.other_undecided else ""
     console.print(
         f"{other} extraction (--extract {other}) would change "
         f"{counted(summary.other_changes, 'verdict')} ({counted(summary.other_sql, 'row')} "
-        f"{agree(summary.other_sql, 'reads', 'read')} another SQL that way)",
+        f"{agree(summary.other_sql, 'reads', 'read')} another SQL that way{unknown})",
         markup=False, highlight=False)
+    if summary.limits:
+        err_console.print(
+            f"warning: {counted(summary.limits, 'row')} hit "
+            "--timeout or --memory-mb while results were held or compared (compare_timeout, "
+            f"result_too_large); {agree(summary.limits, 'it counts', 'they count')} as misses, "
+            f"and a rerun with higher limits grades {agree(summary.limits, 'it', 'them')}",
+            style="yellow", markup=False,
+            highlight=False)
+    if summary.cut:
+        err_console.print(
+            f"note: {counted(summary.cut, 'verdict row')} {agree(summary.cut, 'was', 'were')} "
+            "cut to --max-cell-chars / --max-row-bytes (marked truncated)", markup=False,
+            highlight=False)
     if summary.resumed:
         err_console.print(f"resumed: {counted(summary.resumed, 'row')} "
                           f"{agree(summary.resumed, 'was', 'were')} already in {output} with these "
@@ -94,7 +109,8 @@ def sql_match(
         help="Database path below --db-root; {db} is the record's db.")
     ] = DEFAULT_TEMPLATE,
     timeout: Annotated[float, typer.Option(
-        "--timeout", metavar="SECONDS", help="Seconds per query; 0 disables the limit.")] = 120.0,
+        "--timeout", metavar="SECONDS", help="Seconds per record: executing the gold and agent "
+        "queries and comparing their results; 0 disables the limit.")] = 120.0,
     max_rows: Annotated[int, typer.Option(
         "--max-rows", metavar="N",
         help="Rows fetched per query; a bigger result is compared on this many "
@@ -113,13 +129,25 @@ def sql_match(
         help="Query worker processes (default: one per core, at least 2).")
     ] = None,
     memory_mb: Annotated[int, typer.Option(
-        "--memory-mb", metavar="MIB", help="Memory limit of each query worker, in MiB.")] = 2048,
+        "--memory-mb", metavar="MIB", help="Memory limit of the whole run (this process and "
+        "its query workers), in MiB; a record that needs more is graded result_too_large.")
+    ] = 2048,
     table_rows: Annotated[int, typer.Option(
         "--table-rows", metavar="N", help="Rows of each result table kept in a verdict.")] = 20,
+    max_cell_chars: Annotated[int, typer.Option(
+        "--max-cell-chars", metavar="N", min=16, help="Longest result-table cell kept in a "
+        "verdict, in characters (longer cells are cut and the row is marked truncated).")
+    ] = 1000,
+    max_row_bytes: Annotated[int, typer.Option(
+        "--max-row-bytes", metavar="BYTES", min=4096, help="Longest verdict line, in bytes (a "
+        "longer one drops its table rows, then cuts its long texts, and is marked truncated).")
+    ] = 1_000_000,
     restart: Annotated[bool, typer.Option(
         "--restart", help="Discard an existing output file instead of resuming it.")] = False,
     shard: Annotated[str | None, o.SHARD_A] = None,
     shards: Annotated[int | None, o.SHARDS_A] = None,
+    executor_name: Annotated[str, o.EXECUTOR_A] = "local",
+    ray_workers: Annotated[int | None, o.RAY_WORKERS_A] = None,
 ) -> None:
     """Grade Search-to-SQL answers by running agent and gold SQL read-only and comparing results.
 
@@ -156,16 +184,20 @@ def sql_match(
         db_root=db_root.expanduser().resolve() if db_root is not None else None,
         db_template=db_template, timeout_s=timeout if timeout > 0 else None, max_rows=max_rows,
         compare=compare, table_rows=table_rows, extract=extract,
+        max_cell_chars=max_cell_chars, max_row_bytes=max_row_bytes,
     )
     for note in _version_warnings():
         err_console.print(f"warning: SQLite {sqlite_version()}: {note}", style="yellow",
                           markup=False, highlight=False)
     chosen = o.shard_option(shard, shards)
+    use_ray = o.executor_option(executor_name, ray_workers) == "ray"
     if chosen is None:
         clear_sidecar(output)
     with SqlExecutor(workers, memory_mb=memory_mb) as executor:
         summary = run_sql_match(input, output, options, executor=executor, restart=restart,
-                                warn=err_console, shard=chosen)
+                                warn=err_console, shard=chosen,
+                                ray=use_ray,
+                                ray_workers=ray_workers)
     _print_summary(summary, output)
     invalid = summary.reasons["invalid_input"]
     if chosen is not None and not summary.total:

@@ -71,6 +71,13 @@ class EngineStats:
         return out
 
 
+def batch_workers(concurrency: int) -> int:
+    """How many items a batch should keep going at ``concurrency``: the ceiling, plus a few
+    ready and waiting for a slot, so that a slot freed by a reply gets a request at once
+    (before that reply is read, scored and written), not only after."""
+    return concurrency + max(1, concurrency // 8)
+
+
 class ChatEngine:
     """Sends chat requests through a backend with the project's retry, timeout and cache rules."""
 
@@ -111,10 +118,8 @@ class ChatEngine:
 
     @property
     def workers(self) -> int:
-        """How many items a batch should keep going: the ceiling, plus a few ready and waiting
-        for a slot, so that a slot freed by a reply gets a request at once (before that reply is
-        read, scored and written), not only after."""
-        return self.concurrency + max(1, self.concurrency // 8)
+        """How many items a batch should keep going for this engine (:func:`batch_workers`)."""
+        return batch_workers(self.concurrency)
 
     def cache_key(self, request: ChatRequest) -> str:
         return request.cache_key(self.backend.endpoint)

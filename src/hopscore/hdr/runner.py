@@ -22,15 +22,18 @@ it stopped, and an attempt that failed on a model error is retried by the next r
 from __future__ import annotations
 
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.console import Console
 
 from hopscore.benchmarks.hdr_tasks import HdrTask, load_tasks
+from hopscore.distributed import Built, Gate, local_execution, ray_execution
 from hopscore.engine import (
     BatchOutcome,
+    CallFailure,
     ChatBackend,
     ChatEngine,
     EngineStats,
@@ -169,17 +172,87 @@ class _AttemptWorker:
         task, index = item
         toolset = self.toolsets[task.db]
         attempt = await self.loop.run(task, index, toolset)
-        out = self.prepared.settings.output_dir
         relative = f"{TRAJECTORIES}/{file_name(task.id, index)}"
-        write_trajectory(out / relative, {
-            "instance_id": task.id, "attempt": index, "model": str(self.prepared.spec),
-            "status": attempt.status, "message_format": "openai", "tools": toolset.schemas(),
-            "tool_protocol": attempt.summary()["tool_protocol"], "messages": attempt.messages})
         row = {"run_key": key, "id": task.id, "instance_id": task.id, "attempt": index,
                "hybrid_type": task.hybrid_type, "db": task.db, "trajectory_file": relative,
                **attempt.summary()}
+        # the conversation travels with the row to the process that writes the output
+        row[CONVERSATION] = {
+            "instance_id": task.id, "attempt": index, "model": str(self.prepared.spec),
+            "status": attempt.status, "message_format": "openai", "tools": toolset.schemas(),
+            "tool_protocol": attempt.summary()["tool_protocol"], "messages": attempt.messages}
         done = attempt.status != MODEL_ERROR
         return RowResult(row, done=done, failure=attempt.failure)
+
+
+#: The field of an attempt's row that carries its conversation until it is written.
+CONVERSATION = "_trajectory"
+
+
+def writing_trajectories(out: Path, work: Callable[[Any, str], Awaitable[RowResult]]
+                         ) -> Callable[[Any, str], Awaitable[RowResult]]:
+    """``work`` whose rows' conversations are written to their trajectory files here (by the
+    one process that writes the run's output) before the row is logged."""
+
+    async def write(item: Any, key: str) -> RowResult:
+        result = await work(item, key)
+        record = result.row.pop(CONVERSATION, None)
+        if record is not None:
+            write_trajectory(out / str(result.row["trajectory_file"]), record)
+        return result
+
+    return write
+
+
+@dataclass(frozen=True, slots=True)
+class HdrWork:
+    """The agent's work (:class:`hopscore.distributed.WorkFactory`): built in this process, or
+    in each Ray worker, which prepares the run itself (tasks, knowledge, search), opens its own
+    SQL sandbox and finds an attempt by its key."""
+
+    settings: HdrSettings
+    ships_items: ClassVar[bool] = False
+
+    async def build(self, gate: Gate | None, *, prepared: Prepared | None = None,
+                    backend: ChatBackend | None = None, executor: SqlExecutor | None = None,
+                    warn: Console | None = None) -> Built:
+        settings = self.settings
+        prepared = prepared or prepare(settings)
+        local = prepared.spec.is_local
+        backend = backend or make_backend(prepared.spec, prepared.base_url,
+                                          settings.api_key_env, settings.concurrency)
+        if gate is not None:
+            backend = gate.wrap(backend)
+        engine = ChatEngine(backend, concurrency=1 if local else settings.concurrency,
+                            timeout=settings.timeout, retry=retry_policy(settings),
+                            cache=cache_for(settings.cache_dir, warn_printer(warn)),
+                            adaptive=settings.adaptive)
+        own = executor is None
+        sandbox = SqlExecutor(workers=1) if executor is None else executor
+        if own:
+            sandbox.__enter__()
+        worker = _AttemptWorker(prepared, engine, sandbox, prepared.protocol)
+        attempts = {attempt_key(prepared, task, i): (task, i) for task in prepared.tasks
+                    for i in range(settings.repeats)} if gate is not None else {}
+
+        async def work(item: tuple[HdrTask, int] | None, key: str) -> RowResult:
+            return await worker(item if item is not None else attempts[key], key)
+
+        async def close() -> None:
+            try:
+                await engine.aclose()
+            finally:
+                if own:
+                    sandbox.__exit__(None, None, None)
+
+        return Built(work, lambda: engine.stats, close, engine.start_interval)
+
+    def lost_row(self, item: tuple[HdrTask, int], key: str, failure: CallFailure
+                 ) -> dict[str, Any]:
+        task, index = item
+        return {"run_key": key, "id": task.id, "instance_id": task.id, "attempt": index,
+                "hybrid_type": task.hybrid_type, "db": task.db, "status": MODEL_ERROR,
+                "final_answer": None, "error": failure.to_json()}
 
 
 def previous_protocol(out: Path) -> dict[str, Any] | None:
@@ -270,29 +343,35 @@ async def execute(settings: HdrSettings, *, backend: ChatBackend | None = None,
     note_resume(log, keys, warn,
                 "attempts made with other settings or tasks; this run replaces them")
     local = prepared.spec.is_local
-    backend = backend or make_backend(prepared.spec, prepared.base_url, settings.api_key_env,
-                                      settings.concurrency)
     prepared.protocol.previous = previous_protocol(out)
-    write_config(prepared, status="running")
-    workers = 1 if local else settings.concurrency
-    engine = ChatEngine(backend, concurrency=workers, timeout=settings.timeout,
-                        retry=retry_policy(settings),
-                        cache=cache_for(settings.cache_dir, warn_printer(warn)),
-                        adaptive=settings.adaptive)
+    factory = HdrWork(settings)
     with SqlExecutor(workers=min(2, max(1, os.cpu_count() or 1))) as executor:
+        if settings.executor == "ray":
+            if local:
+                raise HopscoreError("local/smollm2 runs in this process; leave --executor ray "
+                                    "out")
+            execution = await ray_execution(
+                factory, limits={prepared.endpoint: settings.concurrency},
+                per_worker=settings.concurrency, workers=settings.ray_workers)
+        else:
+            built = await factory.build(None, prepared=prepared, backend=backend,
+                                        executor=executor, warn=warn)
+            execution = local_execution(built, 1 if local else settings.concurrency)
+        write_config(prepared, status="running")  # once the model could be loaded
         try:
-            worker = _AttemptWorker(prepared, engine, executor, prepared.protocol)
-            outcome = await run_batch(items, keys, worker, log, workers=workers,
-                                      console=console, description=f"hdr {prepared.spec}")
+            outcome = await run_batch(items, keys, writing_trajectories(out, execution.work),
+                                      log, workers=execution.workers, console=console,
+                                      description=f"hdr {prepared.spec}")
         finally:
-            await engine.aclose()
+            await execution.close()
+        stats = execution.stats()
         rows = log.latest(keys)
         note_no_tool_calls(prepared, rows)
         if outcome.aborted is not None:
             summary = write_config(prepared, status="aborted", rows=rows, outcome=outcome,
-                                   stats=engine.stats)
-            return HdrRunResult(prepared, outcome, engine.stats, None, None, None, summary)
-        return await finish(prepared, rows, outcome, engine.stats, executor,
+                                   stats=stats)
+            return HdrRunResult(prepared, outcome, stats, None, None, None, summary)
+        return await finish(prepared, rows, outcome, stats, executor,
                             judge_backend=judge_backend, console=console, warn=warn)
 
 

@@ -84,6 +84,10 @@ class HdrSettings:
     ci_level: float = 0.95
     #: --shard I/N: only the tasks of this shard, each with all its attempts (None: all)
     shard: Shard | None = None
+    #: local (this process) or ray (--executor ray: a Ray cluster's workers)
+    executor: str = "local"
+    #: --ray-workers: worker actors (and the CPUs of an embedded local Ray); None: every CPU
+    ray_workers: int | None = None
 
     def check(self) -> None:
         from hopscore.inference.ci import check_choice
@@ -163,5 +167,5 @@ class HdrSettings:
 #: Settings that say how a run is executed, not what it computes (see :meth:`fingerprint`).
 EXECUTION_FIELDS = ("output_dir", "api_key_env", "concurrency", "timeout", "max_retries",
                     "backoff", "max_retry_wait", "deadline", "adaptive", "cache_dir", "shard",
-                    "executor", "search_api_key_env",
+                    "executor", "ray_workers", "search_api_key_env",
                     "search_timeout", "judge_api_key_env", "judge_concurrency")

@@ -27,7 +27,13 @@ from typing import Any
 
 from hopscore.hdr.knowledge import KEY_REQUIRED, KnowledgeBase
 from hopscore.run.search import SearchBackend, SearchHit
-from hopscore.sql.observation import EMPTY_SQL, MAX_TOOL_ROWS, NOT_CONFIGURED, format_observation
+from hopscore.sql.observation import (
+    EMPTY_SQL,
+    MAX_CELL_CHARS,
+    MAX_TOOL_ROWS,
+    NOT_CONFIGURED,
+    format_observation,
+)
 from hopscore.sql.sandbox import ERROR_PREFIXES, SqlExecutor
 
 FINAL_ANSWER = "final_answer"
@@ -267,7 +273,8 @@ class Toolset:
         if time_left is not None:
             timeout = max(0.5, min(timeout, time_left))
         result = await asyncio.to_thread(self.executor.execute, self.db_path, sql,
-                                         max_rows=self.limits.sql_max_rows, timeout_s=timeout)
+                                         max_rows=self.limits.sql_max_rows, timeout_s=timeout,
+                                         max_cell_chars=MAX_CELL_CHARS + 1)
         text = format_observation(result, description=description,
                                   max_rows=self.limits.sql_max_rows)
         return text, None if result.ok else (result.kind or "sql_error")

@@ -31,6 +31,9 @@ RESERVED = (*VERDICT_FIELDS, META_FIELD)
 JUDGED, EMPTY_RESPONSE, INVALID_INPUT, ERROR = "judged", "empty_response", "invalid_input", "error"
 
 MAX_REPORTED_ERRORS = 20
+#: Default caps of an output row: characters of one text field, bytes of the JSON line.
+MAX_CELL_CHARS = 20_000
+MAX_ROW_BYTES = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +161,9 @@ class JudgeMeta:
     endpoint: str
     prompt_sha256: str
     prompt_source: str
+    #: caps of the written row: characters of one field, bytes of the whole line
+    max_cell_chars: int = MAX_CELL_CHARS
+    max_row_bytes: int = MAX_ROW_BYTES
 
 
 def build_row(
@@ -204,4 +210,38 @@ def build_row(
     if renamed:
         info["renamed_input_keys"] = renamed
     row[META_FIELD] = info
-    return row
+    return cap_row(row, meta.max_cell_chars, meta.max_row_bytes)
+
+
+def _clip(text: str, limit: int) -> str:
+    return f"{text[:limit]} … [{len(text):,} chars]"
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+
+
+def cap_row(row: dict[str, Any], max_cell_chars: int, max_row_bytes: int) -> dict[str, Any]:
+    """``row`` with every text field longer than ``max_cell_chars`` cut, and, if its line is
+    still longer than ``max_row_bytes``, its biggest fields replaced by a note of their size;
+    ``judge.truncated`` and ``judge.truncated_fields`` say so. The ``judge`` object is never
+    cut: the resume key lives there, and nothing cut is needed to resume."""
+    cut: list[str] = []
+    out: dict[str, Any] = {}
+    for name, value in row.items():
+        if name != META_FIELD and isinstance(value, str) and len(value) > max_cell_chars:
+            out[name] = _clip(value, max_cell_chars)
+            cut.append(name)
+        else:
+            out[name] = value
+    if _size(out) > max_row_bytes:
+        sizes = sorted(((_size(v), k) for k, v in out.items() if k != META_FIELD), reverse=True)
+        for size, name in sizes:
+            out[name] = f"[{size:,} bytes cut: the row is over {max_row_bytes:,} bytes]"
+            cut.append(name)
+            if _size(out) <= max_row_bytes:
+                break
+    if cut:
+        out[META_FIELD] = {**out[META_FIELD], "truncated": True,
+                           "truncated_fields": sorted(set(cut), key=cut.index)}
+    return out

@@ -6,13 +6,15 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.console import Console
 
 from hopscore.defaults import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
+from hopscore.distributed import Built, Gate, local_execution, ray_execution
 from hopscore.engine import (
     BatchOutcome,
+    CallFailure,
     ChatBackend,
     ChatEngine,
     ChatRequest,
@@ -21,6 +23,7 @@ from hopscore.engine import (
     ResultLog,
     RetryPolicy,
     RowResult,
+    batch_workers,
     cache_for,
     canonical_json,
     endpoint_of,
@@ -38,6 +41,8 @@ from hopscore.judge.rows import (
     ERROR,
     INVALID_INPUT,
     JUDGED,
+    MAX_CELL_CHARS,
+    MAX_ROW_BYTES,
     JudgeItem,
     JudgeMeta,
     build_row,
@@ -81,6 +86,9 @@ class JudgeConfig:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     #: None: no response cache
     cache_dir: Path | None = None
+    #: caps of each output row: characters of one text field, bytes of the JSON line
+    max_cell_chars: int = MAX_CELL_CHARS
+    max_row_bytes: int = MAX_ROW_BYTES
     #: fit the requests in flight to the endpoint (up to concurrency), or keep concurrency
     adaptive: bool = True
 
@@ -216,6 +224,8 @@ async def judge_file(
     console: Console | None = None,
     warn: Console | None = None,
     shard: Shard | None = None,
+    executor: str = "local",
+    ray_workers: int | None = None,
 ) -> JudgeSummary:
     """Judge every row of ``input_path`` (``shard``: the rows of that shard) into
     ``output_path``, resuming what is already there."""
@@ -232,7 +242,7 @@ async def judge_file(
                       fingerprint=config.fingerprint(endpoint), input_path=input_path,
                       rows=len(items), rows_total=total, settings=config.describe(endpoint))
     return await judge_items(items, output_path, config, backend=backend, console=console,
-                             warn=warn)
+                             warn=warn, executor=executor, ray_workers=ray_workers)
 
 
 async def judge_items(
@@ -243,28 +253,61 @@ async def judge_items(
     backend: ChatBackend | None = None,
     console: Console | None = None,
     warn: Console | None = None,
+    executor: str = "local",
+    ray_workers: int | None = None,
 ) -> JudgeSummary:
-    """Judge ``items`` into ``output_path`` (resumable), then summarize the finished file."""
+    """Judge ``items`` into ``output_path`` (resumable), then summarize the finished file;
+    ``executor="ray"``: on Ray workers (the rows are still written here)."""
     backend = backend or make_backend(config)
-    meta = JudgeMeta(config.model, backend.endpoint, config.prompt.sha256, config.prompt.source)
+    meta = JudgeMeta(config.model, backend.endpoint, config.prompt.sha256, config.prompt.source,
+                     max_cell_chars=config.max_cell_chars, max_row_bytes=config.max_row_bytes)
     fingerprint = config.fingerprint(backend.endpoint)
     keys = [item_key(item, fingerprint) for item in items]
     log = ResultLog(output_path, key_of)
     log.load(is_done)
     note_resume(log, keys, warn,
                 "rows judged with another model, prompt or input; they are replaced by this run")
-    engine = ChatEngine(backend, concurrency=config.concurrency, timeout=config.timeout,
-                        retry=config.retry, cache=cache_for(config.cache_dir, warn_printer(warn)),
-                        adaptive=config.adaptive)
+    factory = JudgeWork(config, meta)
+    if executor == "ray":
+        execution = await ray_execution(factory, limits={backend.endpoint: config.concurrency},
+                                        per_worker=config.concurrency, workers=ray_workers)
+    else:
+        execution = local_execution(await factory.build(None, backend=backend, warn=warn),
+                                    batch_workers(config.concurrency))
     try:
         outcome = await run_batch(
-            items, keys, _Judge(engine, config, meta), log,
-            workers=engine.workers, console=console, description="judging",
-            start_interval=engine.start_interval,
+            items, keys, execution.work, log, workers=execution.workers, console=console,
+            description="judging", start_interval=execution.start_interval,
         )
     finally:
-        await engine.aclose()
-    return summarize(log, outcome, engine.stats, config, keys)
+        await execution.close()
+    return summarize(log, outcome, execution.stats(), config, keys)
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeWork:
+    """The judge's work (:class:`hopscore.distributed.WorkFactory`): the rows travel to the
+    workers; each builds its own engine."""
+
+    config: JudgeConfig
+    meta: JudgeMeta
+    ships_items: ClassVar[bool] = True
+
+    async def build(self, gate: Gate | None, *, backend: ChatBackend | None = None,
+                    warn: Console | None = None) -> Built:
+        config = self.config
+        backend = backend or make_backend(config)
+        if gate is not None:
+            backend = gate.wrap(backend)
+        engine = ChatEngine(backend, concurrency=config.concurrency, timeout=config.timeout,
+                            retry=config.retry,
+                            cache=cache_for(config.cache_dir, warn_printer(warn)),
+                            adaptive=config.adaptive)
+        return Built(_Judge(engine, config, self.meta), lambda: engine.stats, engine.aclose,
+                     engine.start_interval)
+
+    def lost_row(self, item: JudgeItem, key: str, failure: CallFailure) -> dict[str, Any]:
+        return build_row(item, key, self.meta, ERROR, error=str(failure))
 
 
 def summarize(

@@ -163,10 +163,55 @@ def sample_entry(run: RunAnalysis, row: int, flip: str | None, limit: int) -> di
     turns = conversation(record, run_dir, limit) if record else None
     if turns is not None:
         entry["turns"] = turns
+    chains = chains_view(record, limit) if record else None
+    if chains is not None:
+        entry["chains"] = chains
     reply = judge_reply((run.judge_rows or {}).get(scored.ids[row]), limit)
     if reply is not None:
         entry["judge"] = reply
     return entry
+
+
+def chains_view(record: Mapping[str, Any], limit: int) -> list[dict[str, Any]] | None:
+    """A chain strategy's rounds (``--strategy self-ask|sc|mcr``) for the sample view: every
+    chain with its steps and their evidence, the methods' answers, the meta-reasoner's input
+    and output; None for other rows."""
+    rounds = record.get("rounds")
+    if not isinstance(rounds, list) or not rounds:
+        return None
+    out: list[dict[str, Any]] = []
+    for number, entry in enumerate(rounds):
+        if not isinstance(entry, Mapping):
+            continue
+        chains = []
+        for chain in entry.get("chains") or ():
+            if not isinstance(chain, Mapping):
+                continue
+            steps = []
+            for step in chain.get("steps") or ():
+                evidence = step.get("evidence") if isinstance(step, Mapping) else None
+                steps.append({
+                    "q": step.get("question"), "a": cut(str(step.get("answer") or ""), limit),
+                    "e": None if not isinstance(evidence, Mapping) else cut(
+                        ": ".join(p for p in (evidence.get("title"), evidence.get("text")) if p)
+                        or None, limit),
+                })  # fmt: skip
+            chains.append({"i": chain.get("index"), "t": chain.get("temperature"),
+                           "seed": chain.get("seed"), "answer": chain.get("answer"),
+                           "done": chain.get("finished"), "calls": len(chain.get("calls") or ()),
+                           "steps": steps, "text": cut(chain.get("text"), limit)})
+        meta = entry.get("meta") if isinstance(entry.get("meta"), Mapping) else None
+        methods = {name: {"answer": m.get("answer"), "score": m.get("score"),
+                          "votes": m.get("votes")}
+                   for name, m in (entry.get("methods") or {}).items() if isinstance(m, Mapping)}
+        out.append({
+            "round": entry.get("round", number), "answer": entry.get("answer"),
+            "abstained": bool(entry.get("abstained")), "chains": chains, "methods": methods,
+            "meta_in": None if meta is None else cut(prompt_text({"prompt": meta.get("input")}),
+                                                     limit),
+            "meta_out": None if meta is None else cut(meta.get("output"), limit),
+        })  # fmt: skip
+    return out
 
 
 def browser_data(runs: list[RunAnalysis], pairs: list[PairComparison], baseline: int,

@@ -189,6 +189,47 @@
       return d;
     }
 
+    /* A chain strategy's rounds: methods' answers, every chain's steps and evidence, and the
+       meta-reasoner's input and output. */
+    function chainsBlock(rounds) {
+      var d = el("details", null, "chains");
+      d.open = true;
+      var last = rounds[rounds.length - 1];
+      d.appendChild(el("summary", "chains (" + last.chains.length + " per round, " + rounds.length +
+        " round" + (rounds.length > 1 ? "s" : "") + ")"));
+      rounds.forEach(function (r) {
+        var box = el("div", null, "chain-round");
+        box.appendChild(el("div", "round " + r.round + ": " + (r.abstained ? "abstained" :
+          String(r.answer)), "turn-head"));
+        var names = Object.keys(r.methods);
+        if (names.length) {
+          box.appendChild(el("p", names.map(function (n) {
+            var m = r.methods[n];
+            var votes = m.votes ? " " + JSON.stringify(m.votes) : "";
+            return n.toUpperCase() + ": " + (m.answer === null ? "-" : m.answer) +
+              (m.score === null || m.score === undefined ? "" : " (" + pct(m.score) + ")") + votes;
+          }).join("   "), "meta"));
+        }
+        r.chains.forEach(function (c) {
+          var cd = el("details", null, "chain");
+          cd.appendChild(el("summary", "chain " + c.i + " (temperature " + c.t +
+            (c.seed === null || c.seed === undefined ? "" : ", seed " + c.seed) + ", " + c.calls +
+            " calls): " + (c.answer === null ? (c.done ? "no answer" : "unfinished") : c.answer)));
+          c.steps.forEach(function (st) {
+            var line = st.q === null ? "final answer: " + st.a : st.q + " → " + st.a;
+            cd.appendChild(el("pre", line, "step"));
+            if (st.e) { cd.appendChild(el("pre", "evidence: " + st.e, "evidence")); }
+          });
+          if (c.text) { block(cd, "chain text", c.text, false); }
+          box.appendChild(cd);
+        });
+        if (r.meta_in) { block(box, "meta-reasoner input", r.meta_in, false); }
+        if (r.meta_out) { block(box, "meta-reasoner output", r.meta_out, true); }
+        d.appendChild(box);
+      });
+      return d;
+    }
+
     /* One row per metric, one column per run (scores in %). */
     function scoresTable(s) {
       var names = [];
@@ -247,6 +288,7 @@
         if (r.extra) { Object.keys(r.extra).forEach(function (key) { field(box, key, r.extra[key]); }); }
         block(box, "judge reply (raw)", r.judge, true);
         if (r.turns) { box.appendChild(conversationBlock(r.turns)); }
+        if (r.chains) { box.appendChild(chainsBlock(r.chains)); }
         block(box, "raw output", r.raw, true);
         block(box, "prompt", r.prompt, false);
         block(box, "trajectory", r.traj, false);

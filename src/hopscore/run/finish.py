@@ -172,6 +172,7 @@ def write_config(
     rows: dict[str, dict[str, Any]] | None = None,
     outcome: BatchOutcome | None = None,
     stats: EngineStats | None = None,
+    executor: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """config.json: every setting, the prompt's hashes, versions and the run's status."""
     from hopscore.run.tasks import corpus_info, shots_sha256
@@ -215,6 +216,8 @@ def write_config(
         config["batch"] = outcome.to_json()
     if stats is not None:
         config["requests"] = stats.to_json()
+    if executor is not None and executor.get("executor") != "local":
+        config["executor"] = executor
     write_json_atomic(path, config)
     return summary
 

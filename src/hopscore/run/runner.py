@@ -17,17 +17,16 @@ metrics say how many failed, and re-running the same command retries only those.
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.console import Console
 
 from hopscore.benchmarks.base import ModelAnswer
+from hopscore.distributed import Built, Gate, local_execution, ray_execution
 from hopscore.engine import (
     BatchOutcome,
+    CallFailure,
     CallResult,
     ChatBackend,
     ChatEngine,
@@ -35,6 +34,7 @@ from hopscore.engine import (
     ResultLog,
     RetryPolicy,
     RowResult,
+    batch_workers,
     cache_for,
     note_resume,
     run_batch,
@@ -42,16 +42,15 @@ from hopscore.engine import (
     run_sync,
     warn_printer,
 )
+from hopscore.errors import HopscoreError
 from hopscore.run.extract import extract_flexible, extract_mcr, extract_strict
 from hopscore.run.finish import finish_run, write_config
 from hopscore.run.providers import make_backend
 from hopscore.run.settings import RunSettings
-from hopscore.run.tasks import Prepared, Task, start_prepare
+from hopscore.run.tasks import Prepared, Task, prepare
 from hopscore.scoring import ScoreReport
 
 SAMPLES_FILE = "samples.jsonl"
-#: while tasks are made, the event loop gets a turn this often
-YIELD_EVERY_S = 0.001
 
 
 @dataclass(slots=True)
@@ -182,65 +181,81 @@ async def execute(
     prepared: Prepared | None = None,
 ) -> RunResult:
     """Run (or resume) one benchmark run into ``settings.output_dir``."""
-    making: Iterator[Task] = iter(())
-    if prepared is None:
-        prepared, making = start_prepare(settings)
+    prepared = prepared or prepare(settings)
     out = settings.output_dir
+    out.mkdir(parents=True, exist_ok=True)
     log = ResultLog(out / SAMPLES_FILE, run_key_of)
     log.load(is_done)
+    keys = [task.key for task in prepared.tasks]
+    note_resume(log, keys, warn,
+                "samples made with other settings or examples; this run replaces them")
     local = prepared.spec.is_local
-    backend = backend or make_backend(prepared.spec, prepared.base_url, settings.api_key_env,
-                                      settings.concurrency)
-    engine = ChatEngine(
-        backend, concurrency=1 if local else settings.concurrency, timeout=settings.timeout,
-        retry=RetryPolicy(max_retries=settings.max_retries, base_delay=settings.backoff,
-                          max_retry_wait=settings.max_retry_wait, deadline=settings.deadline),
-        cache=cache_for(settings.cache_dir, warn_printer(warn)), adaptive=settings.adaptive,
-    )  # fmt: skip
-    ready = list(prepared.tasks)  # a prepared run that was passed in has all of them
+    factory = RunWork(settings)
+    if settings.executor == "ray":
+        if local:
+            raise HopscoreError("local/smollm2 runs in this process; leave --executor ray out")
+        execution = await ray_execution(factory, limits={prepared.endpoint: settings.concurrency},
+                                        per_worker=settings.concurrency,
+                                        workers=settings.ray_workers)
+    else:
+        built = await factory.build(None, backend=backend, prepared=prepared, warn=warn)
+        execution = local_execution(built, 1 if local else batch_workers(settings.concurrency))
+    write_config(settings, prepared, status="running")  # once the model could be loaded
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        write_config(settings, prepared, status="running")
         outcome = await run_batch(
-            ready, [task.key for task in ready], _Worker(engine, prepared, settings), log,
-            workers=1 if local else engine.workers, console=console,
-            start_interval=engine.start_interval,
+            prepared.tasks, keys, execution.work, log, workers=execution.workers,
+            console=console, start_interval=execution.start_interval,
             description=f"{prepared.benchmark.name} {prepared.spec}",
-            source=_more_tasks(prepared, making, log, warn),
         )  # fmt: skip
     finally:
-        await engine.aclose()
-    keys = [task.key for task in prepared.tasks]
+        await execution.close()
+    stats = execution.stats()
     rows = {str(row["id"]): row for row in log.latest(keys).values()}  # by example id
     if outcome.aborted is not None:
         summary = write_config(settings, prepared, status="aborted", rows=rows, outcome=outcome,
-                               stats=engine.stats)
-        return RunResult(settings, prepared, outcome, engine.stats, None, None, summary)
+                               stats=stats, executor=execution.describe())
+        return RunResult(settings, prepared, outcome, stats, None, None, summary)
     report, metrics, summary = finish_run(settings, prepared, rows)
     status = "complete" if not summary["errors"] else "incomplete"
-    write_config(settings, prepared, status=status, rows=rows, outcome=outcome, stats=engine.stats)
-    return RunResult(settings, prepared, outcome, engine.stats, report, metrics, summary)
+    write_config(settings, prepared, status=status, rows=rows, outcome=outcome, stats=stats,
+                 executor=execution.describe())
+    return RunResult(settings, prepared, outcome, stats, report, metrics, summary)
 
 
-async def _more_tasks(prepared: Prepared, making: Iterator[Task], log: ResultLog,
-                      warn: Console | None) -> AsyncIterator[tuple[str, Task]]:
-    """The run's tasks as they are made, while the batch runs: the first request goes out
-    after the first prompt is rendered, not after the last.
+@dataclass(frozen=True, slots=True)
+class RunWork:
+    """The work of a model run (:class:`hopscore.distributed.WorkFactory`): built in this
+    process, or in each Ray worker, which prepares the run itself and finds a task by its key."""
 
-    That matters most under the adaptive limit, which sends one request alone and waits for
-    its reply before it sends more: the prompts are rendered in that time. The event loop gets
-    a turn every millisecond (replies are read, requests sent). A task that cannot be made (a
-    missing table) stops the run; the rows finished by then are kept.
-    """
-    turn = time.perf_counter()
-    for task in making:
-        prepared.tasks.append(task)
-        yield task.key, task
-        if time.perf_counter() - turn >= YIELD_EVERY_S:
-            await asyncio.sleep(0)
-            turn = time.perf_counter()
-    note_resume(log, [task.key for task in prepared.tasks], warn,
-                "samples made with other settings or examples; this run replaces them")
+    settings: RunSettings
+    ships_items: ClassVar[bool] = False
+
+    async def build(self, gate: Gate | None, *, backend: ChatBackend | None = None,
+                    prepared: Prepared | None = None, warn: Console | None = None) -> Built:
+        settings = self.settings
+        prepared = prepared or prepare(settings)
+        local = prepared.spec.is_local
+        backend = backend or make_backend(prepared.spec, prepared.base_url,
+                                          settings.api_key_env, settings.concurrency)
+        if gate is not None:
+            backend = gate.wrap(backend)
+        engine = ChatEngine(
+            backend, concurrency=1 if local else settings.concurrency, timeout=settings.timeout,
+            retry=RetryPolicy(max_retries=settings.max_retries, base_delay=settings.backoff,
+                              max_retry_wait=settings.max_retry_wait, deadline=settings.deadline),
+            cache=cache_for(settings.cache_dir, warn_printer(warn)), adaptive=settings.adaptive,
+        )  # fmt: skip
+        worker = _Worker(engine, prepared, settings)
+        tasks = {task.key: task for task in prepared.tasks} if gate is not None else {}
+
+        async def work(item: Task | None, key: str) -> RowResult:
+            return await worker(item if item is not None else tasks[key], key)
+
+        return Built(work, lambda: engine.stats, engine.aclose, engine.start_interval)
+
+    def lost_row(self, item: Task, key: str, failure: CallFailure) -> dict[str, Any]:
+        return {"run_key": key, "id": item.example.id, "question": item.example.question,
+                "raw_output": None, "error": failure.to_json()}
 
 
 def run(settings: RunSettings, **kwargs: Any) -> RunResult:

@@ -93,6 +93,10 @@ class RunSettings:
     cluster_file: Path | None = None
     #: --shard I/N: only the examples of this shard (None: all)
     shard: Shard | None = None
+    #: local (this process) or ray (--executor ray: a Ray cluster's workers)
+    executor: str = "local"
+    #: --ray-workers: worker actors (and the CPUs of an embedded local Ray); None: every CPU
+    ray_workers: int | None = None
 
     def check(self) -> None:
         from hopscore.run.strategy import STRATEGIES
@@ -170,7 +174,7 @@ class RunSettings:
 #: so the shards of one run (and reruns with more concurrency) have the same one.
 EXECUTION_FIELDS = ("output_dir", "api_key_env", "concurrency", "timeout", "max_retries",
                     "backoff", "max_retry_wait", "deadline", "adaptive", "cache_dir", "shard",
-                    "executor", "search_api_key_env",
+                    "executor", "ray_workers", "search_api_key_env",
                     "search_timeout")
 #: Files whose content (sha256, in config.json) stands in the fingerprint for their path, so
 #: shards that read the same data from different places agree.

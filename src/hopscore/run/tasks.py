@@ -1,14 +1,12 @@
 """Turning gold examples into model requests: selection, context, prompt, request, resume key.
 
-Everything is checked and loaded before the first request, so a bad template, a missing
-table or an unreadable corpus stops the run before any model call; :func:`start_prepare` hands
-over the requests one by one, so that a run can send its first one while it renders the rest.
+Everything is prepared before the first request, so a bad template, a missing table or an
+unreadable corpus stops the run before any model call.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,15 +93,6 @@ def load_template(settings: RunSettings) -> PromptTemplate:
 
 
 def prepare(settings: RunSettings) -> Prepared:
-    """Everything a run needs, every task included."""
-    prepared, tasks = start_prepare(settings)
-    prepared.tasks.extend(tasks)
-    return prepared
-
-
-def start_prepare(settings: RunSettings) -> tuple[Prepared, Iterator[Task]]:
-    """Everything a run needs but its tasks (``tasks`` is empty), and an iterator that makes
-    them in order (append each to ``tasks``)."""
     settings.check()
     benchmark = benchmarks.get(settings.benchmark)
     spec = ModelSpec.parse(settings.model)
@@ -146,22 +135,18 @@ def start_prepare(settings: RunSettings) -> tuple[Prepared, Iterator[Task]]:
     stop = list(settings.stop)
     if settings.protocol == "mcr" and shots and MCR_STOP not in stop:
         stop.insert(0, MCR_STOP)
-
-    def tasks() -> Iterator[Task]:
-        for example in examples:
-            if plan is None:
-                yield _task(benchmark, example, settings, inputs, template, shots, corpus, kind,
-                            marker, spec, endpoint, stop, wiki)
-            else:
-                yield _chain_task(benchmark, example, settings, inputs, plan, kind, endpoint)
-
-    prepared = Prepared(
+    tasks = [
+        _task(benchmark, example, settings, inputs, template, shots, corpus, kind, marker,
+              spec, endpoint, stop, wiki) if plan is None
+        else _chain_task(benchmark, example, settings, inputs, plan, kind, endpoint)
+        for example in examples
+    ]
+    return Prepared(
         benchmark=benchmark, spec=spec, base_url=base_url, endpoint=endpoint,
-        examples=examples, tasks=[], template=template, shots=shots, answer_kind=kind,
+        examples=examples, tasks=tasks, template=template, shots=shots, answer_kind=kind,
         marker=marker, stop=stop, gold_sha256=file_sha256(settings.gold), gold_examples=len(gold),
         corpus=corpus, plan=plan,
     )  # fmt: skip
-    return prepared, tasks()
 
 
 def _chain_task(

@@ -5,6 +5,10 @@ Modules (import them directly; this package imports nothing so that query worker
 * :mod:`hopscore.sql.sandbox`: :class:`~hopscore.sql.sandbox.SqlExecutor`, the read-only executor
   (worker processes, memory limit, deadline, hard kill) and
   :class:`~hopscore.sql.sandbox.QueryResult`;
+* :mod:`hopscore.sql.grading`: one record graded inside a worker (bounded time and memory);
+* :mod:`hopscore.sql.processes`, :mod:`hopscore.sql.snapshots`: worker processes, WAL copies;
+* :mod:`hopscore.sql.signatures`: value signatures that prune column pairs and alignments;
+* :mod:`hopscore.sql.tables`: result tables as verdicts show them (cells capped);
 * :mod:`hopscore.sql.observation`: the ``run_sql`` tool's observation text;
 * :mod:`hopscore.sql.extract`: the agent's final SQL from its answer or trajectory;
 * :mod:`hopscore.sql.order`: whether a query's outermost SELECT is ordered;

@@ -37,8 +37,6 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
-import numpy as np
-
 from hopscore.sql.cells import (
     DIGITS,
     NOT_JSON,
@@ -49,9 +47,17 @@ from hopscore.sql.cells import (
     round_floats,
     same_counts,
 )
+from hopscore.sql.modes import MODES
 from hopscore.sql.overlap import OverlapColumn, column_overlap
+from hopscore.sql.signatures import (
+    column_signature,
+    hashes,
+    may_be_equal,
+    multiset_sum,
+    pair_sum,
+    row_signatures,
+)
 
-MODES = ("reference", "strict", "rows", "spider", "bird")
 MAX_EXTRA_COLUMNS = 3
 MAX_MISSING_COLUMNS = 1
 _MAX_ALIGNMENTS = 10_000
@@ -108,24 +114,113 @@ class _Table:
         return _Table(self.rows[:1], self.width)
 
 
-def _similarity(agent: _Table, gold: _Table, ordered: bool) -> tuple[float, list[tuple[int, int]]]:
-    """The reference's Hungarian column score (1, 0.5 for one missing column, 0.5x for order)."""
-    from scipy.optimize import linear_sum_assignment  # slow to import: only when comparing
+def _max_matching(edges: list[list[int]]) -> dict[int, int]:
+    """A maximum matching of a bipartite graph (left ``i`` to each of ``edges[i]``), as a map
+    left -> right: one breadth-first augmenting path per left vertex (Kuhn's algorithm)."""
+    match_left: dict[int, int] = {}
+    match_right: dict[int, int] = {}
+    for start in range(len(edges)):
+        reached_from: dict[int, int] = {}  # right vertex -> the left vertex that reached it
+        seen = {start}
+        queue = [start]
+        free: int | None = None
+        while queue and free is None:
+            following: list[int] = []
+            for left in queue:
+                for right in edges[left]:
+                    if right in reached_from:
+                        continue
+                    reached_from[right] = left
+                    holder = match_right.get(right)
+                    if holder is None:
+                        free = right
+                        break
+                    if holder not in seen:
+                        seen.add(holder)
+                        following.append(holder)
+                if free is not None:
+                    break
+            queue = following
+        flip: int | None = free
+        while flip is not None:  # flip the path back to start
+            left = reached_from[flip]
+            previous = match_left.get(left)
+            match_left[left] = flip
+            match_right[flip] = left
+            flip = None if left == start else previous
+    return match_left
 
+
+def _classes(sums: list[int], same: Callable[[int, int], bool]) -> list[int]:
+    """Group items that are equal under an exact equivalence: ``sums`` are their signatures
+    (equal items have equal sums) and ``same`` the exact test, run against one member of each
+    group only. Returns each item's group (the index of its first member)."""
+    members: dict[int, list[int]] = {}
+    group: list[int] = []
+    for index, total in enumerate(sums):
+        for first in members.get(total, ()):
+            if same(first, index):
+                group.append(first)
+                break
+        else:
+            members.setdefault(total, []).append(index)
+            group.append(index)
+    return group
+
+
+def _similarity(agent: _Table, gold: _Table, ordered: bool) -> tuple[float, list[tuple[int, int]]]:
+    """The reference's Hungarian column score (1, 0.5 for one missing column, 0.5x for order).
+
+    The cost matrix is 0 where the columns are equal and 1 elsewhere, so the minimal total cost
+    of an assignment is the smaller width minus a maximum matching of the equal pairs; only
+    pairs whose signatures agree (:mod:`hopscore.sql.signatures`) are tested.
+    """
     if agent.width == 0:
         return 0.0, []
     extra = agent.width - gold.width
     if extra > MAX_EXTRA_COLUMNS or -extra > MAX_MISSING_COLUMNS:
         return 0.0, []
     test = ordered_equal if ordered else multiset_equal
-    cost = np.ones((agent.width, gold.width))
-    for i in range(agent.width):
-        for j in range(gold.width):
-            if test(agent.cells(i), gold.cells(j)):
-                cost[i, j] = 0.0
-    rows, cols = linear_sum_assignment(cost)
-    min_cost = round(float(cost[rows, cols].sum()))
-    pairs = [(int(i), int(j)) for i, j in zip(rows, cols, strict=True) if cost[i, j] == 0.0]
+    gold_signatures = [column_signature(gold.cells(j)) for j in range(gold.width)]
+    buckets: dict[Any, list[int]] = {}
+    unsigned: list[int] = []
+    for j, signature in enumerate(gold_signatures):
+        if signature is None:
+            unsigned.append(j)
+        else:
+            buckets.setdefault(signature.exact, []).append(j)
+    agent_signatures = [column_signature(agent.cells(i)) for i in range(agent.width)]
+    # Columns without floats or JSON are equal exactly when their key counts are: an
+    # equivalence, so each is counted against one column of its group only.
+    columns = [agent.cells(i) for i in range(agent.width)] + \
+        [gold.cells(j) for j in range(gold.width)]
+    signatures = agent_signatures + gold_signatures
+    exact = [sig is not None and not sig.has_float for sig in signatures]
+
+    def same(x: int, y: int) -> bool:
+        return test(columns[x], columns[y])
+
+    group = _classes([hash((sig.exact, sig.numbers_hash)) if exact[k] and sig is not None
+                      else -k - 1 for k, sig in enumerate(signatures)], same) \
+        if not ordered else list(range(len(columns)))
+    edges: list[list[int]] = []
+    for i, signature in enumerate(agent_signatures):
+        if signature is None:
+            candidates = list(range(gold.width))
+        else:
+            candidates = sorted(buckets.get(signature.exact, []) + unsigned)
+        row: list[int] = []
+        for j in candidates:
+            if not ordered and exact[i] and exact[agent.width + j]:
+                if group[i] == group[agent.width + j]:
+                    row.append(j)
+            elif may_be_equal(signature, gold_signatures[j]) and test(agent.cells(i),
+                                                                       gold.cells(j)):
+                row.append(j)
+        edges.append(row)
+    matched = _max_matching(edges)
+    min_cost = min(agent.width, gold.width) - len(matched)
+    pairs = sorted(matched.items())
     if extra < 0 and min_cost == 0:
         return 0.5, pairs
     if min_cost == 0:
@@ -228,37 +323,104 @@ def _raw(table: _Table, index: int) -> list[Any]:
 
 def _rows_match(agent: _Table, gold: _Table, keys: Callable[[_Table, int], list[Any]],
                 ordered: bool, max_width: int) -> tuple[tuple[int, int], ...] | None:
-    """An alignment under which the rows are equal (multiset, or sequence), or None."""
+    """An alignment under which the rows are equal (multiset, or sequence), or None.
+
+    Each gold column's candidates are the agent columns equal to it (as sequences, or as
+    multisets: value signatures first, then counts); no alignment exists unless every gold
+    column can get its own candidate (a maximum matching says). Unordered, an alignment must
+    also give every pair of gold columns the same multiset of value pairs (pair signatures,
+    checked while the alignment is built) and the same multiset of row signatures before rows
+    are counted exactly. Ordered, equal columns make equal rows, so the first alignment is one.
+    """
     if not gold.width <= agent.width <= max_width or agent.n_rows != gold.n_rows:
         return None
     a_keys = [keys(agent, i) for i in range(agent.width)]
     g_keys = [keys(gold, j) for j in range(gold.width)]
-    a_counts = [Counter(column) for column in a_keys]
-    g_counts = [Counter(column) for column in g_keys]
-    candidates = [
-        [i for i in range(agent.width)
-         if (a_keys[i] == g_keys[j] if ordered else same_counts(a_counts[i], g_counts[j]))]
-        for j in range(gold.width)
-    ]
-    gold_rows = list(zip(*g_keys, strict=True))
-    target: Any = gold_rows if ordered else Counter(gold_rows)
-    tried = 0
+    if ordered:
+        candidates = [[i for i in range(agent.width) if a_keys[i] == g_keys[j]]
+                      for j in range(gold.width)]
+    else:
+        a_hash = [hashes(column) for column in a_keys]
+        g_hash = [hashes(column) for column in g_keys]
+        a_sum = [multiset_sum(h) for h in a_hash]
+        g_sum = [multiset_sum(h) for h in g_hash]
+        all_keys = a_keys + g_keys
+        counts: dict[int, Counter[Any]] = {}
+
+        def same_bag(x: int, y: int) -> bool:
+            for k in (x, y):
+                if k not in counts:
+                    counts[k] = Counter(all_keys[k])
+            return same_counts(counts[x], counts[y])
+
+        group = _classes(a_sum + g_sum, same_bag)
+        candidates = [[i for i in range(agent.width) if group[i] == group[agent.width + j]]
+                      for j in range(gold.width)]
+    inverse: list[list[int]] = [[] for _ in range(agent.width)]
+    for j, column in enumerate(candidates):
+        for i in column:
+            inverse[i].append(j)
+    if len(_max_matching(candidates)) < gold.width:
+        return None
     chosen: list[int] = []
+    if ordered:
+        def assign(j: int) -> bool:
+            if j == gold.width:
+                return True
+            for i in candidates[j]:
+                if i not in chosen:
+                    chosen.append(i)
+                    if assign(j + 1):
+                        return True
+                    chosen.pop()
+            return False
+
+        return tuple((i, j) for j, i in enumerate(chosen)) if assign(0) else None
+    ambiguous = any(len(column) > 1 for column in candidates)
+    a_pairs: dict[tuple[int, int], int] = {}
+    g_pairs: dict[tuple[int, int], int] = {}
+
+    def pairs_agree(k: int, j: int, i: int) -> bool:
+        """Whether agent columns (chosen[k], i) hold the value pairs of gold (k, j)."""
+        if (k, j) not in g_pairs:
+            g_pairs[(k, j)] = pair_sum(g_hash[k], g_hash[j])
+        key = (chosen[k], i)
+        if key not in a_pairs:
+            a_pairs[key] = pair_sum(a_hash[chosen[k]], a_hash[i])
+        return a_pairs[key] == g_pairs[(k, j)]
+
+    gold_rows: Counter[Any] | None = None
+    gold_row_signature: Any = None
+    tried = 0
+
+    def rows_equal() -> bool:
+        nonlocal gold_rows, gold_row_signature
+        if ambiguous:
+            if gold_row_signature is None:
+                gold_row_signature = row_signatures(g_hash)
+            if not bool((row_signatures([a_hash[i] for i in chosen]) == gold_row_signature)
+                        .all()):
+                return False
+        if gold_rows is None:
+            gold_rows = Counter(zip(*g_keys, strict=True))
+        projected = Counter(zip(*(a_keys[i] for i in chosen), strict=True))
+        return same_counts(projected, gold_rows)
 
     def search(j: int) -> bool:
         nonlocal tried
         if j == gold.width:
             tried += 1
-            projected = list(zip(*(a_keys[i] for i in chosen), strict=True))
-            if ordered:
-                return bool(projected == target)
-            return same_counts(Counter(projected), target)
+            return rows_equal()
+        anchors = range(j) if j <= 16 else [*range(4), *range(j - 8, j)]
         for i in candidates[j]:
-            if i not in chosen and tried < _MAX_ALIGNMENTS:
-                chosen.append(i)
-                if search(j + 1):
-                    return True
-                chosen.pop()
+            if i in chosen or tried >= _MAX_ALIGNMENTS:
+                continue
+            if ambiguous and not all(pairs_agree(k, j, i) for k in anchors):
+                continue
+            chosen.append(i)
+            if search(j + 1):
+                return True
+            chosen.pop()
         return False
 
     if search(0):

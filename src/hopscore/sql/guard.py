@@ -6,7 +6,7 @@ identifiers and comments are tokens of their own, so ``'Walter White'``, a ``las
 column or ``-- create a list`` are fine, while ``SELECT 1; DROP TABLE t`` is two statements.
 
 The check exists to give a clear message early; it is not the security boundary. The worker's
-read-only connection and its authorizer (:mod:`hopscore.sql.worker`) refuse every write even
+read-only connection and its authorizer (:mod:`hopscore.sql.query`) refuse every write even
 for a text this check lets through (for instance when the tokenizer cannot read it).
 """
 

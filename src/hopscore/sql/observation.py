@@ -69,6 +69,7 @@ def run_sql(executor: SqlExecutor, db_path: str | Path | None, sql: str, descrip
         return EMPTY_SQL
     if db_path is None:
         return NOT_CONFIGURED
-    result = executor.execute(db_path, text, max_rows=max_rows, timeout_s=timeout_s)
+    result = executor.execute(db_path, text, max_rows=max_rows, timeout_s=timeout_s,
+                              max_cell_chars=max_cell_chars + 1)
     return format_observation(result, description=description or "", max_rows=max_rows,
                               max_cell_chars=max_cell_chars)

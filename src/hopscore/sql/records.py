@@ -11,13 +11,11 @@ null), ``messages`` a list; anything else is reported with its file, line and fi
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from hopscore.errors import InputError, Location
 from hopscore.io import json_type
-from hopscore.sql.sandbox import QueryResult
 
 MESSAGE_FORMATS = ("openai", "anthropic")
 #: Reasons that leave a row without a verdict (``match`` is null).
@@ -27,6 +25,9 @@ GOLD_FAILURES = frozenset({
     "missing_gold_sql", "missing_db", "invalid_db_name", "sqlite_db_not_found",
     "gold_sql_exec_error",
 })
+#: Reasons of a record that ran into --timeout or --memory-mb while being compared or held
+#: (the record is a miss; a rerun with higher limits grades it).
+LIMIT_REASONS = frozenset({"compare_timeout", "result_too_large"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,27 +111,6 @@ def parse_record(data: Any, where: Location) -> MatchRecord:
     )
 
 
-def json_cell(value: Any) -> Any:
-    """A cell as JSON: BLOBs as ``{"blob": hex}``, non-finite floats as text."""
-    if isinstance(value, bytes):
-        return {"blob": value.hex()}
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value
-
-
-def render_table(result: QueryResult, limit: int) -> dict[str, Any]:
-    """A result table for the verdict: its columns, at most ``limit`` rows, and its size."""
-    shown = result.rows[: max(0, limit)]
-    return {
-        "columns": list(result.columns),
-        "rows": [[json_cell(v) for v in row] for row in shown],
-        "row_count": result.row_count,
-        "rows_shown": len(shown),
-        "truncated": result.truncated,
-    }
-
-
 @dataclass(slots=True)
 class Verdict:
     """One output line: the reference's verdict fields plus what decided it."""
@@ -155,7 +135,9 @@ class Verdict:
     decided_by: str | None = None
     flags: list[str] = field(default_factory=list)
     alignment: list[list[int]] = field(default_factory=list)
-    truncated: dict[str, bool] = field(default_factory=lambda: {"agent": False, "gold": False})
+    #: whether each result had more rows than --max-rows (compared on the first ones)
+    rows_truncated: dict[str, bool] = field(
+        default_factory=lambda: {"agent": False, "gold": False})
     db_path: str | None = None
     agent_table: dict[str, Any] | None = None
     gold_table: dict[str, Any] | None = None
@@ -179,7 +161,8 @@ class Verdict:
 
     @property
     def gold_failure(self) -> bool:
-        return self.reason_kind in GOLD_FAILURES
+        return self.reason_kind in GOLD_FAILURES or (
+            self.reason_kind == "result_too_large" and self.gold_exec_error is not None)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -206,11 +189,68 @@ class Verdict:
             "flags": self.flags,
             "alignment": self.alignment,
             "order_sensitive_sqlite": self.order_sensitive_sqlite,
-            "truncated": self.truncated,
+            "rows_truncated": self.rows_truncated,
+            "truncated": False,
             "db_path": self.db_path,
             "extract": self.extract,
             "other_extraction": self.other_extraction,
         }
+
+
+def _clip(text: Any, limit: int) -> Any:
+    if isinstance(text, str) and len(text) > limit:
+        return f"{text[:limit]} … [{len(text):,} chars]"
+    return text
+
+
+def cap_row(row: dict[str, Any], max_row_bytes: int, max_cell_chars: int) -> dict[str, Any]:
+    """``row`` made to fit in ``max_row_bytes`` (its JSON line), marked ``truncated``.
+
+    Table cells are already capped by the worker. A row still too long loses the rows shown of
+    its result tables (their sizes stay), then has its long texts (the agent's SQL, the reason,
+    the error texts, the other extraction's SQL) cut to ``max_cell_chars``, then loses its tables.
+    Nothing cut is needed to resume: rows are keyed by the input line, not by their content.
+    """
+    def size(value: dict[str, Any]) -> int:
+        return len(dumps_line(value).encode("utf-8"))
+
+    if size(row) <= max_row_bytes:
+        return row
+    row = dict(row)
+    cut: list[str] = []
+    for name in ("agent_table", "gold_table"):
+        table = row.get(name)
+        if isinstance(table, dict) and table.get("rows"):
+            row[name] = {**table, "rows": [], "rows_shown": 0}
+            cut.append(f"{name}.rows")
+    if size(row) > max_row_bytes:
+        for name in ("agent_sql", "reason", "agent_exec_error", "gold_exec_error"):
+            if isinstance(row.get(name), str) and len(row[name]) > max_cell_chars:
+                row[name] = _clip(row[name], max_cell_chars)
+                cut.append(name)
+        other = row.get("other_extraction")
+        if isinstance(other, dict) and len(str(other.get("agent_sql"))) > max_cell_chars:
+            row["other_extraction"] = {**other,
+                                       "agent_sql": _clip(other["agent_sql"], max_cell_chars)}
+            cut.append("other_extraction.agent_sql")
+    if size(row) > max_row_bytes:
+        for name in ("agent_table", "gold_table"):
+            if row.get(name) is not None:
+                row[name] = None
+                cut.append(name)
+    if size(row) > max_row_bytes:  # what is left long is the record's own (its id, db_path)
+        for name, value in list(row.items()):
+            if name not in ("key", "settings") and isinstance(value, str) \
+                    and len(value) > max_cell_chars:
+                row[name] = _clip(value, max_cell_chars)
+                cut.append(name)
+        if isinstance(row.get("other_extraction"), dict) and \
+                size({"x": row["other_extraction"]}) > max_row_bytes // 2:
+            row["other_extraction"] = None
+            cut.append("other_extraction")
+    row["truncated"] = True
+    row["truncated_fields"] = cut
+    return row
 
 
 def dumps_line(value: dict[str, Any]) -> str:

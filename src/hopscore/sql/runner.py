@@ -15,14 +15,19 @@ input order. Two settings never end up in one file.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from hopscore.distributed import Built, Gate, ray_execution
+from hopscore.engine.batch import RowResult
 from hopscore.engine.resume import ResultLog
+from hopscore.engine.types import CallFailure
 from hopscore.errors import InputError
 from hopscore.shard import write_sidecar
 from hopscore.sql.evaluate import (
@@ -34,7 +39,7 @@ from hopscore.sql.evaluate import (
 )
 from hopscore.sql.inputs import InputLine, read_lines
 from hopscore.sql.keys import DatabaseIdentity, row_key, settings_fingerprint
-from hopscore.sql.records import MatchRecord, Verdict, parse_record, record_id
+from hopscore.sql.records import MatchRecord, Verdict, cap_row, parse_record, record_id
 from hopscore.sql.sandbox import SqlExecutor
 from hopscore.sql.summary import Summary
 
@@ -72,6 +77,12 @@ def _grade(item: InputLine, options: MatchOptions, executor: SqlExecutor,
     row = verdict.to_json()
     row["key"] = key
     row["settings"] = settings
+    cells = [f"{name}.cells" for name in ("agent_table", "gold_table")
+             if isinstance(row.get(name), dict) and row[name].get("cells_cut")]
+    row = cap_row(row, options.max_row_bytes, options.max_cell_chars)
+    if cells:
+        row["truncated"] = True
+        row["truncated_fields"] = [*cells, *row.get("truncated_fields", [])]
     return row
 
 
@@ -152,9 +163,11 @@ def shard_key(digest: str, occurrence: int) -> str:
 def run_sql_match(input_path: Path, output_path: Path, options: MatchOptions, *,
                   executor: SqlExecutor, restart: bool = False,
                   on_row: Callable[[dict[str, Any]], None] | None = None,
-                  warn: Console | None = None, shard: Shard | None = None) -> Summary:
+                  warn: Console | None = None, shard: Shard | None = None,
+                  ray: bool = False, ray_workers: int | None = None) -> Summary:
     """Grade every line of ``input_path`` (``shard``: the lines of that shard) into
-    ``output_path`` (resuming unless ``restart``)."""
+    ``output_path`` (resuming unless ``restart``); ``ray``: on Ray workers, each with its own
+    SQL sandbox of one worker process (the verdicts are still written here)."""
     options.check()
     described = match_settings(options, executor.memory_mb)
     settings = settings_fingerprint(described)
@@ -180,7 +193,11 @@ def run_sql_match(input_path: Path, output_path: Path, options: MatchOptions, *,
                    markup=False, highlight=False)
     todo = {line: key for line, key in zip(lines, keys, strict=True) if not log.is_done(key)}
     try:
-        _grade_pending(input_path, todo, options, executor, settings, log, on_row)
+        if ray:
+            work = SqlWork(options, settings, executor.memory_mb)
+            asyncio.run(_grade_on_ray(input_path, todo, work, log, on_row, ray_workers))
+        else:
+            _grade_pending(input_path, todo, options, executor, settings, log, on_row)
     finally:
         log.close()
     log.finalize(keys)
@@ -223,3 +240,65 @@ def _grade_pending(input_path: Path, todo: dict[int, str], options: MatchOptions
                 future.cancel()
             executor.terminate()  # wake threads blocked on a worker, so the pool can close
             raise
+
+
+@dataclass(frozen=True, slots=True)
+class SqlWork:
+    """sql-match's grading (:class:`hopscore.distributed.WorkFactory`): input lines travel to
+    the Ray workers, each grading them in its own sandbox with :func:`_grade`, as here."""
+
+    options: MatchOptions
+    settings: str
+    memory_mb: int
+    ships_items: ClassVar[bool] = True
+
+    async def build(self, gate: Gate | None) -> Built:
+        sandbox = SqlExecutor(1, memory_mb=self.memory_mb)
+        sandbox.__enter__()
+
+        async def work(item: InputLine, key: str) -> RowResult:
+            row = await asyncio.to_thread(_grade, item, self.options, sandbox, key, self.settings)
+            return RowResult(_checked(row, self.options))
+
+        async def close() -> None:
+            sandbox.__exit__(None, None, None)
+
+        return Built(work, lambda: None, close)
+
+    def lost_row(self, item: InputLine, key: str, failure: CallFailure) -> dict[str, Any]:
+        verdict = Verdict(record_id(item.value), item.line, self.options.compare).fail(
+            "internal_error", f"internal_error: {failure.message}")
+        return {**verdict.to_json(), "key": key, "settings": self.settings}
+
+
+async def _grade_on_ray(input_path: Path, todo: dict[int, str], work: SqlWork, log: ResultLog,
+                        on_row: Callable[[dict[str, Any]], None] | None,
+                        workers: int | None) -> None:
+    """The lines of ``todo`` graded on Ray workers; each verdict is appended here as it comes."""
+    if not todo:
+        return
+    execution = await ray_execution(work, limits={}, per_worker=2, workers=workers)
+    slots = asyncio.Semaphore(execution.workers)
+
+    async def one(item: InputLine) -> None:
+        try:
+            result = await execution.work(item, todo[item.line])
+            log.append(result.row)
+            if on_row is not None:
+                on_row(result.row)
+        finally:
+            slots.release()
+
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        for item in read_lines(input_path):  # read again, one window at a time
+            if item.line not in todo:
+                continue
+            await slots.acquire()
+            tasks.append(asyncio.create_task(one(item)))
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await execution.close()

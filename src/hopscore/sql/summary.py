@@ -29,14 +29,24 @@ class Summary:
     #: rows where the other extraction reads another SQL, and where that changes the verdict
     other_sql: int = 0
     other_changes: int = 0
+    #: rows where the other reading ran into a limit (its verdict is unknown)
+    other_undecided: int = 0
+    #: rows that hit --timeout or --memory-mb while compared or held (compare_timeout,
+    #: result_too_large), and rows cut to the cell and row caps
+    limits: int = 0
+    cut: int = 0
 
     def add(self, row: dict[str, Any]) -> None:
         self.total += 1
         other = row.get("other_extraction")
         if isinstance(other, dict):
             self.other_sql += 1
-            if row.get("match") is not None and bool(other.get("match")) != bool(row["match"]):
+            if other.get("decided") is False:
+                self.other_undecided += 1
+            elif row.get("match") is not None and bool(other.get("match")) != bool(row["match"]):
                 self.other_changes += 1
+        self.limits += row.get("reason_kind") in ("compare_timeout", "result_too_large")
+        self.cut += bool(row.get("truncated"))
         self.matched += bool(row.get("match"))
         self.gold_failures += bool(row.get("gold_failure"))
         self.undecided += row.get("match") is None
@@ -67,4 +77,6 @@ class Summary:
             "other_extract": "lenient" if self.extract == "reference" else "reference",
             "other_extract_reads_other_sql": self.other_sql,
             "other_extract_changes_verdict": self.other_changes,
+            "other_extract_undecided": self.other_undecided, "limits_hit": self.limits,
+            "rows_cut": self.cut,
         }

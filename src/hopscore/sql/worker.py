@@ -1,205 +1,40 @@
-"""The query worker: runs one read-only SQLite query at a time inside a sandboxed process.
+"""The SQL worker program: a sandboxed process that runs read-only queries and grades records.
 
-This module only needs the standard library, so a worker process starts fast. It is both the
-in-process engine (:func:`run_query`, used by tests and by the worker loop) and the worker
-program (:func:`serve`, started by :class:`hopscore.sql.sandbox.SqlExecutor`).
-
-Defences, each sufficient against writes on its own:
-
-* the database is opened as a URI with ``mode=ro&immutable=1`` (path percent-escaped; the
-  executor hands a private checkpointed copy instead when the database has a WAL or journal
-  file, see :class:`hopscore.sql.sandbox.SqlExecutor`);
-* an authorizer allows only reading actions (SELECT, column reads, function calls other than
-  extension loading, recursive CTEs and a list of read-only PRAGMAs); ATTACH (which ``VACUUM
-  INTO`` uses), DETACH, every write, transaction control and PRAGMA assignments are denied;
-* extension loading stays disabled, ``SQLITE_LIMIT_ATTACHED`` is 0, temporary storage stays in
-  memory and the process may not grow any file (``RLIMIT_FSIZE`` 0).
-
-Bounds: a progress handler aborts the query at its wall-clock deadline; SQLite's heap and the
-process's address space are limited (``hard_heap_limit``, ``RLIMIT_AS``); the rows kept are
-capped by count and by an estimate of their size.
+:func:`serve` is started by :class:`hopscore.sql.sandbox.SqlExecutor` (through
+:mod:`hopscore.sql.processes`) as ``python -I -B``. It limits its own address space and file
+sizes, dies with its parent, and answers request frames on stdin: a query
+(:func:`hopscore.sql.query.run_query`, where the read-only defences are) or a whole record to
+grade (:func:`hopscore.sql.grading.grade`). This module needs only the standard library and
+:mod:`hopscore.sql.query`, so a worker starts fast.
 """
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
-import sqlite3
 import struct
 import sys
 import time
-import urllib.parse
 from typing import Any
 
-# Action codes (sqlite3 module constants; spelled out so the table reads plainly).
-_ALLOWED_ACTIONS = {
-    sqlite3.SQLITE_SELECT,
-    sqlite3.SQLITE_READ,
-    sqlite3.SQLITE_FUNCTION,
-    getattr(sqlite3, "SQLITE_RECURSIVE", 33),
-}
-_ACTION_NAMES = {
-    getattr(sqlite3, "SQLITE_" + name): name.replace("_", " ")
-    for name in (
-        "CREATE_INDEX", "CREATE_TABLE", "CREATE_TEMP_INDEX", "CREATE_TEMP_TABLE",
-        "CREATE_TEMP_TRIGGER", "CREATE_TEMP_VIEW", "CREATE_TRIGGER", "CREATE_VIEW", "DELETE",
-        "DROP_INDEX", "DROP_TABLE", "DROP_TEMP_INDEX", "DROP_TEMP_TABLE", "DROP_TEMP_TRIGGER",
-        "DROP_TEMP_VIEW", "DROP_TRIGGER", "DROP_VIEW", "INSERT", "TRANSACTION", "UPDATE",
-        "ATTACH", "DETACH", "ALTER_TABLE", "REINDEX", "ANALYZE", "CREATE_VTABLE",
-        "DROP_VTABLE", "SAVEPOINT",
-    )
-    if hasattr(sqlite3, "SQLITE_" + name)
-}
-_DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
-#: PRAGMAs that only report, whatever their argument (``PRAGMA table_info(t)``).
-_INTROSPECTION_PRAGMAS = {
-    "table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
-    "foreign_key_list", "foreign_key_check", "integrity_check", "quick_check",
-    "collation_list", "database_list", "function_list", "module_list", "pragma_list",
-    "compile_options",
-}
-#: PRAGMAs that are allowed only in their reading form (no ``= value``).
-_READ_FORM_PRAGMAS = {
-    "user_version", "application_id", "schema_version", "data_version", "page_size",
-    "page_count", "freelist_count", "encoding", "journal_mode", "auto_vacuum", "foreign_keys",
-    "cache_size", "max_page_count", "query_only", "recursive_triggers", "legacy_file_format",
-}
-_PROGRESS_STEPS = 1000
+from hopscore.sql.query import run_query
+
 _FRAME = struct.Struct(">Q")
 
 
-class _Denied:
-    """Remembers the first action the authorizer refused, for a readable error."""
-
-    def __init__(self) -> None:
-        self.what: str | None = None
-
-    def __call__(self, action: int, arg1: str | None, arg2: str | None,
-                 db: str | None, trigger: str | None) -> int:
-        if action in _ALLOWED_ACTIONS:
-            if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _DENIED_FUNCTIONS:
-                return self._deny(f"FUNCTION {arg2}()")
-            return sqlite3.SQLITE_OK
-        if action == sqlite3.SQLITE_PRAGMA:
-            name = (arg1 or "").lower()
-            if name in _INTROSPECTION_PRAGMAS or (name in _READ_FORM_PRAGMAS and arg2 is None):
-                return sqlite3.SQLITE_OK
-            return self._deny(f"PRAGMA {arg1}" + ("" if arg2 is None else f" = {arg2}"))
-        if action == sqlite3.SQLITE_UPDATE and arg1 in ("sqlite_master", "sqlite_schema"):
-            # SQLite reports this while it declares an eponymous virtual table such as
-            # pragma_table_info(); a real UPDATE of the schema table is still refused by the
-            # read-only connection and by the statement check before it gets here.
-            return sqlite3.SQLITE_OK
-        name = _ACTION_NAMES.get(action, f"action {action}")
-        return self._deny(name + (f" {arg1}" if arg1 else ""))
-
-    def _deny(self, what: str) -> int:
-        if self.what is None:
-            self.what = what
-        return sqlite3.SQLITE_DENY
-
-
-def database_uri(path: str) -> str:
-    """A read-only, immutable SQLite URI for an absolute path, percent-escaped."""
-    return "file:" + urllib.parse.quote(path, safe="/") + "?mode=ro&immutable=1"
-
-
-def _open(path: str, heap_limit: int) -> sqlite3.Connection:
-    conn = sqlite3.connect(database_uri(path), uri=True, isolation_level=None,
-                           check_same_thread=False)
-    if hasattr(conn, "enable_load_extension"):
-        conn.enable_load_extension(False)
-    if hasattr(conn, "setlimit"):
-        conn.setlimit(getattr(sqlite3, "SQLITE_LIMIT_ATTACHED", 7), 0)
-        conn.setlimit(getattr(sqlite3, "SQLITE_LIMIT_LENGTH", 0), 100_000_000)
-    conn.execute("PRAGMA temp_store = MEMORY")
-    if heap_limit > 0:
-        conn.execute(f"PRAGMA hard_heap_limit = {int(heap_limit)}")
-    return conn
-
-
-def run_query(path: str, sql: str, max_rows: int, timeout_s: float,
-              max_result_bytes: int = 0, heap_limit: int = 0) -> dict[str, Any]:
-    """Run one query; return the reply dict (``ok``, ``columns``, ``rows``, ``truncated``,
-    ``error``, ``kind``, ``elapsed``). Never raises for anything the query does."""
-    start = time.monotonic()
-
-    def reply(ok: bool, *, error: str | None = None, kind: str | None = None,
-              columns: list[str] | None = None, rows: list[tuple[Any, ...]] | None = None,
-              truncated: bool = False) -> dict[str, Any]:
-        return {"ok": ok, "columns": columns or [], "rows": rows or [], "truncated": truncated,
-                "error": error, "kind": kind, "elapsed": time.monotonic() - start}
-
-    if not os.path.isfile(path):
-        return reply(False, error=f"Database file not found: {path}", kind="not_found")
+def _vm_sizes() -> tuple[int, int]:
+    """``(mapped, resident)`` bytes of this process (0, 0 where /proc is missing)."""
+    sizes = {"VmSize:": 0, "VmRSS:": 0}
     try:
-        conn = _open(path, heap_limit)
-    except sqlite3.Error as exc:
-        return reply(False, error=f"SQLite connect failed: {exc}", kind="connect")
-    denied = _Denied()
-    deadline = start + timeout_s if timeout_s > 0 else None
-    timed_out = False
-
-    def progress() -> int:
-        nonlocal timed_out
-        if deadline is not None and time.monotonic() >= deadline:
-            timed_out = True
-            return 1
-        return 0
-
-    rows: list[tuple[Any, ...]] = []
-    try:
-        conn.set_authorizer(denied)
-        conn.set_progress_handler(progress, _PROGRESS_STEPS)
-        cursor = conn.execute(sql)
-        if cursor.description is None:
-            # Only queries describe result columns; anything else (REINDEX, say) ran against a
-            # read-only file without effect, but it is still not an answer.
-            return reply(False, kind="rejected",
-                         error="Rejected: the statement is not a query (it returns no columns).")
-        columns = [d[0] for d in cursor.description]
-        budget = 0
-        truncated = False
-        while True:
-            chunk = cursor.fetchmany(min(1000, max_rows + 1 - len(rows)))
-            if not chunk:
-                break
-            if max_result_bytes:
-                budget += len(marshal.dumps(chunk))  # the size the reply will have
-                if budget > max_result_bytes:
-                    rows.clear()
-                    limit_mib = max_result_bytes // (1024 * 1024)
-                    return reply(False, kind="too_large",
-                                 error=f"Query result too large (over {limit_mib} MiB).")
-            rows.extend(chunk)
-            if len(rows) > max_rows:
-                truncated = True
-                del rows[max_rows:]
-                break
-        return reply(True, columns=columns, rows=rows, truncated=truncated)
-    except MemoryError:
-        rows.clear()
-        return reply(False, error="Query ran out of memory.", kind="memory")
-    except sqlite3.Error as exc:
-        rows.clear()
-        message = str(exc)
-        if timed_out or (deadline is not None and "interrupted" in message.lower()):
-            return reply(False, error=f"Query timed out after {timeout_s:g}s.", kind="timeout")
-        if denied.what is not None:
-            return reply(False, kind="rejected",
-                         error=f"Rejected: not allowed in a read-only query: {denied.what}.")
-        if "out of memory" in message.lower():
-            return reply(False, error="Query ran out of memory.", kind="memory")
-        return reply(False, error=f"SQL error: {message}", kind="sql_error")
-    except (ValueError, UnicodeError, OverflowError) as exc:
-        rows.clear()
-        return reply(False, error=f"SQL error: {exc}", kind="sql_error")
-    finally:
-        try:
-            conn.set_progress_handler(None, 0)
-            conn.close()
-        except sqlite3.Error:
-            pass
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                parts = line.split()
+                if parts and parts[0] in sizes:
+                    sizes[parts[0]] = int(parts[1]) * 1024
+    except OSError:
+        pass
+    return sizes["VmSize:"], sizes["VmRSS:"]
 
 
 def _limit_process(memory_bytes: int) -> None:
@@ -209,7 +44,11 @@ def _limit_process(memory_bytes: int) -> None:
         return
     limits = [(resource.RLIMIT_FSIZE, 0), (resource.RLIMIT_CORE, 0)]
     if memory_bytes > 0:
-        limits.append((resource.RLIMIT_AS, memory_bytes))
+        # The address space already mapped (the interpreter, numpy and its BLAS buffers,
+        # mostly reserved and not resident) is allowed on top, so that what can still grow is
+        # ``memory_bytes`` less what is resident now.
+        mapped, resident = _vm_sizes()
+        limits.append((resource.RLIMIT_AS, mapped + max(64 << 20, memory_bytes - resident)))
     for which, value in limits:
         try:
             _soft, hard = resource.getrlimit(which)
@@ -218,6 +57,36 @@ def _limit_process(memory_bytes: int) -> None:
             resource.setrlimit(which, (value, value if hard == resource.RLIM_INFINITY else hard))
         except (ValueError, OSError):
             pass
+
+
+def die_with_parent(parent: int) -> None:
+    """End this process when ``parent`` ends, however it ends (SIGKILL included).
+
+    On Linux the kernel sends SIGKILL when the parent dies (``PR_SET_PDEATHSIG``; the parent
+    starts workers from one thread that lives as long as it does, since the signal follows the
+    creating thread); everywhere a watchdog thread also checks every 0.2 s that the parent is
+    still the parent, in case the kernel call is missing.
+    """
+    import signal
+    import threading
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the call above
+        os._exit(0)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def _read_exact(stream: Any, size: int) -> bytes | None:
@@ -230,13 +99,31 @@ def _read_exact(stream: Any, size: int) -> bytes | None:
     return data
 
 
-def serve(memory_bytes: int) -> None:
-    """The worker loop: read a request frame from stdin, answer on stdout, until EOF."""
+def _send(stdout: Any, kind: bytes, data: bytes) -> None:
+    stdout.write(_FRAME.pack(len(data) + 1))
+    stdout.write(kind)
+    stdout.write(data)
+    stdout.flush()
+
+
+def serve(memory_bytes: int, parent: int = 0) -> None:
+    """The worker loop: read a request frame from stdin, answer on stdout, until EOF.
+
+    A request is ``("query", path, sql, max_rows, timeout_s, max_result_bytes,
+    max_cell_chars)`` or ``("grade", request)`` (:func:`hopscore.sql.grading.grade`). Each
+    answer frame starts with ``R`` (the reply) or ``P`` (a progress note: the phase a grading
+    request has reached, so the parent knows what a deadline kill interrupted).
+    """
     import signal
 
+    if parent:
+        die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "SIGXFSZ"):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    # The comparison's modules (numpy) are loaded before the memory limit applies.
+    with contextlib.suppress(ImportError):
+        import hopscore.sql.grading  # noqa: F401
     _limit_process(memory_bytes)
     heap_limit = memory_bytes * 3 // 5 if memory_bytes > 0 else 0
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
@@ -247,19 +134,38 @@ def serve(memory_bytes: int) -> None:
         payload = _read_exact(stdin, _FRAME.unpack(header)[0])
         if payload is None:
             return
-        path, sql, max_rows, timeout_s, max_result_bytes = marshal.loads(payload)
+        request = marshal.loads(payload)
+        answer: Any = None
         try:
-            answer = run_query(path, sql, max_rows, timeout_s, max_result_bytes, heap_limit)
+            if request[0] == "grade":
+                from hopscore.sql.grading import grade
+
+                answer = grade(request[1], heap_limit, lambda phase, index, side: _send(
+                    stdout, b"P", marshal.dumps((phase, index, side))))
+                sides = [answer["gold"], *answer["agents"]]
+                retire = any(side.get("kind") == "memory" or side.get("limit") ==
+                             "result_too_large" for side in sides)
+            else:
+                _op, path, sql, max_rows, timeout_s, max_result_bytes, cells = request
+                answer = run_query(path, sql, max_rows, timeout_s, max_result_bytes,
+                                   heap_limit, max_cell_chars=cells)
+                retire = answer["kind"] == "memory"
+            # After running out of memory the heap may stay fragmented: the parent replaces
+            # this worker with a fresh one.
+            answer["retire"] = retire
             data = marshal.dumps(answer)
         except MemoryError:
             answer = None
             data = marshal.dumps({"ok": False, "columns": [], "rows": [], "truncated": False,
                                   "error": "Query ran out of memory.", "kind": "memory",
-                                  "elapsed": 0.0})
-        stdout.write(_FRAME.pack(len(data)))
-        stdout.write(data)
-        stdout.flush()
-        del answer, data
+                                  "elapsed": 0.0, "retire": True})
+        except Exception as exc:  # a bug here must still answer, so the record is reported
+            answer = None
+            data = marshal.dumps({"ok": False, "columns": [], "rows": [], "truncated": False,
+                                  "error": f"Query failed: {type(exc).__name__}: {exc}",
+                                  "kind": "crashed", "elapsed": 0.0, "retire": True})
+        _send(stdout, b"R", data)
+        del answer, data, request
 
 
 if __name__ == "__main__":  # pragma: no cover - started by the sandbox

@@ -17,7 +17,7 @@ CATEGORIES = (
     "match", "SQL extraction failed", "execution error: timeout",
     "execution error: rejected (not a read-only query)", "execution error: other",
     "column mismatch", "row mismatch", "order mismatch", "gold SQL failed", "missing gold SQL",
-    "database not found",
+    "database not found", "grading limit (time or memory)",
 )  # fmt: skip
 
 
@@ -38,6 +38,8 @@ def failure_reason(sample: Sample) -> str | None:
     reason = str(row.get("reason_kind") or row.get("reason") or "")
     if reason.startswith("missing_gold_sql"):
         return "missing gold SQL"
+    if reason.startswith(("compare_timeout", "result_too_large")):
+        return "grading limit (time or memory)"
     if row.get("gold_exec_error") or reason.startswith("gold_sql_exec_error") or (
         row.get("gold_failure") is True
     ):

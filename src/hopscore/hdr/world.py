@@ -1,0 +1,113 @@
+"""hopscore's built-in HybridDeepResearch world (package data ``hopscore/data/hdr_world``).
+
+18 invented tasks (6 each of S2SQL, SQL2S and Parallel) over three SQLite databases with
+knowledge files and a 20-document corpus, in the release's formats, so ``hopscore run
+hybrid-deep-research`` without ``--tasks``/``--db-root``/``--corpus`` and ``hopscore demo --hdr``
+run with no download. The databases ship as SQL scripts; :func:`materialize` builds the
+``<db>/<db>_template.sqlite`` files (and copies the tasks, knowledge files and corpus) into a
+folder named by the world's content hash under the cache folder, once, atomically (a build in
+a temporary folder renamed into place, so two processes never see half a world), and reuses it
+afterwards. An unwritable cache folder falls back to a temporary folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from hopscore.errors import HopscoreError
+
+TASKS_FILE = "hybrid_ds_release.jsonl"
+CORPUS_FILE = "corpus.jsonl"
+DATABASES = ("harbor_logistics", "orchard_coop", "city_libraries")
+_DONE = ".complete"
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltinWorld:
+    root: Path
+    tasks: Path
+    db_root: Path
+    corpus: Path
+
+
+def _sources() -> dict[str, bytes]:
+    """Every shipped file of the world, by its path relative to the world folder."""
+    base = resources.files("hopscore") / "data" / "hdr_world"
+    files = {TASKS_FILE: base / TASKS_FILE, CORPUS_FILE: base / CORPUS_FILE}
+    for db in DATABASES:
+        files[f"dbs/{db}/{db}.sql"] = base / "dbs" / db / f"{db}.sql"
+        files[f"dbs/{db}/{db}_kb.jsonl"] = base / "dbs" / db / f"{db}_kb.jsonl"
+    try:
+        return {name: path.read_bytes() for name, path in files.items()}
+    except FileNotFoundError as exc:
+        raise HopscoreError(f"the built-in HDR world is incomplete ({exc.filename}); "
+                            "reinstall hopscore") from None
+
+
+def world_sha256() -> str:
+    digest = hashlib.sha256()
+    for name, data in sorted(_sources().items()):
+        digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+    return digest.hexdigest()
+
+
+def _build(target: Path, sources: dict[str, bytes]) -> None:
+    for name, data in sources.items():
+        path = target / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if name.endswith(".sql"):
+            db = path.parent.name
+            con = sqlite3.connect(path.parent / f"{db}_template.sqlite")
+            try:
+                con.executescript(data.decode("utf-8"))
+                con.commit()
+            finally:
+                con.close()
+        path.write_bytes(data)
+    (target / _DONE).write_text("ok\n", encoding="utf-8")
+
+
+def _world(root: Path) -> BuiltinWorld:
+    return BuiltinWorld(root, root / TASKS_FILE, root / "dbs", root / CORPUS_FILE)
+
+
+def materialize(cache_dir: Path | None = None) -> BuiltinWorld:
+    """The built-in world's files on disk (built on first use)."""
+    sources = _sources()
+    name = f"hdr-world-{world_sha256()[:16]}"
+    bases = [cache_dir] if cache_dir is not None else []
+    env = os.environ.get("HOPSCORE_CACHE_DIR")
+    if env:
+        bases.append(Path(env))
+    bases.append(Path.home() / ".cache" / "hopscore")
+    for base in bases:
+        root = base / name
+        if (root / _DONE).is_file():
+            return _world(root)
+        try:
+            base.mkdir(parents=True, exist_ok=True)
+            scratch = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=base))
+        except OSError:
+            continue
+        try:
+            _build(scratch, sources)
+            try:
+                os.replace(scratch, root)
+            except OSError:  # another process put it in place first
+                if not (root / _DONE).is_file():
+                    raise
+        except OSError:
+            continue
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return _world(root)
+    root = Path(tempfile.mkdtemp(prefix="hopscore-hdr-world-")) / name
+    _build(root, sources)
+    return _world(root)

@@ -1,0 +1,177 @@
+"""--executor ray on an embedded local Ray with 2 CPUs (bound to 127.0.0.1): the same outputs as
+the local executor for a model run, the judge, sql-match and the HDR agent; a worker killed by
+pid mid-run loses and duplicates nothing; the per-endpoint limit holds across workers."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SRC, run_cli
+from tests.hdr.world import ALL_TASKS, SCRIPTS, TASKS, build_world, scripted
+from tests.judge.test_judge_cli import honest, judge_args, make_rows, write_rows
+from tests.openai_server import FakeOpenAI
+from tests.run.helpers import run_args
+from tests.scale.helpers import jsonl, load, same_bytes, same_json, same_rows, strip
+from tests.scale.test_merge_files import sql_rows
+from tests.scale.test_merge_hdr import FILES, copies
+from tests.scale.test_merge_run import reply
+from tests.sql.dbs import build_shop
+
+pytest.importorskip("ray")
+pytestmark = pytest.mark.slow
+
+RAY = ("--executor", "ray", "--ray-workers", "2")
+ENV = {"JUDGE_API_KEY": "sk-test", "RAY_ADDRESS": ""}
+
+
+def test_ray_model_run_equals_local(tmp_path: Path) -> None:
+    with FakeOpenAI(reply) as server:
+        args = run_args("hotpotqa", server.base_url, tmp_path / "local", tmp_path / "cache",
+                        "--no-cache", "--concurrency", "3")
+        assert run_cli(*args, env=ENV).returncode == 0
+        args[args.index("-o") + 1] = tmp_path / "ray"
+        result = run_cli(*args, *RAY, env=ENV)
+        assert result.returncode == 0, result.stderr
+        assert server.max_in_flight <= 3
+    local, ray = tmp_path / "local", tmp_path / "ray"
+    same_rows(local / "samples.jsonl", ray / "samples.jsonl")
+    for name in ("hotpot_predictions.json", "scores.jsonl"):
+        if (local / name).exists():
+            same_bytes(local / name, ray / name)
+    same_json(local / "metrics.json", ray / "metrics.json")
+    config = load(ray / "config.json")
+    assert config["executor"]["executor"] == "ray" and config["executor"]["workers"] == 2
+    assert config["executor"]["rows_lost"] == 0
+    assert config["requests"]["sent"] == load(local / "config.json")["requests"]["sent"]
+    reference = load(local / "config.json")
+    for block in (config, reference):
+        block.pop("executor", None)
+        for name in ("executor", "ray_workers"):
+            block["settings"].pop(name)
+    assert strip(config) == strip(reference)
+
+
+def test_ray_judge_equals_local_and_the_limit_is_global(tmp_path: Path) -> None:
+    source = write_rows(tmp_path / "in.jsonl", make_rows(40))
+    with FakeOpenAI(honest, latency=0.1) as server:
+        local = run_cli(*judge_args(server, source, tmp_path / "local.jsonl", "--no-cache",
+                                    "--concurrency", "4"), env=ENV)
+        assert local.returncode == 0, local.stderr
+        server.max_in_flight = 0
+        ray = run_cli(*judge_args(server, source, tmp_path / "ray.jsonl", "--no-cache",
+                                  "--concurrency", "4", *RAY), env=ENV)
+        assert ray.returncode == 0, ray.stderr
+        # 2 workers, each with an engine of concurrency 4: the cluster still holds 4
+        assert server.max_in_flight == 4
+    assert strip(jsonl(tmp_path / "ray.jsonl")) == strip(jsonl(tmp_path / "local.jsonl"))
+
+
+def test_ray_sql_match_equals_local(tmp_path: Path) -> None:
+    root = tmp_path / "dbs"
+    build_shop(root / "shop" / "shop_template.sqlite")
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in sql_rows(30)) + "not json\n")
+    common = ["-i", source, "--db-root", root, "--timeout", "10"]
+    local = run_cli("sql-match", *common, "-o", tmp_path / "local.jsonl", "--workers", "2")
+    assert local.returncode == 0, local.stderr
+    ray = run_cli("sql-match", *common, "-o", tmp_path / "ray.jsonl", *RAY, env=ENV)
+    assert ray.returncode == 0, ray.stderr
+    assert strip(jsonl(tmp_path / "ray.jsonl")) == strip(jsonl(tmp_path / "local.jsonl"))
+    accuracy = next(line for line in local.stdout.splitlines() if line.startswith("accuracy"))
+    assert accuracy in ray.stdout
+
+
+def test_ray_hdr_agent_equals_local(tmp_path: Path) -> None:
+    extra = copies()
+    world = build_world(tmp_path, [*TASKS, *extra])
+    ALL_TASKS.extend(extra)
+    try:
+        with FakeOpenAI(body_responder=scripted(SCRIPTS)) as server:
+            base = ["run", "hybrid-deep-research", "--tasks", world.tasks, "--db-root",
+                    world.db_root, "--corpus", world.corpus, "--model", "openai/agent",
+                    "--base-url", server.base_url, "--judge-model", "judge", "--judge-base-url",
+                    server.base_url, "--no-cache", "--no-progress", "--concurrency", "3",
+                    "--repeats", "2", "--resamples", "200"]
+            local = run_cli(*base, "--output-dir", tmp_path / "local", env=ENV)
+            assert local.returncode == 0, local.stderr
+            ray = run_cli(*base, "--output-dir", tmp_path / "ray", *RAY, env=ENV)
+            assert ray.returncode == 0, ray.stderr
+    finally:
+        del ALL_TASKS[-len(extra):]
+    a, b = tmp_path / "local", tmp_path / "ray"
+    for name in FILES:
+        same_rows(a / name, b / name)
+    for name in ("predictions.jsonl", "predictions.attempt-1.jsonl", "scores.jsonl"):
+        same_bytes(a / name, b / name)
+    metrics = strip(load(b / "metrics.json"))
+    assert metrics == strip(load(a / "metrics.json"))
+    for name in sorted(p.name for p in (a / "trajectories").iterdir()):
+        same_json(a / "trajectories" / name, b / "trajectories" / name)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def test_a_killed_worker_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+    rows = make_rows(60)
+    source = write_rows(tmp_path / "in.jsonl", rows)
+    out = tmp_path / "out.jsonl"
+    env = {**os.environ, **ENV, "PYTHONPATH": str(SRC), "NO_PROXY": "127.0.0.1,localhost"}
+    with FakeOpenAI(honest, latency=0.3) as server:
+        args = judge_args(server, source, out, "--no-cache", "--concurrency", "4", *RAY)
+        proc = subprocess.Popen([sys.executable, "-m", "hopscore", *args], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and proc.poll() is None:
+                if out.exists() and out.read_bytes().count(b"\n") >= 8:
+                    break
+                time.sleep(0.05)
+            workers = [p for p in descendants(proc.pid) if "BatchWorker" in cmdline(p)]
+            assert len(workers) == 2, [cmdline(p) for p in descendants(proc.pid)]
+            os.kill(workers[0], signal.SIGKILL)  # one worker, by its pid, mid-run
+            stdout, stderr = proc.communicate(timeout=240)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert proc.returncode == 0, stderr
+    final = jsonl(out)
+    assert len(final) == len(rows)  # nothing lost
+    assert len({r["judge"]["key"] for r in final}) == len(rows)  # nothing written twice
+    assert [r["instance_id"] for r in final] == [r["instance_id"] for r in rows]
+    assert all(r["judge"]["status"] == "judged" for r in final)
+    assert "rows judged this run / already done" in stdout
+    # the dead worker's rows in flight were asked again: no more than it held
+    assert len(rows) <= len(server.log) <= len(rows) + 4
