@@ -7,6 +7,11 @@
   repeated with fresh ids (``<id>-<copy>``) up to the size of the real dev set, 7,405 records
   with full contexts (about 51 MB, the real file is 46 MB), and predicted with the parity
   tests' HotpotQA generator (answer and supporting-fact variants, some ids missing, one extra).
+* HotpotQA at 100,000 records, with contexts (about 680 MB), made the same way, for the
+  larger of the two HotpotQA speed targets.
+* One million HotpotQA records without their paragraphs (``context: []``; scoring reads none,
+  and a million with paragraphs would be 7 GB) for the memory target: the 53 records'
+  answers, supporting facts and groups under fresh ids, predicted as above.
 * One million answer-only examples for HybridQA: a gold file in the ``dev_reference.json``
   format whose answers are the real dev answers repeated under fresh ids, and the same
   predictions twice, as universal JSON Lines ``{"id", "answer"}`` (what hopscore reads) and
@@ -59,6 +64,22 @@ def hotpotqa_dev_sized(shared: Path, work: Path, size: int = HOTPOT_DEV_SIZE) ->
         big = [{**records[i % n], "_id": f"{records[i % n]['_id']}-{i // n}"} for i in range(size)]
         _write_json(gold, big)
         _write_json(predictions, hotpot_predictions(big))
+    return gold, predictions
+
+
+def hotpotqa_lean(shared: Path, work: Path, size: int = 1_000_000) -> tuple[Path, Path]:
+    """``(gold, predictions)``: ``size`` HotpotQA records without paragraphs (see above)."""
+    gold = work / f"hotpot_lean_gold_{size}.json"
+    predictions = work / f"hotpot_lean_predictions_{size}.json"
+    if not (gold.exists() and predictions.exists()):
+        source = shared / "hotpotqa" / "hotpot_dev_distractor_v1.first53.json"
+        records = json.loads(source.read_text(encoding="utf-8"))
+        n = len(records)
+        big = [{**records[i % n], "_id": f"{records[i % n]['_id']}-{i // n}"} for i in range(size)]
+        _write_json(predictions, hotpot_predictions(big))  # (facts drawn from the titles)
+        for record in big:
+            record["context"] = []
+        _write_json(gold, big)
     return gold, predictions
 
 

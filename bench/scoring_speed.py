@@ -1,8 +1,11 @@
-"""Scoring speed of hopscore against the official scripts: HybridQA dev and HotpotQA (dev size).
+"""Scoring speed of hopscore against the official scripts: HybridQA dev, HotpotQA at dev size
+(7,405) and at 100,000 records with contexts, and the start-up.
 
-Usage (from the repository root; the official repositories checked out under OFFICIAL)::
+Usage (from the repository root; the official scripts under OFFICIAL, fetched outside the
+repository: nothing of them is committed)::
 
-    python bench/scoring_speed.py --official OFFICIAL [--official-python PY] [--repeats 5]
+    python bench/scoring_speed.py --official OFFICIAL [--official-python PY] [--repeats 5] \
+        [--only hybridqa,hotpotqa,hotpotqa100k,startup]
 
 ``OFFICIAL/HybridQA/evaluate_script.py`` (wenhuchen/HybridQA) and
 ``OFFICIAL/hotpot/hotpot_evaluate_v1.py`` (hotpotqa/hotpot) are run with ``--official-python``
@@ -11,6 +14,11 @@ that interpreter has it, else ``--ujson-shim DIR`` (a folder with a ``ujson.py``
 the stdlib ``json``) and the results say so. Inputs are generated into ``--work`` (default: a
 folder under the system temp dir, reused between runs; see ``inputs.py``). Prints a table and
 writes ``bench/results/scoring_speed.json``. See ``cases.py`` for what each figure measures.
+
+The table ends with the targets: the default ``hopscore score`` at least 1.5x faster than the
+official script on HotpotQA 7,405 and 3x on HotpotQA 100,000 (paired CPU-time ratios), the
+intervals under 10% of a default score run (the CPU time of the default run over the run
+without intervals, minus one), and ``hopscore --version`` under 150 ms.
 """
 
 from __future__ import annotations
@@ -35,6 +43,11 @@ from cases import (
 from harness import REPO, machine, print_table, write_results
 from inputs import hotpotqa_dev_sized, hybridqa_dev
 
+#: (case name prefix, least speed-up of the default run over the official script)
+SPEED_TARGETS = (("hotpotqa 53x->7,405", 1.5), ("hotpotqa 53x->100,000", 3.0))
+INTERVAL_SHARE_TARGET = 0.10
+VERSION_TARGET_S = 0.150
+
 
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -50,11 +63,14 @@ def arguments() -> argparse.Namespace:
         "--work", type=Path, default=Path(tempfile.gettempdir()) / "hopscore-bench"
     )
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--large-repeats", type=int, default=3,
+                        help="repeats of the 100,000-record case")
     parser.add_argument("--in-process-repeats", type=int, default=5)
     parser.add_argument(
         "--hopscore-args", default="", help="extra arguments for 'hopscore score' (one string)"
     )
-    parser.add_argument("--only", default="", help="comma-separated: hybridqa,hotpotqa,startup")
+    parser.add_argument("--only", default="",
+                        help="comma-separated: hybridqa,hotpotqa,hotpotqa100k,startup")
     return parser.parse_args()
 
 
@@ -93,16 +109,34 @@ def main() -> None:
                 notes={"official_json_backend": backend},
             )
         )
+    large = []
+    if not only or "hotpotqa100k" in only:
+        gold, predictions = hotpotqa_dev_sized(args.shared, args.work, 100_000)
+        env, backend = official_env_for_hotpot(args.official_python, args.ujson_shim)
+        large.append(
+            Case(
+                name="hotpotqa 53x->100,000 (contexts)",
+                benchmark="hotpotqa",
+                gold=gold,
+                predictions=predictions,
+                official_script=official / "hotpot" / "hotpot_evaluate_v1.py",
+                official_args=[str(predictions), str(gold)],
+                parse_official=parse_hotpot,
+                official_env=env,
+                notes={"official_json_backend": backend, "gold_bytes": gold.stat().st_size},
+            )
+        )
     results = [
         result
-        for case in cases
+        for group, repeats in ((cases, args.repeats), (large, args.large_repeats))
+        for case in group
         for result in run_case(
             case,
             python=sys.executable,
             official_python=args.official_python,
             work=args.work,
-            repeats=args.repeats,
-            in_process_repeats=args.in_process_repeats,
+            repeats=repeats,
+            in_process_repeats=args.in_process_repeats if group is cases else 0,
             extra_args=shlex.split(args.hopscore_args),
         )
     ]
@@ -110,6 +144,7 @@ def main() -> None:
     if not only or "startup" in only:
         payload["startup"] = startup(sys.executable, args.repeats)
     payload["machine_after"] = {"load_average": list(os.getloadavg())}
+    payload["targets"] = targets(results, payload.get("startup"))
     path = write_results("scoring_speed", payload)
 
     print()
@@ -126,7 +161,41 @@ def main() -> None:
             ["start-up", "wall s", "cpu s"],
             [[n, s["wall_s_median"], s["cpu_s_median"]] for n, s in payload["startup"].items()],
         )
+    if payload["targets"]:
+        print()
+        print_table(["target", "measured", "goal", "met"],
+                    [[t["what"], t["value"], t["goal"], "yes" if t["met"] else "NO"]
+                     for t in payload["targets"]])
     print(f"\nwrote {path.relative_to(REPO)}")
+
+
+def targets(results: list[dict], startup_figures: dict | None) -> list[dict]:
+    """The issue's speed targets, each measured and checked."""
+    out = []
+    by_case: dict[str, dict[str, dict]] = {}
+    for result in results:
+        by_case.setdefault(result["case"], {})[result["mode"]] = result
+    for prefix, goal in SPEED_TARGETS:
+        for case, modes in by_case.items():
+            if case.startswith(prefix) and "default" in modes:
+                ratio = modes["default"]["speedup_process_cpu_paired_median"]
+                out.append({"what": f"{case}: default score vs official (cpu, paired)",
+                            "value": round(ratio, 3), "goal": f">= {goal}x",
+                            "met": ratio >= goal})
+    for case, modes in by_case.items():
+        if "default" in modes and "no intervals" in modes:
+            with_ci = modes["default"]["hopscore_process"]["cpu_s_median"]
+            without = modes["no intervals"]["hopscore_process"]["cpu_s_median"]
+            share = max(0.0, with_ci - without) / with_ci
+            out.append({"what": f"{case}: intervals' share of the default run (cpu)",
+                        "value": round(share, 3), "goal": f"< {INTERVAL_SHARE_TARGET:.0%}",
+                        "met": share < INTERVAL_SHARE_TARGET})
+    if startup_figures:
+        version = startup_figures["hopscore --version"]["wall_s_median"]
+        out.append({"what": "hopscore --version (wall)", "value": round(version, 3),
+                    "goal": f"< {VERSION_TARGET_S * 1000:.0f} ms",
+                    "met": version < VERSION_TARGET_S})
+    return out
 
 
 if __name__ == "__main__":

@@ -71,6 +71,22 @@ def test_sniff_reads_only_the_start_of_the_file(tmp_path: Path) -> None:
         sniff_json_kind(write(tmp_path / "u.json", b"\xff{}\n"))
 
 
+def test_sniff_long_lines_and_blank_starts(tmp_path: Path) -> None:
+    """A one-line document of any size is JSON without being decoded (an invalid byte deep in
+    it is the loader's to report); a long first line of JSON Lines is read whole; blank lines
+    before the first record count in the located error."""
+    big = json.dumps({"reference": {f"q{i}": "é" * 20 for i in range(20_000)}}).encode()
+    assert len(big) > 4 * (1 << 16)
+    assert sniff_json_kind(write(tmp_path / "one.json", big + b"\xff")) == "json"
+    assert sniff_json_kind(write(tmp_path / "one_nl.json", big + b"\n\n  \n")) == "json"
+    assert sniff_json_kind(write(tmp_path / "rows.jsonl", big + b"\n" + big + b"\n")) == "jsonl"
+    assert sniff_json_kind(write(tmp_path / "gap.jsonl", b"\n" * 70_000 + b'{"id": 1}\n{}')) \
+        == "jsonl"
+    assert sniff_json_kind(write(tmp_path / "list.json", b" " * 70_000 + b"[1]")) == "json"
+    with pytest.raises(InputError, match=r"b\.json:3: not valid UTF-8"):
+        sniff_json_kind(write(tmp_path / "b.json", b"\n\n\xff[]"))
+
+
 def test_bulk_load_pauses_collection_and_nests() -> None:
     assert gc.isenabled()
     with bulk_load():

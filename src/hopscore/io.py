@@ -265,30 +265,63 @@ def sniff_json_kind(path: Path | str) -> str:
     """Tell a JSON document (``"json"``) from JSON Lines (``"jsonl"``) by content, not by name.
 
     A file is JSON Lines when its first non-blank line is a complete JSON object and more
-    non-blank text follows it. Only the start of the file is read.
+    non-blank text follows it. Only the start of the file is decoded: a document that starts
+    with anything but ``{`` is JSON at once, and a one-line document (however long) is scanned
+    for its end of line, never decoded, since no text follows it.
     """
     p = Path(path)
-    first: str | None = None
     with open_binary(p) as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError:
-                raise InputError(Location(str(p), line=number), "not valid UTF-8") from None
-            if not line.strip():
-                continue
-            if first is not None:  # more non-blank text follows the first line
-                try:
-                    json.loads(first)
-                except json.JSONDecodeError:
-                    return "json"
-                return "jsonl"
-            first = line.lstrip()
-            if first[0] != "{":
+        block = handle.read(_SNIFF_BLOCK)
+        if block.startswith(b"\xef\xbb\xbf"):
+            block = block[3:]
+        start = 0
+        line = 1
+        while True:  # the first non-blank byte, counting the lines before it
+            stripped = block.lstrip()
+            if stripped:
+                break
+            line += block.count(b"\n")
+            block = handle.read(_SNIFF_BLOCK)
+            if not block:
+                raise InputError(p, "file is empty")
+        start = len(block) - len(stripped)
+        line += block.count(b"\n", 0, start)
+        if stripped[:1] != b"{":
+            _check_utf8(p, line, stripped[:4096], cut=len(stripped) > 4096)
+            return "json"
+        first = [stripped]
+        while True:  # the rest of the first line, then whether non-blank text follows it
+            end = first[-1].find(b"\n")
+            if end >= 0:
+                rest = first[-1][end + 1:]
+                first[-1] = first[-1][:end]
+                break
+            block = handle.read(_SNIFF_BLOCK)
+            if not block:
                 return "json"
-    if first is None:
-        raise InputError(p, "file is empty")
-    return "json"
+            first.append(block)
+        while not rest.strip():
+            rest = handle.read(_SNIFF_BLOCK)
+            if not rest:
+                return "json"
+    text = b"".join(first)
+    _check_utf8(p, line, text, cut=False)
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return "json"
+    return "jsonl"
+
+
+_SNIFF_BLOCK = 1 << 16
+
+
+def _check_utf8(path: Path, line: int, data: bytes, *, cut: bool) -> None:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if not (cut and exc.start >= len(data) - 3):  # not a character cut by the sample's end
+            raise InputError(Location(str(path), line=line), "not valid UTF-8") from None
 
 
 def iter_delimited(

@@ -16,8 +16,11 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-def guarded(call: Callable[[], None], err_console: Console) -> None:
+def guarded(call: Callable[[], None], err_console: Console | None = None) -> None:
     """Run a command; a user error prints one line and exits 2, never a traceback.
+
+    ``err_console`` (default: the CLI's stderr console, made only when there is something to
+    say) prints the messages.
 
     A fault of the environment while writing (no space left, read-only file system, permission
     denied: :func:`hopscore.outputs.environment_error`) is a user error too, naming the file.
@@ -26,44 +29,42 @@ def guarded(call: Callable[[], None], err_console: Console) -> None:
     from hopscore.errors import HopscoreError, Interrupted
     from hopscore.outputs import command_scope
 
+    def say(message: str, style: str) -> None:
+        if err_console is None:
+            from hopscore.cli import err_console as console
+        else:
+            console = err_console
+        console.print(message, style=style, markup=False, highlight=False, soft_wrap=True)
+
     try:
         with command_scope():
             call()
     except HopscoreError as exc:
-        err_console.print(f"error: {exc}", style="red", markup=False, highlight=False,
-                          soft_wrap=True)
+        say(f"error: {exc}", "red")
         sys.exit(2)
     except Interrupted as exc:
-        err_console.print(f"interrupted: {exc}", style="yellow", markup=False, highlight=False,
-                          soft_wrap=True)
+        say(f"interrupted: {exc}", "yellow")
         sys.exit(130)
     except KeyboardInterrupt:
-        err_console.print("interrupted", style="red")
+        say("interrupted", "red")
         sys.exit(130)
     except Exception as exc:
         from hopscore.outputs import environment_error
 
         message = environment_error(exc)
         if message is not None:
-            err_console.print(f"error: {message}", style="red", markup=False, highlight=False,
-                              soft_wrap=True)
+            say(f"error: {message}", "red")
             sys.exit(2)
         if os.environ.get("HOPSCORE_DEBUG"):
             raise
-        err_console.print(
-            f"internal error: {type(exc).__name__}: {exc}\nThis is a bug in hopscore; rerun "
-            "with HOPSCORE_DEBUG=1 for the traceback and report it.",
-            style="red",
-            markup=False,
-            highlight=False,
-        )
+        say(f"internal error: {type(exc).__name__}: {exc}\nThis is a bug in hopscore; rerun "
+            "with HOPSCORE_DEBUG=1 for the traceback and report it.", "red")
         sys.exit(3)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``hopscore`` console script and of ``python -m hopscore``."""
-    from hopscore.cli import err_console
     from hopscore.cli import main as cli_main
 
     args = list(sys.argv[1:] if argv is None else argv)
-    guarded(lambda: cli_main(args), err_console)
+    guarded(lambda: cli_main(args))

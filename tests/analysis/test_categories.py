@@ -333,8 +333,12 @@ def test_analyze_cli_with_judge_rows_and_json_output(tmp_path):
     records = write_hotpot_gold(gold, 10)
     directory = scored_dir(tmp_path, "run", gold, records, wrong={0, 1})
     verdicts = [True, False] + [True] * 7 + [None]
-    judge = write_jsonl(tmp_path / "judge.jsonl",
-                        judge_rows([f"q{i:03d}" for i in range(10)], verdicts))
+    rows = judge_rows([f"q{i:03d}" for i in range(10)], verdicts)
+    predictions = {r["id"]: r["prediction"] for r in map(
+        json.loads, (directory / "scores.jsonl").read_text().splitlines())}
+    for row in rows:  # the judge judged this run's answers
+        row["response"] = predictions[row["instance_id"]]
+    judge = write_jsonl(tmp_path / "judge.jsonl", rows)
     out = tmp_path / "errors.json"
     result = run_cli("analyze", directory, "--gold", gold, "--judge", judge, "-o", out)
     assert result.returncode == 0, result.stderr
@@ -344,6 +348,9 @@ def test_analyze_cli_with_judge_rows_and_json_output(tmp_path):
     counts = {c["name"]: c["count"] for c in judge_dim["categories"]}
     assert counts == {"both right": 7, "judge right, EM wrong (F1 = 0)": 1, "both wrong": 1,
                       "judge error": 1}
+    agreement = data["judge_agreement"]
+    assert agreement["compared_with"] == "em" and agreement["undecided"] == 1
+    assert agreement["overall"]["n"] == 9 and agreement["overall"]["agreement"] == 8 / 9
 
 
 def test_every_registered_module_loads():

@@ -206,7 +206,8 @@ def test_repeats_give_avg_and_pass_at_k(tmp_path: Path) -> None:
     assert "│ Parallel │     1 │  50.00 │ 100.00 │" in result.stdout
     assert "│ overall  │     4 │  87.50 │ 100.00 │" in result.stdout
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
-    assert metrics["metrics"] == {"accuracy": 0.875, "pass_at_k": 1.0}
+    assert metrics["metrics"] == {"accuracy": 0.875, "pass_at_k": 1.0, "pass@1": 0.875,
+                                  "pass@2": 1.0}
     assert (tmp_path / "run" / "predictions.attempt-1.jsonl").exists()
     assert len(jsonl(tmp_path / "run" / "grades.jsonl")) == 8
 

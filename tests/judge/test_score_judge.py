@@ -58,6 +58,12 @@ def test_judge_accuracy_groups_disagreements_and_files(tmp_path: Path, env: dict
         assert metrics["groups"]["bridge"]["metrics"]["judge_accuracy"] == 1.0  # hp-1, 3, 5
         assert metrics["groups"]["comparison"]["metrics"]["judge_accuracy"] == 0.0
         assert metrics["judge"]["compared_with"] == "em" and metrics["judge"]["disagreements"] == 2
+        # EM 1,1,1,0,0 vs judge 1,0,1,0,1: 3 of 5 agree, expected 0.6 * 0.6 + 0.4 * 0.4 = 0.52
+        agreement = metrics["judge"]["agreement"]["overall"]
+        assert agreement["n"] == 5 and agreement["agreement"] == pytest.approx(0.6)
+        assert agreement["kappa"] == pytest.approx(0.08 / 0.48)
+        assert len(metrics["judge"]["predictions_sha256"]) == 64
+        assert "judge vs em" in result.stdout and "kappa" in result.stdout
         assert metrics["judge"]["model"] == "judge-m"
         scores = [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
         assert [s["metrics"]["judge_accuracy"] for s in scores] == [1.0, 0.0, 1.0, 0.0, 1.0]

@@ -130,6 +130,30 @@ def test_filters_search_and_paging(browser_page, report_case):
     assert expected > 0 and count_text(page) == expected
     page.click("#filter-reset")
     page.select_option("#filter-run", "0")
+    # the same flips from the baseline's side: baseline wrong, the other run right
+    page.select_option("#filter-correct", "wr")
+    assert count_text(page) == expected
+    page.select_option("#filter-correct", "rw")
+    right_to_wrong = sum(r["metrics"]["em"] == 1 and new_rows[r["id"]]["metrics"]["em"] == 0
+                         for r in base_rows)
+    assert count_text(page) == right_to_wrong
+    if right_to_wrong:
+        page.click("#sample-rows tr")
+        assert "flips against this baseline" in page.inner_text("#detail")
+    page.click("#filter-reset")
+    assert errors == []
+
+
+def test_significance_is_a_symbol_and_text_not_colour_alone(browser_page):
+    page, errors, _ = browser_page
+    rows = page.locator("table.compare-table tbody tr")
+    assert rows.count() > 0
+    for i in range(rows.count()):
+        verdict = rows.nth(i).locator("td.verdict").inner_text().strip()
+        assert verdict, rows.nth(i).inner_text()
+        classes = rows.nth(i).get_attribute("class") or ""
+        if "better" in classes or "worse" in classes:  # coloured rows also say it in words
+            assert "significant" in verdict and rows.nth(i).locator(".sig").count() == 1
     assert errors == []
 
 

@@ -17,7 +17,11 @@ failure):
 * ``accuracy``: the share of the task's attempts that are correct. Its mean over tasks is
   Avg@k, the mean success over all k*N attempts (plain accuracy when k = 1);
 * ``pass_at_k`` (reported when k > 1): 1 when at least one attempt is correct. Its mean is
-  Pass@k.
+  Pass@k;
+* ``pass@1`` ... ``pass@k`` (reported when k > 1): the unbiased estimate of the chance that at
+  least one of j attempts drawn from the task's k is correct, 1 - C(k-c, j) / C(k, j) for c
+  correct attempts (:mod:`hopscore.inference.passk`); ``pass@1`` equals ``accuracy`` and
+  ``pass@k`` equals ``pass_at_k``.
 
 Means over tasks are task-weighted (micro), as the HDR leaderboard computes "overall"; the
 groups are the families (``family``: SQL2S, S2SQL, Parallel).
@@ -30,6 +34,7 @@ from pathlib import Path
 
 from hopscore.benchmarks.base import Benchmark, Example, Prediction, Predictions
 from hopscore.errors import InputError
+from hopscore.inference.passk import pass_curve, pass_names
 from hopscore.io import Fields, iter_jsonl
 from hopscore.records import fast_init
 
@@ -105,12 +110,18 @@ class HybridDeepResearch(Benchmark[HdrExample, HdrPrediction]):
         }
         return Predictions(by_id, str(path), "hdr-grades")
 
+    #: attempts per task of the predictions being scored (set by :meth:`active_metrics`)
+    _repeats = 1
+
     def active_metrics(self, predictions: Predictions[HdrPrediction]) -> tuple[str, ...]:
         k = max((p.repeats for p in predictions.by_id.values()), default=1)
-        return self.metrics if k > 1 else ("accuracy",)
+        self._repeats = k
+        return (*self.metrics, *pass_names(k)) if k > 1 else ("accuracy",)
 
     def score(self, example: HdrExample, prediction: HdrPrediction | None) -> dict[str, float]:
-        if prediction is None:
-            return {"accuracy": 0.0, "pass_at_k": 0.0}
-        solved = prediction.solved
-        return {"accuracy": solved / max(1, prediction.repeats), "pass_at_k": float(solved > 0)}
+        k = max(self._repeats, prediction.repeats if prediction is not None else 1)
+        solved = prediction.solved if prediction is not None else 0
+        values = {"accuracy": solved / k, "pass_at_k": float(solved > 0)}
+        if k > 1:
+            values.update(zip(pass_names(k), pass_curve(k, solved), strict=True))
+        return values

@@ -13,11 +13,11 @@ The package sits below :mod:`hopscore.launch`, the console script's entry point,
 from __future__ import annotations
 
 import importlib
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 import typer
 import typer.main
-from rich.console import Console
 from typer.core import TyperCommand, TyperGroup
 from typer.models import DefaultPlaceholder
 
@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "run": "run", "demo": "demo", "suite": "run", "merge": "merge",
     "validate-predictions": "hdr", "hdr-tasks": "hdr",
     "compare": "compare", "plan": "plan", "report": "report", "analyze": "report",
+    "export": "export",
 }  # fmt: skip
 
 
@@ -122,13 +123,28 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-console = Console()
-err_console = Console(stderr=True)
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    console: Console
+    err_console: Console
+
+
+def __getattr__(name: str) -> Any:
+    """``console`` and ``err_console``, the rich consoles of stdout and stderr, made on first
+    use: ``hopscore --version`` never imports rich."""
+    if name in ("console", "err_console"):
+        from rich.console import Console
+
+        made = Console(stderr=name == "err_console")
+        globals()[name] = made
+        return made
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _version(value: bool) -> None:
     if value:
-        console.print(f"hopscore {__version__}")
+        sys.stdout.write(f"hopscore {__version__}\n")
         raise typer.Exit()
 
 

@@ -4,37 +4,51 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.display import print_table
-from hopscore.errors import HopscoreError, InputError
-from hopscore.io import Fields, iter_jsonl, write_json_atomic
+from hopscore.errors import HopscoreError
+from hopscore.io import write_json_atomic
 from hopscore.report import COMPRESS_CHOICES, DEFAULT_MAX_TEXT
 
 if TYPE_CHECKING:  # analysis and report modules (numpy, jinja2) load when a command runs
+    from hopscore.analysis.judging import AgreementTable
     from hopscore.analysis.scored import ScoredSet
 
 GOLD_HELP = "The benchmark's gold file: questions and context for the report and error analysis."
 TABLES_HELP = "HybridQA WikiTables-WithLinks folder (tables_tok/, request_tok/)."
-JUDGE_HELP = "hopscore judge output JSONL, joined by id: judge vs exact-match categories."
+JUDGE_HELP = ("hopscore judge output JSONL of this run's predictions (checked: every row's "
+              "response must be the run's prediction): judge vs exact match, Cohen's kappa.")
 
 
-def read_judge_rows(path: Path) -> dict[str, dict[str, Any]]:
-    from hopscore.analysis.scored import ID_FIELDS
+def agreement_console_table(table: AgreementTable, label: str) -> Table:
+    """Judge vs exact match: raw agreement and Cohen's kappa with intervals, per group."""
+    from hopscore.display import bounds_text
 
-    rows: dict[str, dict[str, Any]] = {}
-    for where, value in iter_jsonl(path):
-        record = Fields(value, where)
-        name = next((n for n in ID_FIELDS if record.data.get(n) not in (None, "")), None)
-        if name is None:
-            raise InputError(where, f"judge row has no id ({', '.join(ID_FIELDS)})")
-        rows[record.id(name)] = record.data
-    return rows
+    out = Table(title=f"{label}: judge vs {table.metric} ({100 * table.overall.level:g}% "
+                      "intervals)", title_justify="left",
+                caption=f"{table.undecided} judged examples without a decision (judge error or "
+                        "unparsed reply) are left out" if table.undecided else None,
+                caption_justify="left")
+    for column in ("group", "n", "agreement", "kappa", "judge ✓ only", f"{table.metric} ✓ only"):
+        out.add_column(column, justify="left" if column == "group" else "right")
+    for name, agreement in [("all", table.overall), *table.groups.items()]:
+        low, high = agreement.agreement_interval()
+        kappa = agreement.kappa
+        k_interval = agreement.kappa_interval()
+        kappa_text = "n/a" if kappa is None or k_interval is None else (
+            f"{kappa:.3f} [{k_interval[0]:.3f}, {k_interval[1]:.3f}]")
+        out.add_row(Text(name), str(agreement.n),
+                    Text(f"{100 * agreement.observed:.2f} "
+                         f"{bounds_text(agreement.observed, low, high)}"),
+                    Text(kappa_text), str(agreement.judge_only), str(agreement.match_only))
+    return out
 
 
 def pick_baseline(sets: list[ScoredSet], baseline: str | None) -> int:
@@ -58,7 +72,9 @@ def report(
                                 help="The HTML file."),
     gold: Path | None = typer.Option(None, "--gold", "-g", metavar="FILE", help=GOLD_HELP),
     tables: Path | None = typer.Option(None, "--tables", metavar="DIR", help=TABLES_HELP),
-    judge: Path | None = typer.Option(None, "--judge", metavar="FILE", help=JUDGE_HELP),
+    judge: list[Path] = typer.Option([], "--judge", metavar="FILE", show_default=False,
+                                     help=JUDGE_HELP + " Repeatable: each file goes to the run "
+                                     "it judged."),
     baseline: str | None = typer.Option(None, "--baseline", "-b", metavar="INPUT",
                                         help="Input the others are compared to (default: first)."),
     flip_metric: str | None = typer.Option(None, "--flip-metric", metavar="METRIC",
@@ -92,6 +108,7 @@ def report(
     if compress not in COMPRESS_CHOICES:
         raise HopscoreError(f"--compress must be one of {', '.join(COMPRESS_CHOICES)}")
     from hopscore.analysis.compare import CompareOptions, adjust_family, compare_pair
+    from hopscore.analysis.judging import bind_judge_files
     from hopscore.analysis.scored import cluster_codes, load_many, require_same_benchmark
     from hopscore.analysis.summary import ensure_summary
     from hopscore.report.build import build
@@ -115,7 +132,7 @@ def report(
             err_console.print(f"warning: no comparison of {other.label} with "
                               f"{sets[index].label}: {exc}", style="yellow", markup=False)
     adjust_family(pairs, comparing)
-    judge_rows = read_judge_rows(judge) if judge is not None else None
+    judge_rows = bind_judge_files(sets, judge) if judge else None
     html = build(sets, pairs, index, gold=gold, tables=tables, judge=judge_rows,
                  limit=max_text, title=title, compress=compress)
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -149,12 +166,14 @@ def analyze(
     """
     from hopscore.analysis.categories import Inputs, dimensions_for, samples_of
     from hopscore.analysis.categories import analyze as categorize
+    from hopscore.analysis.judging import agreement_table, bind_judge_files
     from hopscore.analysis.samples import read_records
     from hopscore.analysis.scored import load_many
 
     (scored,) = load_many([source])
     records = read_records(scored.samples_path) if scored.samples_path else None
-    judge_rows = read_judge_rows(judge) if judge is not None else None
+    judge_rows = bind_judge_files([scored], [judge])[0] if judge is not None else None
+    agreement = agreement_table(scored, judge_rows)
     inputs = Inputs(benchmark=scored.benchmark, gold=gold, tables=tables)
     results = categorize(samples_of(scored, records, judge_rows), dimensions_for(inputs),
                          examples=examples)
@@ -170,9 +189,13 @@ def analyze(
                           f"{100 * category.count / result.total:.1f}%",
                           " ".join(category.examples))
         print_table(console, table)
+    if agreement is not None:
+        print_table(console, agreement_console_table(agreement, scored.label))
     for warning in scored.warnings:
         err_console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
     if output is not None:
         write_json_atomic(output, {"source": str(scored.source), "benchmark": scored.benchmark,
-                                   "dimensions": [r.to_json() for r in results]})
+                                   "dimensions": [r.to_json() for r in results],
+                                   "judge_agreement": None if agreement is None
+                                   else agreement.to_json()})
         err_console.print(f"wrote {output}", markup=False, highlight=False)

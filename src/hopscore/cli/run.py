@@ -45,7 +45,9 @@ def summary_table(result: RunResult) -> Table:
                   title_justify="left", show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value", justify="right")
-    table.add_row("examples", str(s.get("samples", len(prepared.examples))))
+    table.add_row("examples", str(s.get("examples", s.get("samples", len(prepared.examples)))))
+    if s.get("repeats", 1) > 1:
+        table.add_row("attempts per example", str(s["repeats"]))
     table.add_row("answered / no answer / abstained",
                   f"{s.get('answered', 0)} / {s.get('no_answer', 0)} / {s.get('abstained', 0)}")
     rate = s.get("strict_failure_rate")
@@ -214,8 +216,9 @@ def run_command(
         3600.0, "--task-timeout", metavar="SECONDS", min=0.001, rich_help_panel=HDR,
         help="Wall-clock seconds per attempt (paper: 3600)."),
     repeats: int = typer.Option(
-        1, "--repeats", "-k", metavar="K", min=1, rich_help_panel=HDR,
-        help="Attempts per task: Avg@k and Pass@k."),
+        1, "--repeats", "-k", metavar="K", min=1, rich_help_panel=PANEL_PROMPT,
+        help="Attempts per example (or HDR task): the scores are Avg@k, the mean over the k "
+        "attempts, with pass@1..pass@k of the right/wrong metric; intervals are over examples."),
     tool_choice: str | None = typer.Option(
         None, "--tool-choice", metavar="auto|required|none", rich_help_panel=HDR,
         show_default=False,
@@ -371,9 +374,13 @@ def run_command(
         meta_facts=meta_facts, search_backend="http" if search_backend == "http" else None,
         search_url=search_url, fetch_url=fetch_url, search_api_key_env=search_api_key_env,
         search_timeout=search_timeout, wiki_db=wiki_db, wiki_pages=wiki_pages,
-        wiki_elements=wiki_elements, shard=o.shard_option(shard, shards),
+        wiki_elements=wiki_elements, shard=o.shard_option(shard, shards), repeats=repeats,
         executor=o.executor_option(executor, ray_workers), ray_workers=ray_workers,
     )  # fmt: skip
+    if repeats > 1 and not temperature:
+        err_console.print(f"warning: {repeats} attempts at --temperature 0 differ only where the "
+                          "server is not deterministic; sample with --temperature above 0",
+                          style="yellow", markup=False, highlight=False)
     result = run(settings, console=err_console if progress else None, warn=err_console)
     if not json_output:
         print_table(console, summary_table(result))
@@ -414,7 +421,7 @@ NOT_HDR: dict[str, object] = {
 HDR_DEFAULTS: dict[str, object] = {
     "overlay": None, "db_root": None, "db_template": "{db}/{db}_template.sqlite",
     "direct_fetch": False, "max_turns": 300,
-    "task_timeout": 3600.0, "repeats": 1, "tool_choice": None, "tool_protocol": "auto",
+    "task_timeout": 3600.0, "tool_choice": None, "tool_protocol": "auto",
     "tool_call_content": "auto", "max_text_turns": 5, "max_context_tokens": None,
     "sql_timeout": 120.0,
     "max_observation_chars": 100_000, "judge_api_key_env": "JUDGE_API_KEY",

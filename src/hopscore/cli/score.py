@@ -9,7 +9,7 @@ import typer
 from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
-from hopscore.display import print_report, print_warnings
+from hopscore.display import print_report, print_table, print_warnings
 from hopscore.errors import HopscoreError
 
 #: What ``hopscore score --output-dir`` writes, and with --judge also.
@@ -168,7 +168,7 @@ def score(
                           retry=RetryPolicy(max_retries=judge_max_retries))
     judged = score_files_with_judge(bench, gold, predictions, output_dir, config,
                                     aliases=aliases, console=err_console, warn=err_console,
-                                    intervals=spec)
+                                    intervals=spec, clusters=clusters)
     report = judged.report
     if json_output:
         o.print_json(judged.to_json())
@@ -176,6 +176,10 @@ def score(
     else:
         print_report(report, console, err_console)
         print_disagreements(judged, console)
+        if judged.agreement is not None:
+            from hopscore.cli.report import agreement_console_table
+
+            print_table(console, agreement_console_table(judged.agreement, benchmark))
     if output_dir is not None:
         err_console.print(f"wrote {output_dir / 'metrics.json'} and {output_dir / 'scores.jsonl'}",
                           markup=False, highlight=False)

@@ -18,10 +18,13 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from hopscore.analysis.judging import AgreementTable
 from hopscore.benchmarks.base import Benchmark, E, P
 from hopscore.display import print_table
 from hopscore.engine import run_sync
 from hopscore.errors import HopscoreError, Location
+from hopscore.inference.agreement import agreement_of
+from hopscore.inference.clusters import ClusterSpec
 from hopscore.intervals import ExampleValues, IntervalSpec, attach_intervals
 from hopscore.io import write_json_atomic
 from hopscore.judge.rows import JudgeItem, item_key, key_of
@@ -64,6 +67,10 @@ class JudgedReport:
     summary: JudgeSummary
     match_metric: str
     disagreements: list[Disagreement]
+    #: judge vs the match metric: raw agreement and Cohen's kappa, overall and per group
+    agreement: AgreementTable | None = None
+    #: sha256 of the predictions file the judge graded
+    predictions_sha256: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """What ``metrics.json`` holds: the report and a ``judge`` block."""
@@ -73,6 +80,8 @@ class JudgedReport:
             "compared_with": self.match_metric, "disagreements": len(self.disagreements),
             "parse_failures": self.summary.parse_failures, "errors": self.summary.errors,
             "empty_responses": self.summary.empty_responses,
+            "predictions_sha256": self.predictions_sha256,
+            "agreement": None if self.agreement is None else self.agreement.to_json(),
         }  # fmt: skip
         return data
 
@@ -113,6 +122,7 @@ def score_files_with_judge(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     intervals: IntervalSpec | None = None,
+    clusters: ClusterSpec | None = None,
 ) -> JudgedReport:
     """Score as ``hopscore score`` does, then judge every example and merge the results.
 
@@ -124,7 +134,8 @@ def score_files_with_judge(
     predictions = benchmark.load_predictions(predictions_path)
     questions = {example.id: example.question for example in examples}
     scores: list[ExampleScore] = []
-    report = score_examples(benchmark, examples, predictions, scores.append, resamples=0)
+    report = score_examples(benchmark, examples, predictions, scores.append, resamples=0,
+                            clusters=clusters)
     note_no_overlap(report, predictions_path)
     items = [judge_item(score, questions.get(score.id, ""), str(gold_path)) for score in scores]
     with tempfile.TemporaryDirectory(prefix="hopscore-judge-") as scratch:
@@ -138,11 +149,14 @@ def score_files_with_judge(
         )
     fingerprint = config.fingerprint(config.endpoint())
     rows = [by_key.get(item_key(item, fingerprint)) for item in items]
+    check_bound(scores, rows, judge_path.name)
     metric = match_metric(list(report.metrics))
     disagreements = merge(report, scores, rows, metric)
-    spec = intervals or IntervalSpec(resamples=resamples, seed=seed)
+    spec = intervals or IntervalSpec(resamples=resamples, seed=seed,
+                                     cluster=None if clusters is None else clusters.name)
     if spec.enabled:
         _attach_intervals(benchmark, report, scores, rows, spec)
+    agreement = judge_agreement(report, scores, rows, metric, spec.level)
     if summary.errors:
         report.warnings.append(
             f"the judge failed on {counted(summary.errors, 'example')} (no verdict; counted as "
@@ -155,10 +169,60 @@ def score_files_with_judge(
             f"{counted(report.n_gold, 'example')}"
             + (" (judge_disagreements.jsonl lists them)" if output_dir else "")
         )
-    judged = JudgedReport(report, summary, metric, disagreements)
+    judged = JudgedReport(report, summary, metric, disagreements, agreement,
+                          file_sha256(predictions_path))
     if output_dir is not None:
         _write(output_dir, judged, scores, rows)
     return judged
+
+
+def file_sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def check_bound(scores: list[ExampleScore], rows: list[dict[str, Any] | None], name: str) -> None:
+    """Every verdict used must be of this run's prediction (its resume key says so; this
+    checks the rows themselves, so a tampered or mixed file cannot slip in)."""
+    differing = [score.id for score, row in zip(scores, rows, strict=True) if row is not None
+                 and str(row.get("response") or "").strip() != (score.prediction or "").strip()]
+    if differing:
+        raise HopscoreError(f"{name}: {len(differing)} judge rows judged another response than "
+                            f"the prediction (first: {', '.join(differing[:5])})")
+
+
+def judge_agreement(report: ScoreReport, scores: list[ExampleScore],
+                    rows: list[dict[str, Any] | None], metric: str, level: float
+                    ) -> AgreementTable | None:
+    """Raw agreement and kappa of the judge's decided verdicts with ``metric``."""
+    pairs: list[tuple[bool, bool]] = []
+    by_group: dict[tuple[str, str], list[tuple[bool, bool]]] = {}
+    undecided = 0
+    for score, row in zip(scores, rows, strict=True):
+        decided = row is not None and isinstance(row.get("correct"), bool) \
+            and not row.get("error") and row.get("parse_ok") is not False
+        if not decided:
+            undecided += 1
+            continue
+        assert row is not None
+        pair = (bool(row["correct"]), score.metrics.get(metric, 0.0) >= 1.0)
+        pairs.append(pair)
+        for key, value in score.groups.items():
+            by_group.setdefault((key, value), []).append(pair)
+    if not pairs:
+        return None
+    table = AgreementTable(metric, agreement_of(pairs, level), undecided=undecided)
+    for name, group in report.groups.items():
+        key = report.group_keys.get(name, "")
+        found = by_group.get((key, group.value if group.value is not None else name))
+        if found:
+            table.groups[name] = agreement_of(found, level)
+    return table
 
 
 def _attach_intervals(
@@ -171,6 +235,8 @@ def _attach_intervals(
     for score, row in zip(scores, rows, strict=True):
         judged = 1.0 if row is not None and row.get("correct") is True else 0.0
         values.add({**score.metrics, METRIC: judged}, score.groups)
+        if spec.cluster is not None:
+            values.add_cluster(score.cluster)
     attach_intervals(benchmark, report, values, spec)
     report.interval_spec = spec
 

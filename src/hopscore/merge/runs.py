@@ -86,6 +86,7 @@ def merge_run(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], N
               gold: Path | None = None, ready: Callable[[], None] = lambda: None) -> MergedRun:
     """Join the shards of one ``hopscore run`` into ``out`` (see the module docstring)."""
     from hopscore.run.finish import finish_run, write_config
+    from hopscore.run.repeats import split_rows
     from hopscore.run.runner import is_done
     from hopscore.run.settings import RunSettings
     from hopscore.run.tasks import prepare
@@ -109,13 +110,14 @@ def merge_run(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], N
     ready()
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / "samples.jsonl", join_lines(found.raw[key] for key in keys))
-    rows = {str(found.rows[key]["id"]): found.rows[key] for key in keys}
+    rows, attempts = split_rows(prepared.tasks, found.rows, settings.repeats)
     failed = sum(1 for key in keys if not is_done(found.rows[key]))
-    report, metrics, summary = finish_run(settings, prepared, rows)
+    report, metrics, summary = finish_run(settings, prepared, rows, attempts)
     outcome, stats = batch_totals(outputs)
     outcome.failed = failed
     status = "complete" if not summary["errors"] else "incomplete"
-    write_config(settings, prepared, status=status, rows=rows, outcome=outcome, stats=stats)
+    write_config(settings, prepared, status=status, rows=rows, outcome=outcome, stats=stats,
+                 attempts=attempts)
     add_merged_from(out / "config.json", outputs)
     return MergedRun(out, count, len(keys), summary, metrics, report)
 

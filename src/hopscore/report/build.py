@@ -15,7 +15,7 @@ import base64
 import dataclasses
 import gzip
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
@@ -32,6 +32,7 @@ from hopscore.analysis.categories import (
 )
 from hopscore.analysis.compare import PairComparison, binary_metrics, choose_flip_metric
 from hopscore.analysis.gold import gold_index
+from hopscore.analysis.judging import agreement_table
 from hopscore.analysis.samples import (
     extraction,
     prompt_text,
@@ -45,7 +46,13 @@ from hopscore.report import COMPRESS_CHOICES as COMPRESS_CHOICES
 from hopscore.report import DEFAULT_MAX_TEXT as DEFAULT_MAX_TEXT
 from hopscore.report.charts import Bar, Cluster, bar_chart
 from hopscore.report.runs import settings_view
-from hopscore.report.sections import RunAnalysis, comparison_view, group_rows_view, summary_view
+from hopscore.report.sections import (
+    RunAnalysis,
+    agreement_view,
+    comparison_view,
+    group_rows_view,
+    summary_view,
+)
 from hopscore.report.turns import conversation, judge_reply, run_judge_rows
 from hopscore.version import __version__
 
@@ -128,7 +135,8 @@ def analyse_run(scored: ScoredSet, inputs: Inputs, judge: Mapping[str, Any] | No
         judge_rows = scored.rows
     elif judge is None and scored.samples_path is not None:
         judge_rows = run_judge_rows(scored.samples_path.parent) or None
-    return RunAnalysis(scored, records, dims, ok_metric_of(scored), judge_rows)
+    return RunAnalysis(scored, records, dims, ok_metric_of(scored), judge_rows,
+                       agreement_table(scored, judge))
 
 
 def _extra(scored: ScoredSet, record: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -316,6 +324,8 @@ def render(runs: list[RunAnalysis], pairs: list[PairComparison], baseline: int,
         settings=settings_view([r.scored for r in runs]),
         charts=group_charts(runs),
         comparisons=[comparison_view(pair, flip_limit) for pair in pairs],
+        agreements=[agreement_view(run.scored.label, run.agreement) for run in runs
+                    if run.agreement is not None],
         runs=runs,
         data=data,
         encoding=encoding,
@@ -330,11 +340,13 @@ def _resource(name: str) -> str:
 
 def build(sets: list[ScoredSet], pairs: list[PairComparison], baseline: int, *,
           gold: Path | None = None, tables: Path | None = None,
-          judge: Mapping[str, Any] | None = None, limit: int = DEFAULT_MAX_TEXT,
+          judge: Sequence[Mapping[str, Any] | None] | None = None,
+          limit: int = DEFAULT_MAX_TEXT,
           examples: int = 5, title: str | None = None, compress: str = "auto") -> str:
     """The report as one HTML string."""
     inputs = Inputs(gold=gold, tables=tables)
-    runs = [analyse_run(s, inputs, judge, examples) for s in sets]
+    runs = [analyse_run(s, inputs, None if judge is None else judge[i], examples)
+            for i, s in enumerate(sets)]
     benchmark = next((s.benchmark for s in sets if s.benchmark), None)
     gold_examples = gold_index(benchmark, gold) if gold is not None else {}
     return render(runs, pairs, baseline, gold_examples, limit=limit, title=title,

@@ -106,7 +106,7 @@
         if (state.correct === "right" && r.ok !== 1) { return false; }
         if (state.correct === "wrong" && r.ok !== 0) { return false; }
         if (state.correct === "missing" && !r.miss) { return false; }
-        if ((state.correct === "rw" || state.correct === "wr") && r.f !== state.correct) { return false; }
+        if ((state.correct === "rw" || state.correct === "wr") && flipsOf(s).indexOf(state.correct) < 0) { return false; }
       }
       if (state.category) {
         if (!r) { return false; }
@@ -115,6 +115,18 @@
       }
       if (state.search && haystack(i).indexOf(state.search) < 0) { return false; }
       return true;
+    }
+
+    /* The flips (rw, wr) the selected run takes part in: its own against the baseline, or, for
+       the baseline itself, those of every run compared with it (baseline right, that run wrong
+       is "rw"), so the flip filter works whichever run is selected. */
+    function flipsOf(s) {
+      var r = s.r[state.run];
+      if (!r) { return []; }
+      if (!runs[state.run].baseline) { return r.f ? [r.f] : []; }
+      var out = [];
+      s.r.forEach(function (other) { if (other && other.f) { out.push(other.f); } });
+      return out;
     }
 
     function applyFilters() {
@@ -282,6 +294,13 @@
         field(box, "prediction", r.miss ? "(no prediction)" : r.p);
         if (r.ok !== null) { field(box, "outcome", (r.ok ? "right" : "wrong") + " (" + run.ok + ")"); }
         if (r.f) { field(box, "flip vs baseline", r.f === "rw" ? "right→wrong" : "wrong→right"); }
+        if (run.baseline) {
+          var against = [];
+          s.r.forEach(function (other, j) {
+            if (other && other.f) { against.push(runs[j].label + " " + (other.f === "rw" ? "right→wrong" : "wrong→right")); }
+          });
+          if (against.length) { field(box, "flips against this baseline", against.join("; ")); }
+        }
         r.c.forEach(function (c, d) { if (c !== null) { field(box, run.dims[d], c); } });
         if (r.x) { field(box, "extracted (strict)", r.x[0]); field(box, "extracted (flexible)", r.x[1]); }
         if (r.err) { field(box, "error", r.err); }

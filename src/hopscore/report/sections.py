@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hopscore.analysis.categories import DimensionResult
 from hopscore.analysis.compare import PairComparison, Row
 from hopscore.analysis.scored import ScoredSet
 from hopscore.report.charts import Bar
+
+if TYPE_CHECKING:
+    from hopscore.analysis.judging import AgreementTable
 
 
 @dataclasses.dataclass(slots=True)
@@ -24,6 +27,8 @@ class RunAnalysis:
     ok_metric: str | None
     #: judge rows by id: the judge file itself, ``--judge``, or an HDR run's judge.jsonl
     judge_rows: Mapping[str, Any] | None = None
+    #: judge vs exact match (raw agreement, kappa), when the run has judge verdicts
+    agreement: AgreementTable | None = None
 
 
 def pct(value: float | None) -> str:
@@ -102,7 +107,8 @@ def delta(row: Row | None) -> dict[str, Any]:
 
     sign = (row.delta > 0) - (row.delta < 0)
     if row.significant:
-        symbol, verdict = ("▲", "better") if sign > 0 else ("▼", "worse")
+        symbol, verdict = (("▲", "significantly better") if sign > 0
+                           else ("▼", "significantly worse"))
     elif row.underpowered:
         symbol, verdict = "○", "not significant, underpowered"
     else:
@@ -167,3 +173,24 @@ def comparison_view(pair: PairComparison, flip_limit: int) -> dict[str, Any]:
         "flip_limit": flip_limit,
         "warnings": pair.warnings,
     }  # fmt: skip
+
+
+def agreement_view(label: str, table: AgreementTable) -> dict[str, Any]:
+    """Judge vs exact match of one run: raw agreement and kappa with intervals, per group."""
+    from hopscore.display import bounds_text
+
+    rows = []
+    for name, agreement in [("all", table.overall), *table.groups.items()]:
+        low, high = agreement.agreement_interval()
+        interval = agreement.kappa_interval()
+        kappa = agreement.kappa
+        rows.append({
+            "group": name, "n": agreement.n,
+            "agreement": f"{100 * agreement.observed:.2f} "
+                         f"{bounds_text(agreement.observed, low, high)}",
+            "kappa": "n/a" if kappa is None or interval is None
+            else f"{kappa:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]",
+            "judge_only": agreement.judge_only, "match_only": agreement.match_only,
+        })  # fmt: skip
+    return {"label": label, "metric": table.metric, "undecided": table.undecided,
+            "level": f"{100 * table.overall.level:g}%", "rows": rows}

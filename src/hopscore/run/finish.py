@@ -36,18 +36,28 @@ def versions(local: bool) -> dict[str, str | None]:
     return out
 
 
-def run_summary(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Counts over the samples of a run (the ``run`` block of metrics.json)."""
+def run_summary(prepared: Prepared, rows: dict[str, dict[str, Any]],
+                attempts: dict[str, list[dict[str, Any] | None]] | None = None
+                ) -> dict[str, Any]:
+    """Counts over the samples of a run (the ``run`` block of metrics.json); with
+    ``--repeats``, over every attempt (``id#j`` names attempt j in the id lists)."""
     ids = [example.id for example in prepared.examples]
-    errors = [i for i in ids if i in rows and rows[i].get("error") is not None]
-    not_run = [i for i in ids if i not in rows]
-    done = [rows[i] for i in ids if i in rows and rows[i].get("error") is None]
-    strict_failures = [r["id"] for r in done if not (r.get("extracted") or {}).get("strict")]
-    no_answer = [r["id"] for r in done if not r.get("abstained") and not r.get("answer")]
-    abstained = [r["id"] for r in done if r.get("abstained")]
-    kinds = Counter(str((rows[i]["error"] or {}).get("kind", "?")) for i in errors)
-    return {
-        "samples": len(ids),
+    if attempts is None:
+        pairs = [(i, rows.get(i)) for i in ids]
+    else:
+        from hopscore.run.repeats import each_attempt
+
+        pairs = each_attempt(attempts, ids)
+    errors = [i for i, row in pairs if row is not None and row.get("error") is not None]
+    by_label = dict(pairs)
+    not_run = [i for i, row in pairs if row is None]
+    done = [(i, row) for i, row in pairs if row is not None and row.get("error") is None]
+    strict_failures = [i for i, r in done if not (r.get("extracted") or {}).get("strict")]
+    no_answer = [i for i, r in done if not r.get("abstained") and not r.get("answer")]
+    abstained = [i for i, r in done if r.get("abstained")]
+    kinds = Counter(str((by_label[i] or {}).get("error", {}).get("kind", "?")) for i in errors)
+    summary: dict[str, Any] = {
+        "samples": len(pairs),
         "answered": len(done) - len(abstained) - len(no_answer),
         "errors": len(errors),
         "errors_by_kind": dict(kinds),
@@ -58,18 +68,23 @@ def run_summary(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> dict[str
         "strict_failure_ids": strict_failures[:FIRST_IDS],
         "no_answer": len(no_answer),
         "abstained": len(abstained),
-        "prompt_tokens": sum(int(r.get("prompt_tokens") or 0) for r in done),
-        "completion_tokens": sum(int(r.get("completion_tokens") or 0) for r in done),
-        "cached": sum(1 for r in done if r.get("cached")),
+        "prompt_tokens": sum(int(r.get("prompt_tokens") or 0) for _, r in done),
+        "completion_tokens": sum(int(r.get("completion_tokens") or 0) for _, r in done),
+        "cached": sum(1 for _, r in done if r.get("cached")),
     }
+    if attempts is not None:
+        summary["examples"] = len(ids)
+        summary["repeats"] = len(pairs) // max(1, len(ids))
+    return summary
 
 
-def finish_run(
-    settings: RunSettings, prepared: Prepared, rows: dict[str, dict[str, Any]]
-) -> tuple[ScoreReport, dict[str, Any], dict[str, Any]]:
-    """Write the predictions file, scores.jsonl and metrics.json; return the report."""
+def attempt_scoring(
+    settings: RunSettings, prepared: Prepared, rows: dict[str, dict[str, Any]], name: str,
+) -> tuple[Benchmark[Any, Any], Predictions[Any], dict[str, Any] | None]:
+    """Write one attempt's predictions in the official format as ``name`` and read them back:
+    the scorer, the predictions it scores and, under ``--protocol mcr``, MCR's block."""
     bench = prepared.benchmark
-    tasks = {task.example.id: task for task in prepared.tasks}
+    tasks = {task.example.id: task for task in prepared.tasks if task.attempt == 0}
     predictions = []
     for example in prepared.examples:
         row = rows.get(example.id)
@@ -81,15 +96,40 @@ def finish_run(
                              None if retrieved is None else tuple(retrieved),
                              None if evidence is None else tuple(evidence))
         predictions.append(bench.make_prediction(tasks[example.id].example, answer))
-    out = settings.output_dir
-    path = out / bench.predictions_file
+    path = settings.output_dir / name
     bench.write_predictions(predictions, path)
     loaded = bench.load_predictions(path) if predictions else Predictions({}, str(path), "official")
-    scorer: Benchmark[Any, Any] = bench
-    scored_predictions: Predictions[Any] = loaded
-    mcr_block = None
     if settings.protocol == "mcr":
-        scorer, scored_predictions, mcr_block = _mcr(prepared, rows, loaded)
+        scorer, scored, block = _mcr(prepared, rows, loaded)
+        return scorer, scored, {"mcr": block}
+    return bench, loaded, None
+
+
+def finish_run(
+    settings: RunSettings, prepared: Prepared, rows: dict[str, dict[str, Any]],
+    attempts: dict[str, list[dict[str, Any] | None]] | None = None,
+) -> tuple[ScoreReport, dict[str, Any], dict[str, Any]]:
+    """Write the predictions file(s), scores.jsonl and metrics.json; return the report.
+
+    ``attempts`` (``--repeats`` k > 1): every example's k attempt rows; each attempt gets its
+    own predictions file and the scores are Avg@k and pass@k (:mod:`hopscore.run.repeats`).
+    """
+    bench = prepared.benchmark
+    out = settings.output_dir
+    extra: dict[str, Any] | None = None
+    repeated = None
+    if attempts is None:
+        scorer, scored_predictions, extra = attempt_scoring(settings, prepared, rows,
+                                                            bench.predictions_file)
+    else:
+        from hopscore.run.repeats import attempt_file, attempt_rows, score_attempts
+
+        k = len(next(iter(attempts.values()), ()))
+        files = [attempt_file(bench.predictions_file, j) for j in range(k)]
+        scorings = [attempt_scoring(settings, prepared, attempt_rows(attempts, j), files[j])
+                    for j in range(k)]
+        repeated = score_attempts(prepared.examples, scorings, files)
+        scorer, scored_predictions = repeated.scorer, repeated.predictions
     writer = ScoresWriter(out / "scores.jsonl")
     try:
         spec, clusters = settings.interval_options()
@@ -99,10 +139,11 @@ def finish_run(
         writer.close(keep=False)
         raise
     writer.close()
-    summary = run_summary(prepared, rows)
+    summary = run_summary(prepared, rows, attempts)
     if summary["errors"]:
+        what = "request" if attempts is None else "attempt's request"
         report.warnings.append(
-            f"{counted(summary['errors'], 'request')} failed after "
+            f"{counted(summary['errors'], what)} failed after "
             f"{agree(summary['errors'], 'its', 'their')} retries (no prediction: scored 0 "
             "here); re-run the same command to retry only those"
         )
@@ -110,8 +151,10 @@ def finish_run(
     metrics["run"] = {"model": str(prepared.spec), "protocol": settings.protocol,
                       "extraction": settings.extraction if settings.protocol != "mcr" else "mcr",
                       "predictions": bench.predictions_file, **summary}
-    if mcr_block is not None:
-        metrics["mcr"] = mcr_block
+    if extra is not None:
+        metrics.update(extra)
+    if repeated is not None:
+        metrics["repeats"] = repeated.block
     if prepared.plan is not None:
         from hopscore.run.methods_report import write_methods
 
@@ -172,13 +215,14 @@ def write_config(
     rows: dict[str, dict[str, Any]] | None = None,
     outcome: BatchOutcome | None = None,
     stats: EngineStats | None = None,
+    attempts: dict[str, list[dict[str, Any] | None]] | None = None,
     executor: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """config.json: every setting, the prompt's hashes, versions and the run's status."""
     from hopscore.run.tasks import corpus_info, shots_sha256
 
     path = settings.output_dir / "config.json"
-    summary = run_summary(prepared, rows) if rows is not None else {}
+    summary = run_summary(prepared, rows, attempts) if rows is not None else {}
     config: dict[str, Any] = {
         "hopscore_version": __version__,
         "status": status,

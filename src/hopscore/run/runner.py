@@ -46,6 +46,7 @@ from hopscore.errors import HopscoreError
 from hopscore.run.extract import extract_flexible, extract_mcr, extract_strict
 from hopscore.run.finish import finish_run, write_config
 from hopscore.run.providers import make_backend
+from hopscore.run.repeats import split_rows
 from hopscore.run.settings import RunSettings
 from hopscore.run.tasks import Prepared, Task, prepare
 from hopscore.scoring import ScoreReport
@@ -105,8 +106,11 @@ class _Worker:
                 break
             earlier.append({k: row[k] for k in ("raw_output", "answer", "abstained",
                                                 "cache_key")})
+            tag = f"retry={round_}"
+            if task.request.cache_tag:  # a --repeats attempt: its retries are its own
+                tag = f"{task.request.cache_tag};{tag}"
             request = replace(task.request, temperature=self.settings.chain_temperature,
-                              cache_tag=f"retry={round_}", seed=None if task.request.seed
+                              cache_tag=tag, seed=None if task.request.seed
                               is None else task.request.seed + 1000 * round_)
             call = await self.engine.complete(request)
             row = self.base_row(task, key, call)
@@ -129,6 +133,8 @@ class _Worker:
             "retrieved": None if task.retrieved is None else [d.id for d in task.retrieved],
             "raw_output": None,
         }
+        if self.settings.repeats > 1:
+            row["attempt"] = task.attempt
         row.update(call.to_json())
         return row
 
@@ -210,15 +216,16 @@ async def execute(
     finally:
         await execution.close()
     stats = execution.stats()
-    rows = {str(row["id"]): row for row in log.latest(keys).values()}  # by example id
+    # by example id (attempt 0), and with --repeats every example's attempts
+    rows, attempts = split_rows(prepared.tasks, log.latest(keys), settings.repeats)
     if outcome.aborted is not None:
         summary = write_config(settings, prepared, status="aborted", rows=rows, outcome=outcome,
-                               stats=stats, executor=execution.describe())
+                               stats=stats, executor=execution.describe(), attempts=attempts)
         return RunResult(settings, prepared, outcome, stats, None, None, summary)
-    report, metrics, summary = finish_run(settings, prepared, rows)
+    report, metrics, summary = finish_run(settings, prepared, rows, attempts)
     status = "complete" if not summary["errors"] else "incomplete"
     write_config(settings, prepared, status=status, rows=rows, outcome=outcome, stats=stats,
-                 executor=execution.describe())
+                 executor=execution.describe(), attempts=attempts)
     return RunResult(settings, prepared, outcome, stats, report, metrics, summary)
 
 

@@ -93,6 +93,8 @@ class RunSettings:
     cluster_file: Path | None = None
     #: --shard I/N: only the examples of this shard (None: all)
     shard: Shard | None = None
+    #: --repeats k: attempts per example, scored as Avg@k and pass@1..k
+    repeats: int = 1
     #: local (this process) or ray (--executor ray: a Ray cluster's workers)
     executor: str = "local"
     #: --ray-workers: worker actors (and the CPUs of an embedded local Ray); None: every CPU
@@ -111,6 +113,11 @@ class RunSettings:
                 raise HopscoreError(f"--{name.replace('_', '-')} must be at least 1")
         if self.num_retries is not None and self.num_retries < 0:
             raise HopscoreError("--num-retries must not be negative")
+        if self.repeats < 1:
+            raise HopscoreError("--repeats must be at least 1")
+        if self.repeats > 1 and self.strategy != "cot":
+            raise HopscoreError(f"--repeats is for --strategy cot: {self.strategy} samples its "
+                                "own chains (--chains)")
         if self.chains is not None and self.strategy == "cot":
             raise HopscoreError("--chains is for --strategy sc or mcr (cot asks once)")
         if self.search_backend not in (None, "http"):

@@ -7,7 +7,7 @@ unreadable corpus stops the run before any model call.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,8 @@ class Task:
     prompt_sha256: str
     #: the question as the chain strategies ask it (MCR's form); "" for cot
     question: str = ""
+    #: which of the ``--repeats`` attempts at the example this is (0: the first)
+    attempt: int = 0
 
 
 @dataclass(slots=True)
@@ -141,6 +143,9 @@ def prepare(settings: RunSettings) -> Prepared:
         else _chain_task(benchmark, example, settings, inputs, plan, kind, endpoint)
         for example in examples
     ]
+    if settings.repeats > 1:
+        tasks = [task if j == 0 else repeat_task(task, j)
+                 for task in tasks for j in range(settings.repeats)]
     return Prepared(
         benchmark=benchmark, spec=spec, base_url=base_url, endpoint=endpoint,
         examples=examples, tasks=tasks, template=template, shots=shots, answer_kind=kind,
@@ -167,6 +172,17 @@ def _chain_task(
     }))  # fmt: skip
     return Task(example, request, kind_hints(kind, variables), None, key,
                 sha256_text(canonical_json(request.messages)), question=question)
+
+
+def repeat_task(task: Task, attempt: int) -> Task:
+    """Attempt ``attempt`` (> 0) at the example of ``task``: the same prompt sent again as a
+    request of its own (cache tag ``repeat=<attempt>``; ``--seed`` + attempt when a seed is
+    set), under a resume key of its own."""
+    seed = task.request.seed
+    request = replace(task.request, cache_tag=f"repeat={attempt}",
+                      seed=None if seed is None else seed + attempt)
+    key = sha256_text(canonical_json({"attempt": attempt, "of": task.key}))
+    return replace(task, request=request, key=key, attempt=attempt)
 
 
 def render_messages(
