@@ -11,7 +11,9 @@ each alone in its input file, and on a trivial record for the baseline:
 * ``blobs``: 5 rows of 90 MB BLOBs, gold and agent.
 
 For each it prints the wall time of the whole command and of the record alone (the command's
-time minus the baseline's, which is process start-up, imports and the first worker), the peak
+time minus the baseline's, which is process start-up, imports and the first worker), the
+record's CPU time (the same difference, in user + system seconds of the command and its
+workers: what the record costs, whatever else the machine is doing), the peak
 resident memory of the process tree (the command and its SQL workers, summed, sampled every
 10 ms from /proc), the verdict's reason, and the size of the verdict line. It checks that each
 record is graded within ``--timeout`` + 2 s and that the tree stays within ``--memory-mb`` +
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sqlite3
 import subprocess
 import sys
@@ -64,13 +67,20 @@ def tree_rss(root: int) -> int:
     return total
 
 
-def run(source: Path, output: Path, args: argparse.Namespace) -> tuple[float, int, str]:
-    """``(wall seconds, peak tree RSS bytes, stderr)`` of one sql-match command."""
+def cpu_of_children() -> float:
+    """User + system seconds of every finished child (and the children they waited for)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(source: Path, output: Path, args: argparse.Namespace) -> tuple[float, float, int, str]:
+    """``(wall seconds, CPU seconds, peak tree RSS bytes, stderr)`` of one sql-match command
+    (the CPU time of the command and its workers, which it waits for)."""
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     command = [sys.executable, "-m", "hopscore", "sql-match", "-i", str(source), "-o",
                str(output), "--restart", "--timeout", str(args.timeout), "--memory-mb",
                str(args.memory_mb), "--workers", str(args.workers)]
-    started = time.monotonic()
+    started, cpu = time.monotonic(), cpu_of_children()
     proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     peak = 0
@@ -90,7 +100,7 @@ def run(source: Path, output: Path, args: argparse.Namespace) -> tuple[float, in
     sampler.join()
     if proc.returncode not in (0, 1):
         raise SystemExit(f"sql-match failed ({proc.returncode}): {stderr}")
-    return wall, peak, stderr
+    return wall, cpu_of_children() - cpu, peak, stderr
 
 
 def build(folder: Path) -> dict[str, dict[str, str]]:
@@ -139,26 +149,29 @@ def main() -> None:
             source = folder / f"{name}.jsonl"
             source.write_text(json.dumps({"instance_id": name, **record}) + "\n")
             output = folder / f"{name}.out.jsonl"
-            wall, peak, _ = run(source, output, args)
+            wall, cpu, peak, _ = run(source, output, args)
             line = output.read_bytes()
             verdict = json.loads(line)
-            results[name] = (wall, peak, verdict["reason_kind"], len(line), verdict)
-        base = results["baseline"][0]
+            results[name] = (wall, cpu, peak, verdict["reason_kind"], len(line), verdict)
+        base, base_cpu = results["baseline"][0], results["baseline"][1]
         limit_mb = args.memory_mb * 1.25
         print(f"sql-match --timeout {args.timeout:g} --memory-mb {args.memory_mb} "
               f"--workers {args.workers}; baseline (start-up, one trivial record) "
-              f"{base:.2f} s, {results['baseline'][1] / 2**20:.0f} MiB")
-        print(f"{'case':<10} {'command s':>9} {'record s':>9} {'peak MiB':>9} "
-              f"{'verdict':<18} {'row bytes':>10}  within bounds")
+              f"{base:.2f} s ({base_cpu:.2f} s CPU), {results['baseline'][2] / 2**20:.0f} MiB; "
+              f"load average {os.getloadavg()[0]:.1f}")
+        print(f"{'case':<10} {'command s':>9} {'record s':>9} {'record CPU':>10} "
+              f"{'peak MiB':>9} {'verdict':<18} {'row bytes':>10}  within bounds")
         for name in ("factorial", "wide", "blobs"):
-            wall, peak, reason, size, verdict = results[name]
+            wall, cpu, peak, reason, size, verdict = results[name]
             record = max(0.0, wall - base)
+            record_cpu = max(0.0, cpu - base_cpu)
             within = record <= args.timeout + 2 and peak / 2**20 <= limit_mb
             ok &= within
-            print(f"{name:<10} {wall:>9.2f} {record:>9.2f} {peak / 2**20:>9.0f} {reason:<18} "
+            print(f"{name:<10} {wall:>9.2f} {record:>9.2f} {record_cpu:>10.2f} "
+                  f"{peak / 2**20:>9.0f} {reason:<18} "
                   f"{size:>10,}  {'yes' if within else 'NO'}")
-        flags = results["factorial"][4]["flags"]
-        print(f"factorial verdict: match={results['factorial'][4]['match']} flags={flags}")
+        flags = results["factorial"][5]["flags"]
+        print(f"factorial verdict: match={results['factorial'][5]['match']} flags={flags}")
     raise SystemExit(0 if ok else 1)
 
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 import functools
 import os
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -95,3 +97,21 @@ def holding(path: Path, kind: str = "dir") -> Iterator[int]:
     finally:
         proc.stdin.close()
         proc.wait(30)
+
+
+def interrupt_cli_when(*args: str | Path, watched: Path, lines: int,
+                       env: dict[str, str] | None = None, wait_s: float = 120,
+                       sig: int = signal.SIGINT) -> CliResult:
+    """Start ``python -m hopscore ARGS``, send it ``sig`` (Ctrl-C) once ``watched`` holds
+    ``lines`` lines, and return what it printed and its exit status."""
+    proc = subprocess.Popen([sys.executable, "-m", "hopscore", *map(str, args)],
+                            env=_cli_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline and proc.poll() is None:
+        if watched.exists() and watched.read_bytes().count(b"\n") >= lines:
+            break
+        time.sleep(0.01)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    return CliResult(proc.returncode, out, err)

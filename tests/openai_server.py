@@ -48,6 +48,8 @@ class Reply:
     #: never answer: hold the connection until the server stops (a stalled upstream)
     stall: bool = False
     tool_calls: list[dict[str, Any]] | None = None
+    #: the choice's finish_reason (default: "tool_calls" with tool calls, else "stop")
+    finish_reason: str | None = None
 
 
 def judge_reply(correct: bool, answer: str = "x", confidence: str = "90%") -> Reply:
@@ -252,7 +254,8 @@ def _completion(reply: Reply, body: dict[str, Any], prompt: str,
         "created": int(time.time()),
         "model": body.get("model", "test"),
         "choices": [{"index": 0, "message": message,
-                     "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+                     "finish_reason": reply.finish_reason
+                     or ("tool_calls" if reply.tool_calls else "stop")}],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": len((reply.content or "").split()),

@@ -22,7 +22,7 @@ TASK = {"id": "sql2s_busy", "final_question": "Busy case: which city hosts the b
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL])
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
 def test_a_busy_run_sql_ends_with_the_run(how: signal.Signals, tmp_path: Path) -> None:
     world = build_world(tmp_path, [TASK])
     ALL_TASKS.append(TASK)
@@ -54,7 +54,9 @@ def test_a_busy_run_sql_ends_with_the_run(how: signal.Signals, tmp_path: Path) -
             assert not any(map(_alive, workers)), f"a worker outlived {how.name}"
             if how == signal.SIGINT:
                 assert took < 2.0, f"Ctrl-C took {took:.1f} s"
-                assert proc.stderr is not None and b"Traceback" not in proc.stderr.read()
+                assert proc.stderr is not None
+                stderr = proc.stderr.read().decode(errors="replace")
+                assert "Traceback" not in stderr, stderr
     finally:
         ALL_TASKS.remove(TASK)
         if proc is not None and proc.poll() is None:

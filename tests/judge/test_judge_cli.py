@@ -211,9 +211,15 @@ def test_prompt_file_is_used_and_recorded_and_changing_it_rejudges(
         rows = read_rows(out)
         assert rows[0]["judge"]["prompt_source"] == str(template)
         assert len({r["judge"]["prompt_sha256"] for r in rows}) == 1
+        before = out.read_bytes()
         builtin = run_cli(*judge_args(server, inp, out), env=env)
-        assert builtin.returncode == 0
-        assert "3 rows judged with another model, prompt or input" in builtin.stderr
+        assert builtin.returncode == 2  # a changed prompt never replaces paid-for rows silently
+        assert "holds 3 judge rows made with other settings: prompt_sha256:" in builtin.stderr
+        assert "--restart" in builtin.stderr and "--resume-any" in builtin.stderr
+        assert len(server.log) == 3 and out.read_bytes() == before
+        builtin = run_cli(*judge_args(server, inp, out, "--restart"), env=env)
+        assert builtin.returncode == 0, builtin.stderr
+        assert "--restart: discarded 3 rows" in builtin.stderr
         assert len(server.log) == 6
         assert len(read_rows(out)) == 3
 
@@ -271,7 +277,8 @@ def test_missing_model_and_foreign_output_file(tmp_path: Path, env: dict[str, st
     result = run_cli("judge", "-i", inp, "-o", foreign, "--model", "m", env=env)
     assert result.returncode == 2 and "foreign.jsonl:1" in result.stderr
     same = run_cli("judge", "-i", inp, "-o", inp, "--model", "m", env=env)
-    assert same.returncode == 2 and "must differ" in same.stderr
+    assert same.returncode == 2 and "is the input --input" in same.stderr
+    assert read_rows(inp) == make_rows(1)
 
 
 def test_environment_defaults(tmp_path: Path, env: dict[str, str]) -> None:

@@ -81,3 +81,33 @@ def test_suite_runs_every_dataset_and_prints_one_table(tmp_path: Path) -> None:
         metrics = load(tmp_path / "suite" / name / "metrics.json")
         assert metrics["mcr"] == row["mcr"]
     assert len(json.loads((tmp_path / "suite" / "fermi_realfp.json").read_text())) == 14
+
+
+def test_suite_directory_one_writer_and_reruns_of_other_settings(tmp_path: Path) -> None:
+    """A second process on the suite directory exits 2 at once; a rerun with one flag changed
+    exits 2 naming it and changes nothing, unless --resume-any."""
+    from tests.fsfaults import holding
+
+    data = data_dir(tmp_path / "data")
+    answers = mcr_answers(data, tmp_path / "scratch")
+    out = tmp_path / "suite"
+    with FakeOpenAI(lambda p, a: Reply(answers[asked(p)])) as server:
+        args = ["suite", "mcr", "--data-dir", data, "--model", MODEL, "--base-url",
+                server.base_url, "-o", out, "--cache-dir", tmp_path / "cache", "--no-progress",
+                "--limit", "2", "--datasets", "strategyqa,bamboogle"]
+        out.mkdir()
+        with holding(out) as pid:
+            busy = run_cli(*args)
+        assert busy.returncode == 2 and f"pid {pid}" in busy.stderr, busy.stderr
+        assert server.log == [] and sorted(p.name for p in out.iterdir()) == []
+        assert run_cli(*args).returncode == 0
+        sent = len(server.log)
+        before = (out / "strategyqa" / "samples.jsonl").read_bytes()
+        typo = run_cli(*args, "--max-tokens", "64")
+        assert typo.returncode == 2, typo.stderr
+        assert "max_tokens: 1024 -> 64" in typo.stderr and "--resume-any" in typo.stderr
+        assert len(server.log) == sent
+        assert (out / "strategyqa" / "samples.jsonl").read_bytes() == before
+        other = run_cli(*args, "--max-tokens", "64", "--resume-any")
+        assert other.returncode == 0, other.stderr
+        assert (out / "strategyqa" / "samples.other-settings.jsonl").read_bytes() == before

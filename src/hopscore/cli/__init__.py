@@ -77,6 +77,14 @@ class LazyGroup(HelpGroup):
             self._add_registered()
         return self.commands.get(cmd_name)
 
+    def invoke(self, ctx: Any) -> Any:
+        """Every command runs inside :func:`hopscore.outputs.command_scope`: the outputs it
+        claims are held until it ends, also when it is invoked in-process (typer's CliRunner)."""
+        from hopscore.outputs import command_scope
+
+        with command_scope():
+            return super().invoke(ctx)
+
     def _add_registered(self) -> None:
         """Build the click commands of every typer command registered so far and not yet built."""
         options: dict[str, Any] = {"pretty_exceptions_short": app.pretty_exceptions_short,

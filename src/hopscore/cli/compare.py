@@ -267,6 +267,7 @@ def compare(
     from hopscore.analysis.compare import compare_to_baseline
     from hopscore.analysis.scored import load_many
 
+    o.claim_file_output(output, sources=inputs, cluster_file=cluster_file)
     options = compare_options(ci, ci_level, resamples, seed, cluster, cluster_file, correction,
                               alpha, power, mid_p, permutations, flip_metric)
     sets = load_many(inputs)

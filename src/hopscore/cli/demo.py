@@ -72,6 +72,11 @@ def demo(
 
       hopscore demo --hdr
     """
+    if output_dir is not None:  # held for the whole demo; each benchmark's folder below it
+        from hopscore.outputs import claim_for_command
+        from hopscore.outputs import output_dir as directory
+
+        claim_for_command(directory(output_dir, "--output-dir"))
     if hdr:
         from hopscore.cli.hdr_demo import hdr_demo
 

@@ -106,8 +106,10 @@ def hdr_tasks(
       hopscore hdr-tasks hdr_v1/ --overlay hdr_v2_patch/ --output tasks.jsonl
     """
     from hopscore.benchmarks.hdr_tasks import family_counts, load_tasks, tasks_jsonl, tasks_sha256
+    from hopscore.cli.options import claim_file_output
     from hopscore.io import write_text_atomic
 
+    claim_file_output(output, tasks=tasks, overlay=overlay)
     task_list, merged = load_tasks(tasks, overlay)
     table = Table(title=f"HDR tasks: {tasks}" + ("" if overlay is None else f" + {overlay}"),
                   title_justify="left")
@@ -174,6 +176,11 @@ def activity_table(result: HdrRunResult) -> Table:
                       f"{1000 * t['mean_latency_s']:.0f} ms)"
                       for name, t in (s.get("tools") or {}).items())
     table.add_row("tool calls", f"{s.get('tool_calls')}  {tools}")
+    if s.get("truncated"):
+        table.add_row("cut at --max-tokens", f"{counted(s['truncated'], 'attempt')} "
+                      f"({counted(s.get('truncated_replies', 0), 'reply', 'replies')})"
+                      + (", not graded (--on-truncation error)" if s.get("truncated_unscored")
+                         else ""))
     table.add_row("model requests sent / retries / cache hits",
                   f"{stats.requests_sent} / {stats.retries} / {stats.cache_hits}")
     table.add_row("tokens (prompt + completion)",
@@ -186,14 +193,20 @@ def activity_table(result: HdrRunResult) -> Table:
 
 
 def run_hdr(settings: HdrSettings, *, progress: bool, json_output: bool = False,
+            rerun: str = "refuse", default_location: bool = False,
             share_local: bool = False) -> None:
     """``hopscore run hybrid-deep-research``: run, grade, print, set the exit status.
 
     ``share_local``: the agent is the local model and judges too: one loaded model serves both.
     """
     from hopscore.cli.options import print_json
-    from hopscore.hdr.runner import run
+    from hopscore.hdr.report import truncation_warning
+    from hopscore.hdr.runner import run, run_writes
+    from hopscore.outputs import claim_for_command, output_dir
 
+    claim_for_command(output_dir(settings.output_dir, "--output-dir",
+                                 writes=run_writes(settings.repeats),
+                                 create_parents=default_location), inputs=settings.inputs())
     console_ = err_console if progress else None
     if share_local:
         import asyncio
@@ -204,11 +217,11 @@ def run_hdr(settings: HdrSettings, *, progress: bool, json_output: bool = False,
         shared = SharedBackend(LocalSmolLM2())
         try:
             result = run(settings, backend=shared, judge_backend=shared, console=console_,
-                         warn=err_console)
+                         warn=err_console, rerun=rerun)
         finally:
             asyncio.run(shared.close())
     else:
-        result = run(settings, console=console_, warn=err_console)
+        result = run(settings, console=console_, warn=err_console, rerun=rerun)
     out = settings.output_dir
     if result.outcome.aborted is not None:
         raise HopscoreError(
@@ -229,5 +242,10 @@ def run_hdr(settings: HdrSettings, *, progress: bool, json_output: bool = False,
         err_console.print("not graded (--no-grade): predictions are in predictions.jsonl",
                           markup=False, highlight=False)
     err_console.print(f"wrote {out}", markup=False, highlight=False)
-    if result.summary.get("problems") or result.summary.get("model_errors"):
+    if result.report is None and not json_output:
+        cut = truncation_warning(result.summary, settings.max_tokens)
+        if cut is not None:
+            err_console.print(f"warning: {cut}", style="yellow", markup=False, highlight=False)
+    if result.summary.get("problems") or result.summary.get("model_errors") or \
+            result.summary.get("truncated_unscored"):
         raise typer.Exit(1)

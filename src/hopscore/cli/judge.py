@@ -103,6 +103,13 @@ def judge(
         "--summary-json", metavar="FILE",
         help="Also write the summary (counts, tokens, wall time) as JSON here.",
     )] = None,
+    retry_unparsed: Annotated[bool, typer.Option(
+        "--retry-unparsed",
+        help="Ask the judge again (past the cache) for rows whose reply gave no verdict.",
+    )] = False,
+    on_truncation: str = o.ON_TRUNCATION,
+    restart: bool = o.RESTART,
+    resume_any: bool = o.RESUME_ANY,
     shard: Annotated[str | None, o.SHARD_A] = None,
     shards: Annotated[int | None, o.SHARDS_A] = None,
     executor: Annotated[str, o.EXECUTOR_A] = "local",
@@ -115,6 +122,8 @@ def judge(
     'judge' object (status, model, prompt_sha256, attempts, latency, tokens, ...). Rows are
     appended as they finish; re-running the same command resumes, retrying only rows that
     are missing or failed. Exit status 1 when some rows still failed after their retries.
+    A rerun whose judge settings (model, endpoint, prompt, max tokens) or input rows differ
+    from the rows already in the output exits 2 naming them, unless --restart or --resume-any.
 
     Examples:
 
@@ -123,6 +132,15 @@ def judge(
       hopscore judge -i answers.jsonl -o judged.jsonl --model qwen3-32b \
           --base-url http://localhost:8000/v1 --prompt-file answer_judge.txt
     """
+    from hopscore.outputs import Input, claim_for_command, output_file
+
+    inputs = [Input(input_path, "--input")]
+    if prompt_file is not None:
+        inputs.append(Input(prompt_file, "--prompt-file"))
+    claim_for_command(output_file(output_path, "--output"),
+                      *([output_file(summary_json, "--summary-json")] if summary_json else []),
+                      inputs=inputs)
+    rerun = o.rerun_policy(restart, resume_any)
     from hopscore.engine import RetryPolicy
     from hopscore.judge import run_judge
 
@@ -132,16 +150,19 @@ def judge(
         retry=RetryPolicy(max_retries=max_retries, base_delay=backoff,
                           max_retry_wait=max_retry_wait, deadline=deadline),
         cache_dir=cache_dir, use_cache=not no_cache, adaptive=adaptive,
+        on_truncation=o.truncation_policy(on_truncation), retry_unparsed=retry_unparsed,
     )
     config = dataclasses.replace(config, max_cell_chars=max_cell_chars,
                                  max_row_bytes=max_row_bytes)
     summary = run_judge(
         input_path, output_path, config,
-        console=err_console if progress else None, warn=err_console,
+        console=err_console if progress else None, warn=err_console, rerun=rerun,
         shard=o.shard_option(shard, shards),
         executor=o.executor_option(executor, ray_workers), ray_workers=ray_workers,
     )
     print_table(console, summary_table(summary))
+    for line in summary_warnings(summary):
+        err_console.print(f"warning: {line}", style="yellow", markup=False, highlight=False)
     if summary_json is not None:
         write_json_atomic(summary_json, summary.to_json())
     if summary.aborted:
@@ -157,6 +178,24 @@ def judge(
             f"{agree(summary.errors, 'it', 'them')}.", style="yellow",
         )
         raise typer.Exit(1)
+    if summary.truncated_unscored:
+        raise typer.Exit(1)
+
+
+def summary_warnings(s: JudgeSummary) -> list[str]:
+    """Cut replies and replies without a verdict, each counted apart."""
+    lines = []
+    if s.truncated:
+        what = ("their verdicts are scored as they are (--on-truncation score)"
+                if not s.truncated_unscored else
+                f"{s.truncated_unscored} of them have no verdict (--on-truncation error)")
+        lines.append(f"{s.truncated} judge replies were cut at --max-tokens (finish_reason "
+                     f"length); {what}")
+    if s.parse_failures:
+        lines.append(f"{s.parse_failures} judge replies gave no verdict (parse failures, graded "
+                     "incorrect; the answer the judge extracted is kept); --retry-unparsed asks "
+                     "again")
+    return lines
 
 
 def judge_config(
@@ -172,6 +211,8 @@ def judge_config(
     cache_dir: Path | None = None,
     use_cache: bool = True,
     adaptive: bool = True,
+    on_truncation: str = "score",
+    retry_unparsed: bool = False,
 ) -> JudgeConfig:
     """Judge settings from command-line values (``hopscore judge`` and ``score --judge``)."""
     from hopscore.engine import RetryPolicy, default_cache_dir
@@ -191,6 +232,8 @@ def judge_config(
         retry=retry or RetryPolicy(),
         cache_dir=(cache_dir or default_cache_dir()) if use_cache else None,
         adaptive=adaptive,
+        on_truncation=on_truncation,
+        retry_unparsed=retry_unparsed,
     )
 
 
@@ -204,7 +247,10 @@ def summary_table(s: JudgeSummary) -> Table:
     judged = s.accuracy_judged
     judged_text = "-" if judged is None else f"{100 * judged:.2f}%"
     table.add_row("accuracy (rows with a verdict)", judged_text)
-    table.add_row("parse failures (no verdict)", str(s.parse_failures))
+    table.add_row("parse failures (no verdict)", str(s.parse_failures)
+                  + (f"  ({s.retried_unparsed} asked again)" if s.retried_unparsed else ""))
+    table.add_row("replies cut at --max-tokens", str(s.truncated)
+                  + (f"  ({s.truncated_unscored} not scored)" if s.truncated_unscored else ""))
     table.add_row("empty responses (graded incorrect)", str(s.empty_responses))
     table.add_row("invalid inputs (empty question/gold)", str(s.invalid_inputs))
     errors = ", ".join(f"{k} {v}" for k, v in sorted(s.errors_by_kind.items()))

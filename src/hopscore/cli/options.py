@@ -11,6 +11,8 @@ import typer
 from hopscore.defaults import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from hopscore.inference.clusters import ClusterSpec
     from hopscore.intervals import IntervalSpec
     from hopscore.shard import Shard
@@ -70,6 +72,62 @@ def interval_options(ci: str, level: float, resamples: int, seed: int, cluster: 
     spec = IntervalSpec(method=ci.lower(), level=level, resamples=resamples, seed=seed,
                         cluster=None if clusters is None else clusters.name)
     return spec, clusters
+
+
+# --- reruns and truncation (hopscore.reruns; docs/reliability.md) -----------------------------
+
+RERUN_PANEL = "Reruns"
+
+RESTART = typer.Option(
+    False, "--restart", rich_help_panel=RERUN_PANEL,
+    help="Start over: discard the rows already in the output (cached replies still answer "
+    "identical requests; --no-cache asks again).")
+RESUME_ANY = typer.Option(
+    False, "--resume-any", rich_help_panel=RERUN_PANEL,
+    help="Rerun even where the output holds rows of other settings: they are kept beside it "
+    "(NAME.other-settings.jsonl), never mixed into this run's accuracy. Without this or "
+    "--restart such a rerun exits 2 naming the settings that differ.")
+ON_TRUNCATION = typer.Option(
+    "score", "--on-truncation", rich_help_panel=RERUN_PANEL, metavar="score|error",
+    help="A reply cut at --max-tokens (finish_reason length): score it as it is (counted and "
+    "warned about), or error (not scored; counted apart, exit status 1).")
+
+
+def rerun_policy(restart: bool, resume_any: bool) -> str:
+    from hopscore.reruns import policy_of
+
+    return policy_of(restart, resume_any)
+
+
+#: What an analysis command reads in a score or run directory it is given.
+SCORED_FILES = ("scores.jsonl", "metrics.json", "config.json", "samples.jsonl")
+
+
+def claim_file_output(output: Path | None, *, sources: Sequence[Path] = (),
+                      **inputs: Path | Sequence[Path] | None) -> None:
+    """Claim the ``--output`` FILE of an analysis command (report, analyze, compare,
+    hdr-tasks) before it reads anything: the location checked, never one of its inputs (a
+    score or run directory among ``sources`` is read through :data:`SCORED_FILES`; the other
+    inputs by option name: ``gold=``, ``tables=``, ...), and one writer at a time."""
+    from hopscore.outputs import Input, claim_for_command, output_file
+
+    if output is None:
+        return
+    given = [Input(path, "input", reads=SCORED_FILES if path.is_dir() else None)
+             for path in sources]
+    for name, value in inputs.items():
+        paths = [] if value is None else [value] if isinstance(value, Path) else list(value)
+        given += [Input(path, "--" + name.replace("_", "-")) for path in paths]
+    claim_for_command(output_file(output, "--output"), inputs=given)
+
+
+def truncation_policy(value: str) -> str:
+    from hopscore.errors import HopscoreError
+
+    value = value.lower()
+    if value not in ("score", "error"):
+        raise HopscoreError(f"--on-truncation must be score or error, not {value!r}")
+    return value
 
 
 SCALE_PANEL = "Scaling out"

@@ -14,7 +14,7 @@ from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.display import print_table
 from hopscore.errors import HopscoreError
-from hopscore.io import write_json_atomic
+from hopscore.io import write_json_atomic, write_text_atomic
 from hopscore.report import COMPRESS_CHOICES, DEFAULT_MAX_TEXT
 
 if TYPE_CHECKING:  # analysis and report modules (numpy, jinja2) load when a command runs
@@ -107,6 +107,8 @@ def report(
     started = time.perf_counter()
     if compress not in COMPRESS_CHOICES:
         raise HopscoreError(f"--compress must be one of {', '.join(COMPRESS_CHOICES)}")
+    o.claim_file_output(output, sources=inputs, gold=gold, tables=tables, judge=judge,
+                        cluster_file=cluster_file)
     from hopscore.analysis.compare import CompareOptions, adjust_family, compare_pair
     from hopscore.analysis.judging import bind_judge_files
     from hopscore.analysis.scored import cluster_codes, load_many, require_same_benchmark
@@ -135,8 +137,7 @@ def report(
     judge_rows = bind_judge_files(sets, judge) if judge else None
     html = build(sets, pairs, index, gold=gold, tables=tables, judge=judge_rows,
                  limit=max_text, title=title, compress=compress)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(html, encoding="utf-8")
+    write_text_atomic(output, html)
     err_console.print(
         f"wrote {output} ({len(html.encode('utf-8')) / 1e6:.1f} MB, "
         f"{sum(s.n for s in sets)} samples, {time.perf_counter() - started:.1f} s)",
@@ -170,6 +171,7 @@ def analyze(
     from hopscore.analysis.samples import read_records
     from hopscore.analysis.scored import load_many
 
+    o.claim_file_output(output, sources=[source], gold=gold, tables=tables, judge=judge)
     (scored,) = load_many([source])
     records = read_records(scored.samples_path) if scored.samples_path else None
     judge_rows = bind_judge_files([scored], [judge])[0] if judge is not None else None

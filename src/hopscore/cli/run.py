@@ -14,6 +14,8 @@ from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.display import print_report, print_table, print_warnings
 from hopscore.errors import HopscoreError
+from hopscore.outputs import claim_for_command
+from hopscore.outputs import output_dir as directory
 from hopscore.words import counted
 
 if TYPE_CHECKING:
@@ -56,6 +58,9 @@ def summary_table(result: RunResult) -> Table:
     kinds = ", ".join(f"{k} {v}" for k, v in sorted((s.get("errors_by_kind") or {}).items()))
     table.add_row("request errors (not scored)", f"{s.get('errors', 0)}"
                   + (f"  ({kinds})" if kinds else ""))
+    unscored = s.get("truncated_unscored")
+    table.add_row("cut at --max-tokens", f"{s.get('truncated', 0)}"
+                  + (f"  (not scored: {unscored})" if unscored else ""))
     table.add_row("samples this run / already done",
                   f"{result.outcome.processed} / {result.outcome.already_done}")
     table.add_row("requests sent / retries / cache hits",
@@ -180,6 +185,9 @@ def run_command(
         help="Progress bar."),
     shard: str | None = o.SHARD,
     shards: int | None = o.SHARDS,
+    on_truncation: str = o.ON_TRUNCATION,
+    restart: bool = o.RESTART,
+    resume_any: bool = o.RESUME_ANY,
     executor: str = o.EXECUTOR,
     ray_workers: int | None = o.RAY_WORKERS,
     overlay: Path | None = typer.Option(
@@ -346,8 +354,17 @@ def run_command(
         raise HopscoreError("missing option --gold (the benchmark's gold file)")
     from hopscore.hub import official_gold
     from hopscore.run.runner import run
-    from hopscore.run.settings import RunSettings, default_output_dir
+    from hopscore.run.settings import RunSettings, default_output_dir, run_writes
 
+    rerun = o.rerun_policy(restart, resume_any)
+    out = output_dir or default_output_dir(benchmark.lower(), model, protocol)
+    bench = benchmarks.get(benchmark)
+    claim_for_command(
+        directory(out, "--output-dir", writes=run_writes(bench.predictions_file),
+                  create_parents=output_dir is None),
+        inputs=run_inputs(gold=gold, aliases=aliases, tables_dir=tables_dir, corpus=corpus,
+                          prompt_template=prompt_template, cluster_file=cluster_file,
+                          wiki_db=wiki_db))
     gold_file = official_gold(benchmark.lower(), gold)
     for line in (gold_file.note(), *gold_file.warnings):
         if line:
@@ -357,7 +374,7 @@ def run_command(
         raise HopscoreError("--search-backend must be bm25 (with --corpus) or http")
     settings = RunSettings(
         benchmark=benchmark.lower(), gold=gold_file.path, model=model,
-        output_dir=output_dir or default_output_dir(benchmark.lower(), model, protocol),
+        output_dir=out,
         base_url=base_url, api_key_env=api_key_env, protocol=protocol, shots=shots,
         temperature=temperature, max_tokens=max_tokens or None, seed=seed, stop=tuple(stop),
         prompt_template=prompt_template, answer_marker=answer_marker, extraction=extraction,
@@ -375,13 +392,15 @@ def run_command(
         search_url=search_url, fetch_url=fetch_url, search_api_key_env=search_api_key_env,
         search_timeout=search_timeout, wiki_db=wiki_db, wiki_pages=wiki_pages,
         wiki_elements=wiki_elements, shard=o.shard_option(shard, shards), repeats=repeats,
+        on_truncation=o.truncation_policy(on_truncation),
         executor=o.executor_option(executor, ray_workers), ray_workers=ray_workers,
     )  # fmt: skip
     if repeats > 1 and not temperature:
         err_console.print(f"warning: {repeats} attempts at --temperature 0 differ only where the "
                           "server is not deterministic; sample with --temperature above 0",
                           style="yellow", markup=False, highlight=False)
-    result = run(settings, console=err_console if progress else None, warn=err_console)
+    result = run(settings, console=err_console if progress else None, warn=err_console,
+                 rerun=rerun)
     if not json_output:
         print_table(console, summary_table(result))
     if result.outcome.aborted is not None:
@@ -402,8 +421,16 @@ def run_command(
             print_table(console, methods_table(result.metrics["methods"],
                                                f"{benchmark} with {model}"))
     err_console.print(f"wrote {settings.output_dir}", markup=False, highlight=False)
-    if result.summary.get("errors"):
+    if result.summary.get("errors") or result.summary.get("truncated_unscored"):
         raise typer.Exit(1)
+
+
+def run_inputs(**paths: Path | None) -> list[Any]:
+    """The run's input files and folders, by option, for the output-is-an-input check."""
+    from hopscore.outputs import Input
+
+    return [Input(path, "--" + name.replace("_", "-")) for name, path in paths.items()
+            if path is not None]
 
 
 #: Options of the QA runs that an HDR agent run does not take, with their defaults.
@@ -497,12 +524,14 @@ def _run_hdr(args: dict[str, Any]) -> None:
         judge_prompt_file=args["judge_prompt_file"], judge_concurrency=args["concurrency"],
         compare=args["compare"], resamples=args["resamples"], ci=args["ci"].lower(),
         ci_level=args["ci_level"], shard=o.shard_option(args["shard"], args["shards"]),
+        on_truncation=o.truncation_policy(args["on_truncation"]),
         executor=o.executor_option(args["executor"], args["ray_workers"]),
         ray_workers=args["ray_workers"],
     )  # fmt: skip
     local_judge = local and settings.judge_model == model
     run_hdr(settings, progress=args["progress"], json_output=args["json_output"],
-            share_local=local_judge)
+            rerun=o.rerun_policy(args["restart"], args["resume_any"]),
+            default_location=args["output_dir"] is None, share_local=local_judge)
 
 
 def _pct(value: object) -> str:
@@ -676,6 +705,9 @@ def suite_mcr(
         help=o.JSON_HELP),
     shard: str | None = o.SHARD,
     shards: int | None = o.SHARDS,
+    on_truncation: str = o.ON_TRUNCATION,
+    restart: bool = o.RESTART,
+    resume_any: bool = o.RESUME_ANY,
     executor: str = o.EXECUTOR,
     ray_workers: int | None = o.RAY_WORKERS,
 ) -> None:
@@ -697,9 +729,12 @@ def suite_mcr(
       hopscore suite mcr --data-dir mcrdata --model openai/gpt-4o-mini --strategy mcr \
           --chains 5 --sample 500
     """
+    from hopscore.outputs import OutputError
+    from hopscore.reruns import RerunRefused
+    from hopscore.run.finish import truncation_warning
     from hopscore.run.runner import run
     from hopscore.run.settings import RunSettings, default_output_dir
-    from hopscore.run.suite import BENCHMARKS, SuiteRow, locate, suite_settings
+    from hopscore.run.suite import BENCHMARKS, SuiteRow, locate, suite_inputs, suite_settings
 
     chosen = [name.strip().lower() for name in datasets.split(",") if name.strip()]
     unknown = [name for name in chosen if name not in BENCHMARKS]
@@ -708,6 +743,11 @@ def suite_mcr(
     if not data_dir.is_dir():
         raise HopscoreError(f"--data-dir {data_dir}: not a folder")
     root = output_dir or default_output_dir("mcr", model, "default")
+    rerun = o.rerun_policy(restart, resume_any)
+    claim_for_command(
+        directory(root, "--output-dir", create_parents=output_dir is None,
+                  writes=("suite.json", "fermi_realfp.json", *(f"{name}/" for name in chosen))),
+        inputs=[*suite_inputs(data_dir), *run_inputs(corpus=corpus)])
     local = model.startswith("local/")
     base = RunSettings(
         benchmark="", gold=Path(), model=model, output_dir=root, base_url=base_url,
@@ -720,6 +760,7 @@ def suite_mcr(
         cache_dir=None if no_cache else (cache_dir or _cache_dir()), strategy=strategy,
         chains=chains, chain_temperature=chain_temperature, num_retries=num_retries,
         chain_calls=chain_calls, meta_facts=meta_facts, shard=o.shard_option(shard, shards),
+        on_truncation=o.truncation_policy(on_truncation),
         executor=o.executor_option(executor, ray_workers), ray_workers=ray_workers,
     )  # fmt: skip
     rows: list[SuiteRow] = []
@@ -738,7 +779,10 @@ def suite_mcr(
             err_console.print(f"{name}: {located.gold}", markup=False, highlight=False)
             try:
                 result = run(suite_settings(base, located, root), backend=shared,
-                             console=err_console if progress else None, warn=err_console)
+                             console=err_console if progress else None, warn=err_console,
+                             rerun=rerun)
+            except (OutputError, RerunRefused):
+                raise  # the run directory cannot be used as it is: exit 2, nothing changed
             except HopscoreError as exc:
                 rows.append(SuiteRow(name, "error", detail=str(exc)))
                 continue
@@ -748,7 +792,12 @@ def suite_mcr(
                     "or key and re-run the same command to continue"
                 )
             mcr = (result.metrics or {}).get("mcr")
-            status = "ok" if not result.summary.get("errors") else "incomplete"
+            failed = result.summary.get("errors") or result.summary.get("truncated_unscored")
+            status = "ok" if not failed else "incomplete"
+            cut = truncation_warning(result.summary, base.max_tokens)
+            if cut is not None:
+                err_console.print(f"warning: {name}: {cut}", style="yellow", markup=False,
+                                  highlight=False)
             rows.append(SuiteRow(name, status, mcr, result.summary,
                                  methods=(result.metrics or {}).get("methods")))
     finally:
@@ -756,7 +805,6 @@ def suite_mcr(
             import asyncio
 
             asyncio.run(shared.close())
-    root.mkdir(parents=True, exist_ok=True)
     from hopscore.io import write_json_atomic
 
     document: dict[str, object] = {"suite": "mcr", "model": model, "data_dir": str(data_dir),

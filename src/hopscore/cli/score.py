@@ -61,6 +61,11 @@ def score(
         None, "--judge-prompt-file", metavar="FILE",
         help="Judge prompt template (see hopscore judge --help)."
     ),
+    judge_retry_unparsed: bool = typer.Option(
+        False, "--judge-retry-unparsed",
+        help="Ask the judge again (past the cache) where its reply gave no verdict."),
+    restart: bool = o.RESTART,
+    resume_any: bool = o.RESUME_ANY,
     ci: str = o.CI,
     ci_level: float = o.CI_LEVEL,
     resamples: int = o.RESAMPLES,
@@ -129,6 +134,10 @@ def score(
     if lm_filter is not None and source != "lm-eval":
         raise HopscoreError("--filter needs --from lm-eval")
     spec, clusters = o.interval_options(ci, ci_level, resamples, seed, cluster, cluster_file)
+    if not judge and (restart or resume_any or judge_retry_unparsed):
+        raise HopscoreError("--restart, --resume-any and --judge-retry-unparsed are about the "
+                            "judge's rows: they go with --judge (score alone always rewrites "
+                            "its files)")
     if not judge:
         from hopscore.scoring import score_files
 
@@ -165,11 +174,16 @@ def score(
         raise HopscoreError("--judge does not read --from harness outputs yet: score the "
                             "harness output without --judge")
     config = judge_config(judge_model, judge_base_url, judge_concurrency, judge_prompt_file,
-                          retry=RetryPolicy(max_retries=judge_max_retries))
+                          retry=RetryPolicy(max_retries=judge_max_retries),
+                          retry_unparsed=judge_retry_unparsed)
     judged = score_files_with_judge(bench, gold, predictions, output_dir, config,
                                     aliases=aliases, console=err_console, warn=err_console,
-                                    intervals=spec, clusters=clusters)
+                                    intervals=spec, clusters=clusters,
+                                    rerun=o.rerun_policy(restart, resume_any))
     report = judged.report
+    from hopscore.cli.judge import summary_warnings
+
+    report.warnings.extend(summary_warnings(judged.summary))
     if json_output:
         o.print_json(judged.to_json())
         print_warnings(report, err_console)

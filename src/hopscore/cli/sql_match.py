@@ -11,7 +11,7 @@ from rich.table import Table
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.display import print_table
-from hopscore.errors import HopscoreError, InputError
+from hopscore.errors import HopscoreError, InputError, Interrupted
 from hopscore.words import agree, counted
 
 if TYPE_CHECKING:
@@ -20,6 +20,15 @@ if TYPE_CHECKING:
 # Kept literal so that ``hopscore --help`` does not import numpy, scipy and sqlglot.
 MODES = ("reference", "strict", "rows", "spider", "bird")  # hopscore.sql.modes.MODES
 DEFAULT_TEMPLATE = "{db}/{db}_template.sqlite"
+
+
+def _verdicts_in(output: Path) -> int:
+    """The complete verdict lines of ``output`` (after Ctrl-C)."""
+    try:
+        with output.open("rb") as handle:
+            return sum(1 for line in handle if line.endswith(b"\n") and line.strip())
+    except OSError:
+        return 0
 
 
 def _version_warnings() -> list[str]:
@@ -166,10 +175,14 @@ def sql_match(
       hopscore sql-match -i records.jsonl -o strict.jsonl --db-root livesqlbench/ \
           --compare strict
     """
+    from hopscore.outputs import Input, claim_for_command, output_file
     from hopscore.shard import clear_sidecar
     from hopscore.sql.runner import MatchOptions, run_sql_match
     from hopscore.sql.sandbox import SqlExecutor, sqlite_version
 
+    # before anything is read or removed: -i f -o f --restart would empty the input
+    claim_for_command(output_file(output, "--output"), inputs=[
+        Input(input, "--input"), *([Input(db_root, "--db-root")] if db_root is not None else [])])
     if strict:
         if compare not in ("reference", "strict"):
             raise HopscoreError("--strict cannot be combined with --compare " + compare)
@@ -193,11 +206,16 @@ def sql_match(
     use_ray = o.executor_option(executor_name, ray_workers) == "ray"
     if chosen is None:
         clear_sidecar(output)
-    with SqlExecutor(workers, memory_mb=memory_mb) as executor:
-        summary = run_sql_match(input, output, options, executor=executor, restart=restart,
-                                warn=err_console, shard=chosen,
-                                ray=use_ray,
-                                ray_workers=ray_workers)
+    try:
+        with SqlExecutor(workers, memory_mb=memory_mb) as executor:
+            summary = run_sql_match(input, output, options, executor=executor, restart=restart,
+                                    warn=err_console, shard=chosen, ray=use_ray,
+                                    ray_workers=ray_workers)
+    except KeyboardInterrupt:
+        saved = _verdicts_in(output)
+        raise Interrupted(f"{counted(saved, 'verdict')} {agree(saved, 'is', 'are')} saved in "
+                          f"{output}; rerun the same command (without --restart) to grade the "
+                          "rest") from None
     _print_summary(summary, output)
     invalid = summary.reasons["invalid_input"]
     if chosen is not None and not summary.total:

@@ -126,6 +126,8 @@ class Attempt:
     prompt_shrank: bool = False
     #: model requests that needed more than one attempt (or failed): turn and every attempt
     request_attempts: list[dict[str, Any]] = field(default_factory=list)
+    #: turns whose reply was cut at max_tokens (finish_reason "length")
+    truncated_turns: list[int] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         counts: dict[str, int] = {}
@@ -144,6 +146,7 @@ class Attempt:
             "context_dropped": self.context_dropped, "prompt_shrank": self.prompt_shrank,
             "error": None if self.failure is None else self.failure.to_json(),
             "request_attempts": self.request_attempts,
+            "truncated": bool(self.truncated_turns), "truncated_turns": self.truncated_turns,
             "tool_calls": self.tool_calls,
         }
 
@@ -218,6 +221,8 @@ class AgentLoop:
                 state.status = OVERFLOW if is_context_overflow(call.failure) else MODEL_ERROR
                 return
             response = call.response
+            if response.finish_reason == "length":
+                state.truncated_turns.append(turn)
             state.prompt_tokens += response.usage.prompt_tokens
             state.completion_tokens += response.usage.completion_tokens
             budget.observe(response.usage.prompt_tokens)

@@ -35,6 +35,7 @@ from hopscore.errors import Location
 from hopscore.io import write_jsonl_atomic
 from hopscore.judge.rows import JudgeItem
 from hopscore.judge.runner import JudgeConfig, JudgeSummary, judge_items
+from hopscore.reruns import RESUME_ANY
 from hopscore.sql.runner import MatchOptions, run_sql_match
 from hopscore.sql.sandbox import SqlExecutor
 
@@ -64,6 +65,9 @@ class GradeOptions:
     match: MatchOptions
     judge: JudgeConfig | None
     judge_backend: ChatBackend | None = None
+    #: the run's rerun policy (:mod:`hopscore.reruns`), applied to judge.jsonl; "restart" also
+    #: grades every S2SQL attempt again
+    rerun: str = "refuse"
 
 
 @dataclass(slots=True)
@@ -99,14 +103,15 @@ def _write_if_changed(path: Path, rows: list[dict[str, Any]]) -> bool:
 
 
 def grade_sql(
-    outcomes: list[AttemptOutcome], out: Path, options: MatchOptions, executor: SqlExecutor
+    outcomes: list[AttemptOutcome], out: Path, options: MatchOptions, executor: SqlExecutor,
+    restart: bool = False,
 ) -> tuple[dict[tuple[str, int], dict[str, Any]], dict[str, Any]]:
     """Execution-match verdicts by (task id, attempt), and the sql-match summary."""
     changed = _write_if_changed(out / S2SQL_INPUT, _sql_rows(outcomes))
     if not outcomes:
         return {}, {}
     summary = run_sql_match(out / S2SQL_INPUT, out / SQL_MATCH, options, executor=executor,
-                            restart=changed)
+                            restart=changed or restart)
     verdicts: dict[tuple[str, int], dict[str, Any]] = {}
     with (out / SQL_MATCH).open(encoding="utf-8") as handle:
         for outcome, line in zip(outcomes, handle, strict=True):
@@ -116,8 +121,8 @@ def grade_sql(
 
 async def grade_judge(outcomes: list[AttemptOutcome], out: Path, config: JudgeConfig,
                       backend: ChatBackend | None, console: Console | None,
-                      warn: Console | None) -> tuple[dict[tuple[str, int], dict[str, Any]],
-                                                     JudgeSummary]:
+                      warn: Console | None, rerun: str = "refuse",
+                      ) -> tuple[dict[tuple[str, int], dict[str, Any]], JudgeSummary]:
     where = Location(str(out / JUDGE_OUTPUT))
     items = [JudgeItem(where, {"instance_id": o.task.id, "attempt": o.attempt,
                                "hybrid_type": o.task.hybrid_type,
@@ -127,7 +132,8 @@ async def grade_judge(outcomes: list[AttemptOutcome], out: Path, config: JudgeCo
                        o.task.final_question, o.final_answer or "", o.task.final_answer or "", 0)
              for o in outcomes]
     summary = await judge_items(items, out / JUDGE_OUTPUT, config, backend=backend,
-                                console=console, warn=warn)
+                                console=console, warn=warn, rerun=rerun,
+                                other_inputs=RESUME_ANY)
     verdicts: dict[tuple[str, int], dict[str, Any]] = {}
     with (out / JUDGE_OUTPUT).open(encoding="utf-8") as handle:
         for line in handle:
@@ -144,6 +150,9 @@ def _grade_row(outcome: AttemptOutcome, repeats: int, verdict: dict[str, Any] | 
                            "repeats": repeats, "hybrid_type": task.hybrid_type,
                            "family": task.family.label, "grader": task.family.grader,
                            "agent_status": outcome.status, "final_answer": outcome.final_answer}
+    if outcome.status == "truncated":
+        return {**row, "status": NOT_GRADED, "correct": None,
+                "reason": "a reply was cut at --max-tokens (--on-truncation error)"}
     if outcome.status in ("not_run", "model_error"):
         return {**row, "status": NOT_GRADED, "correct": None,
                 "reason": "the attempt has no result (" + outcome.status + ")"}
@@ -179,13 +188,15 @@ async def grade(outcomes: list[AttemptOutcome], repeats: int, out: Path, options
     summary = GradeSummary()
     verdicts: dict[tuple[str, int], dict[str, Any]] = {}
     sql_verdicts, summary.sql = await asyncio.to_thread(grade_sql, sql_outcomes, out,
-                                                        options.match, executor)
+                                                        options.match, executor,
+                                                        options.rerun == "restart")
     verdicts.update(sql_verdicts)
     if judge_outcomes:
         if options.judge is None:
             raise ValueError("judge-graded attempts but no judge configured")
         judged, summary.judge = await grade_judge(judge_outcomes, out, options.judge,
-                                                  options.judge_backend, console, warn)
+                                                  options.judge_backend, console, warn,
+                                                  options.rerun)
         verdicts.update(judged)
     for outcome in outcomes:
         row = _grade_row(outcome, repeats, verdicts.get((outcome.task.id, outcome.attempt)))

@@ -18,6 +18,7 @@ from hopscore.run.finish import versions
 from hopscore.scoring import ScoreReport, ScoresWriter, score_examples
 from hopscore.sql.sandbox import sqlite_version
 from hopscore.version import __version__
+from hopscore.words import counted
 
 if TYPE_CHECKING:
     from hopscore.engine import BatchOutcome, EngineStats
@@ -37,10 +38,30 @@ def write_predictions(prepared: Prepared, rows: dict[str, dict[str, Any]], key: 
         lines = []
         for task in prepared.tasks:
             row = rows.get(key(prepared, task, attempt))
-            answer = None if row is None else row.get("final_answer")
+            answer = None if row is None or cut_unscored(prepared, row) else \
+                row.get("final_answer")
             if isinstance(answer, str) and answer.strip():
                 lines.append({"instance_id": task.id, "final_answer": answer})
         write_jsonl_atomic(prepared.settings.output_dir / predictions_name(attempt), lines)
+
+
+def cut_unscored(prepared: Prepared, row: dict[str, Any]) -> bool:
+    """An attempt with a reply cut at max_tokens, under --on-truncation error: not graded."""
+    return prepared.settings.on_truncation == "error" and bool(row.get("truncated"))
+
+
+def truncation_warning(summary: dict[str, Any], max_tokens: int | None) -> str | None:
+    """The warning of a run whose model replies were cut at the completion budget."""
+    count = summary.get("truncated") or 0
+    if not count:
+        return None
+    budget = f"--max-tokens {max_tokens}" if max_tokens else "the endpoint's completion limit"
+    handled = ("not graded (--on-truncation error; they count as failures)"
+               if summary.get("truncated_unscored") else
+               "graded as they are (--on-truncation score)")
+    return (f"{counted(count, 'attempt')} had model replies cut at {budget} (finish_reason "
+            f"length; {summary.get('truncated_replies', 0)} replies): {handled}; raise "
+            "--max-tokens to let them finish")
 
 
 def attempt_summary(prepared: Prepared, rows: dict[str, dict[str, Any]], key: KeyOf
@@ -49,7 +70,7 @@ def attempt_summary(prepared: Prepared, rows: dict[str, dict[str, Any]], key: Ke
     statuses: Counter[str] = Counter()
     tools: dict[str, dict[str, float]] = {}
     turns = prompt = completion = calls = errors = 0
-    done = 0
+    done = truncated = truncated_replies = 0
     for task in prepared.tasks:
         for attempt in range(prepared.settings.repeats):
             row = rows.get(key(prepared, task, attempt))
@@ -58,6 +79,8 @@ def attempt_summary(prepared: Prepared, rows: dict[str, dict[str, Any]], key: Ke
                 continue
             statuses[str(row.get("status"))] += 1
             done += 1
+            truncated += bool(row.get("truncated"))
+            truncated_replies += len(row.get("truncated_turns") or ())
             turns += int(row.get("turns") or 0)
             prompt += int(row.get("prompt_tokens") or 0)
             completion += int(row.get("completion_tokens") or 0)
@@ -82,6 +105,9 @@ def attempt_summary(prepared: Prepared, rows: dict[str, dict[str, Any]], key: Ke
         "mean_turns": round(turns / done, 2) if done else None,
         "prompt_tokens": prompt, "completion_tokens": completion,
         "tool_calls": calls, "tool_errors": errors, "tools": per_tool,
+        "truncated": truncated, "truncated_replies": truncated_replies,
+        "truncated_unscored": truncated if prepared.settings.on_truncation == "error" else 0,
+        "on_truncation": prepared.settings.on_truncation,
     }
 
 
@@ -111,6 +137,9 @@ def finish_metrics(prepared: Prepared, rows: dict[str, dict[str, Any]], grades: 
         report.warnings.append(
             f"{summary['problems']} attempts have no verdict (model errors, attempts not run, "
             "grading errors); they count as failures here; re-run the same command to retry them")
+    cut = truncation_warning(summary, prepared.settings.max_tokens)
+    if cut is not None:
+        report.warnings.append(cut)
     if grades.statuses.get("gold_error"):
         report.warnings.append(f"{grades.statuses['gold_error']} S2SQL attempts hit a gold "
                                "failure (gold SQL error or database missing); see sql_match.jsonl")
@@ -133,12 +162,30 @@ def write_config(prepared: Prepared, *, status: str,
                  rows: dict[str, dict[str, Any]] | None = None,
                  outcome: BatchOutcome | None = None, stats: EngineStats | None = None,
                  grades: GradeSummary | None = None) -> dict[str, Any]:
-    from hopscore.hdr.agent import SYSTEM_PROMPT, prompt_sha256
+    """config.json: :func:`config_record` with the counts; returns the attempts' summary."""
     from hopscore.hdr.prepared import attempt_key
-    from hopscore.hdr.tools import SCHEMAS, openai_tools
 
     settings = prepared.settings
     summary = attempt_summary(prepared, rows, attempt_key) if rows is not None else {}
+    config = config_record(prepared, status)
+    if summary:
+        config["summary"] = summary
+    if grades is not None:
+        config["grades"] = grades.to_json()
+    if outcome is not None:
+        config["batch"] = outcome.to_json()
+    if stats is not None:
+        config["requests"] = stats.to_json()
+    write_json_atomic(settings.output_dir / "config.json", config)
+    return summary
+
+
+def config_record(prepared: Prepared, status: str) -> dict[str, Any]:
+    """config.json without the counts: every setting, hashes, versions and the status."""
+    from hopscore.hdr.agent import SYSTEM_PROMPT, prompt_sha256
+    from hopscore.hdr.tools import SCHEMAS, openai_tools
+
+    settings = prepared.settings
     overlay = prepared.overlay
     config: dict[str, Any] = {
         "hopscore_version": __version__, "benchmark": "hybrid-deep-research", "status": status,
@@ -165,13 +212,38 @@ def write_config(prepared: Prepared, *, status: str,
     }
     if settings.shard is not None:
         config["shard"] = {**settings.shard.to_json(), "tasks": len(prepared.tasks)}
-    if summary:
-        config["summary"] = summary
-    if grades is not None:
-        config["grades"] = grades.to_json()
-    if outcome is not None:
-        config["batch"] = outcome.to_json()
-    if stats is not None:
-        config["requests"] = stats.to_json()
-    write_json_atomic(settings.output_dir / "config.json", config)
-    return summary
+    return config
+
+
+def _comparable(config: dict[str, Any]) -> dict[str, Any]:
+    """What of a config.json decides the attempts: the settings (not the operational ones),
+    the task set's hash, the endpoint, the system prompt, the tools and the search backend."""
+    from hopscore.hdr.settings import OPERATIONAL
+
+    def get(*path: str) -> Any:
+        value: Any = config
+        for name in path:
+            value = value.get(name) if isinstance(value, dict) else None
+        return value
+
+    settings = get("settings") or {}
+    out = {name: value for name, value in settings.items() if name not in OPERATIONAL}
+    out.update({"tasks sha256": get("tasks", "sha256"), "endpoint": get("model", "endpoint"),
+                "system prompt sha256": get("agent", "system_prompt_sha256"),
+                "tools": get("agent", "tools"), "search": get("search")})
+    return out
+
+
+def run_differences(prepared: Prepared) -> list[str]:
+    """``setting: old -> new`` between the run directory's config.json and this run."""
+    from hopscore.errors import HopscoreError
+    from hopscore.io import load_json
+    from hopscore.reruns import settings_diff
+
+    try:
+        old = load_json(prepared.settings.output_dir / "config.json")
+    except HopscoreError:
+        return []
+    if not isinstance(old, dict):
+        return []
+    return settings_diff(_comparable(old), _comparable(config_record(prepared, "")))

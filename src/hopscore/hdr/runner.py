@@ -21,6 +21,7 @@ it stopped, and an attempt that failed on a model error is retried by the next r
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -49,19 +50,27 @@ from hopscore.engine import (
     sha256_text,
     warn_printer,
 )
-from hopscore.errors import HopscoreError
+from hopscore.errors import HopscoreError, Interrupted
 from hopscore.hdr.agent import MODEL_ERROR, AgentLoop, AgentSettings, prompt_sha256
 from hopscore.hdr.grade import AttemptOutcome, GradeOptions, GradeSummary, grade
 from hopscore.hdr.knowledge import KnowledgeBase
 from hopscore.hdr.prepared import Prepared, attempt_key
 from hopscore.hdr.protocol import ToolProtocol
-from hopscore.hdr.report import finish_metrics, write_config, write_predictions
+from hopscore.hdr.report import (
+    cut_unscored,
+    finish_metrics,
+    run_differences,
+    write_config,
+    write_predictions,
+)
 from hopscore.hdr.settings import HdrSettings
 from hopscore.hdr.tools import SCHEMAS, ToolLimits, Toolset, openai_tools
 from hopscore.hdr.trajectory import file_name, read_trajectory, write_trajectory
 from hopscore.hdr.wire import content_style_for
 from hopscore.judge.prompt import JudgePrompt
 from hopscore.judge.runner import JudgeConfig
+from hopscore.outputs import claim, output_dir
+from hopscore.reruns import REFUSE, SIDE, prepare_results
 from hopscore.run.providers import ModelSpec, endpoint_for, make_backend, resolve_base_url
 from hopscore.run.search import Bm25Search, HttpSearch, SearchBackend
 from hopscore.scoring import ScoreReport
@@ -294,6 +303,9 @@ def outcomes_of(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> list[Att
             if row is None:
                 outcomes.append(AttemptOutcome(task, index, "not_run", None))
                 continue
+            if cut_unscored(prepared, row):  # --on-truncation error: not graded
+                outcomes.append(AttemptOutcome(task, index, "truncated", None))
+                continue
             messages, fmt = None, "openai"
             if task.family.grader == "exec" and row.get("final_answer") is not None:
                 messages, fmt = read_trajectory(out / str(row["trajectory_file"]))
@@ -313,7 +325,7 @@ def judge_config(settings: HdrSettings) -> JudgeConfig | None:
                        prompt=prompt, concurrency=settings.judge_concurrency,
                        timeout=min(settings.timeout, 300.0),
                        retry=retry_policy(settings), cache_dir=settings.cache_dir,
-                       adaptive=settings.adaptive)
+                       adaptive=settings.adaptive, on_truncation=settings.on_truncation)
 
 
 def retry_policy(settings: HdrSettings) -> RetryPolicy:
@@ -321,13 +333,60 @@ def retry_policy(settings: HdrSettings) -> RetryPolicy:
                        max_retry_wait=settings.max_retry_wait, deadline=settings.deadline)
 
 
+def run_writes(repeats: int) -> tuple[str, ...]:
+    """What an HDR run writes in its directory."""
+    from hopscore.hdr.grade import GRADES, JUDGE_OUTPUT, S2SQL_INPUT, SQL_MATCH
+    from hopscore.hdr.report import predictions_name
+    from hopscore.reruns import side_path
+
+    return ("config.json", SAMPLES_FILE, side_path(Path(SAMPLES_FILE)).name, f"{TRAJECTORIES}/",
+            f"{TRAJECTORIES}{SIDE}/", *(predictions_name(i) for i in range(repeats)), GRADES,
+            S2SQL_INPUT, SQL_MATCH, JUDGE_OUTPUT, side_path(Path(JUDGE_OUTPUT)).name,
+            "metrics.json", "scores.jsonl")
+
+
+def set_trajectory_aside(out: Path, row: dict[str, Any]) -> dict[str, Any]:
+    """An attempt of other settings moves to ``samples.other-settings.jsonl`` (--resume-any)
+    with its trajectory, into ``trajectories.other-settings/`` (this run's attempt of the same
+    task and number writes the same trajectory name)."""
+    relative = row.get("trajectory_file")
+    key = row.get("run_key")
+    if not isinstance(relative, str) or not isinstance(key, str) or \
+            not relative.startswith(TRAJECTORIES + "/"):
+        return row
+    target = f"{TRAJECTORIES}{SIDE}/{sha256_text(key)[:12]}__{Path(relative).name}"
+    source = out / relative
+    if source.is_file():
+        (out / target).parent.mkdir(exist_ok=True)
+        os.replace(source, out / target)
+    elif not (out / target).is_file():
+        return row
+    return {**row, "trajectory_file": target}
+
+
 async def execute(settings: HdrSettings, *, backend: ChatBackend | None = None,
                   judge_backend: ChatBackend | None = None, search: SearchBackend | None = None,
-                  console: Console | None = None, warn: Console | None = None) -> HdrRunResult:
-    """Run (or resume) the agent on every task and attempt, then grade and score."""
-    prepared = prepare(settings, search)
+                  console: Console | None = None, warn: Console | None = None,
+                  rerun: str = REFUSE) -> HdrRunResult:
+    """Run (or resume) the agent on every task and attempt, then grade and score.
+
+    The run directory is held for the whole run and never holds an input
+    (:func:`hopscore.outputs.claim`). Attempts of other settings already there are handled by
+    ``rerun`` (:mod:`hopscore.reruns`: refused by default, naming the settings that differ;
+    the judge's rows likewise). Ctrl-C keeps every finished attempt and verdict, marks
+    config.json "interrupted" and raises :class:`~hopscore.errors.Interrupted`.
+    """
+    with claim(output_dir(settings.output_dir, "--output-dir", writes=run_writes(
+            settings.repeats), create_parents=True), inputs=settings.inputs()):
+        prepared = prepare(settings, search)
+        return await _execute(prepared, backend, judge_backend, console, warn, rerun)
+
+
+async def _execute(prepared: Prepared, backend: ChatBackend | None,
+                   judge_backend: ChatBackend | None, console: Console | None,
+                   warn: Console | None, rerun: str) -> HdrRunResult:
+    settings = prepared.settings
     out = settings.output_dir
-    out.mkdir(parents=True, exist_ok=True)
     if warn is not None:
         printer = warn
         prepared.protocol.warn = lambda text: printer.print(
@@ -336,10 +395,16 @@ async def execute(settings: HdrSettings, *, backend: ChatBackend | None = None,
             if kb is None:
                 warn.print(f"note: no knowledge base for database {db}; its tasks get no "
                            "knowledge tools", markup=False, highlight=False)
-    log = ResultLog(out / SAMPLES_FILE, run_key_of)
-    log.load(is_done)
     items = [(task, i) for task in prepared.tasks for i in range(settings.repeats)]
     keys = [attempt_key(prepared, task, i) for task, i in items]
+    kept = prepare_results(out / SAMPLES_FILE, keys, run_key_of, policy=rerun, what="attempts",
+                           differences=lambda rows: run_differences(prepared),
+                           set_aside=lambda row: set_trajectory_aside(out, row))
+    note = kept.note(out / SAMPLES_FILE)
+    if note and warn is not None:
+        warn.print(f"note: {note}", markup=False, highlight=False)
+    log = ResultLog(out / SAMPLES_FILE, run_key_of)
+    log.load(is_done)
     note_resume(log, keys, warn,
                 "attempts made with other settings or tasks; this run replaces them")
     local = prepared.spec.is_local
@@ -362,6 +427,14 @@ async def execute(settings: HdrSettings, *, backend: ChatBackend | None = None,
             outcome = await run_batch(items, keys, writing_trajectories(out, execution.work),
                                       log, workers=execution.workers, console=console,
                                       description=f"hdr {prepared.spec}")
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            executor.terminate()  # a run_sql in the middle of a query is killed, not awaited
+            rows = log.latest(keys)
+            write_config(prepared, status="interrupted", rows=rows, stats=execution.stats())
+            finished = len(log.done_keys() & set(keys))
+            raise Interrupted(
+                f"{finished} of {len(keys)} attempts are saved in {out / SAMPLES_FILE} "
+                "(config.json says interrupted); rerun the same command to resume") from None
         finally:
             await execution.close()
         stats = execution.stats()
@@ -371,14 +444,24 @@ async def execute(settings: HdrSettings, *, backend: ChatBackend | None = None,
             summary = write_config(prepared, status="aborted", rows=rows, outcome=outcome,
                                    stats=stats)
             return HdrRunResult(prepared, outcome, stats, None, None, None, summary)
-        return await finish(prepared, rows, outcome, stats, executor,
-                            judge_backend=judge_backend, console=console, warn=warn)
+        try:
+            return await finish(prepared, rows, outcome, stats, executor,
+                                judge_backend=judge_backend, console=console, warn=warn,
+                                rerun=rerun)
+        except (asyncio.CancelledError, KeyboardInterrupt, Interrupted):
+            executor.terminate()
+            write_config(prepared, status="interrupted", rows=rows, outcome=outcome,
+                         stats=stats)
+            raise Interrupted(
+                f"grading was interrupted; all {len(rows)} finished attempts are saved in "
+                f"{out / SAMPLES_FILE} and the verdicts so far beside them (config.json says "
+                "interrupted); rerun the same command to finish grading") from None
 
 
 async def finish(prepared: Prepared, rows: dict[str, dict[str, Any]], outcome: BatchOutcome,
                  stats: EngineStats, executor: SqlExecutor, *,
                  judge_backend: ChatBackend | None = None, console: Console | None = None,
-                 warn: Console | None = None) -> HdrRunResult:
+                 warn: Console | None = None, rerun: str = REFUSE) -> HdrRunResult:
     """After the attempts (``rows`` by attempt key): the submission files, grading, metrics and
     config.json (also what ``hopscore merge`` runs on the merged attempts)."""
     settings = prepared.settings
@@ -390,7 +473,7 @@ async def finish(prepared: Prepared, rows: dict[str, dict[str, Any]], outcome: B
     options = GradeOptions(
         match=MatchOptions(db_root=settings.db_root, db_template=settings.db_template,
                            timeout_s=settings.sql_timeout, compare=settings.compare),
-        judge=judge_config(settings), judge_backend=judge_backend)
+        judge=judge_config(settings), judge_backend=judge_backend, rerun=rerun)
     grades = await grade(outcomes_of(prepared, rows), settings.repeats, settings.output_dir,
                          options, executor, console=console, warn=warn)
     report, metrics, summary = finish_metrics(prepared, rows, grades, attempt_key)

@@ -84,6 +84,9 @@ class HdrSettings:
     ci_level: float = 0.95
     #: --shard I/N: only the tasks of this shard, each with all its attempts (None: all)
     shard: Shard | None = None
+    #: an attempt with a reply cut at max_tokens (finish_reason "length"): "score" it as it is,
+    #: or "error" (not graded: no verdict, counted apart)
+    on_truncation: str = "score"
     #: local (this process) or ray (--executor ray: a Ray cluster's workers)
     executor: str = "local"
     #: --ray-workers: worker actors (and the CPUs of an embedded local Ray); None: every CPU
@@ -93,6 +96,8 @@ class HdrSettings:
         from hopscore.inference.ci import check_choice
 
         check_choice(self.ci, self.ci_level)
+        if self.on_truncation not in ("score", "error"):
+            raise HopscoreError("--on-truncation must be score or error")
         if self.search_backend not in SEARCH_BACKENDS:
             raise HopscoreError(f"--search-backend must be one of {', '.join(SEARCH_BACKENDS)}")
         if self.search_backend == "bm25" and self.corpus is None:
@@ -145,6 +150,15 @@ class HdrSettings:
     def db_path(self, db: str) -> Path:
         return self.db_root / self.db_template.format(db=db)
 
+    def inputs(self) -> list[Any]:
+        """The files and folders the run reads, by option (the run directory never writes over
+        one, and is never inside the task folder or the database root)."""
+        from hopscore.outputs import Input
+
+        paths = {"--tasks": self.tasks, "--overlay": self.overlay, "--db-root": self.db_root,
+                 "--corpus": self.corpus, "--judge-prompt-file": self.judge_prompt_file}
+        return [Input(Path(path), option) for option, path in paths.items() if path is not None]
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for f in fields(self):
@@ -169,3 +183,10 @@ EXECUTION_FIELDS = ("output_dir", "api_key_env", "concurrency", "timeout", "max_
                     "backoff", "max_retry_wait", "deadline", "adaptive", "cache_dir", "shard",
                     "executor", "ray_workers", "search_api_key_env",
                     "search_timeout", "judge_api_key_env", "judge_concurrency")
+#: Settings that change neither the attempts nor what they are asked (how the run is carried
+#: out, how it is graded and reported): a rerun that differs in these alone resumes, and a
+#: refused rerun does not name them. Another --shard is named (its tasks are others); the
+#: judge's settings are named by the judge output's own check.
+OPERATIONAL = (*(name for name in EXECUTION_FIELDS if name != "shard"), "grade", "judge_model",
+               "judge_base_url", "judge_prompt_file", "compare", "resamples", "ci", "ci_level",
+               "on_truncation")

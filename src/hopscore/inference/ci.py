@@ -189,7 +189,7 @@ def _cornish_fisher(z: float, skew: float, kurt: float) -> float:
 
 def bca_mean(m: Moments, level: float) -> tuple[float, float]:
     """BCa interval of the mean on the ideal bootstrap distribution (see the module docstring)."""
-    if m.m2 <= 0 or m.n < 2:
+    if m.m2 <= 0 or m.n < 2 or m.m2**2 == 0:  # no spread, or one whose square underflows
         return m.mean, m.mean
     scale = math.sqrt(m.m2 / m.n)
     skew = m.m3 / m.m2**1.5 / math.sqrt(m.n)  # skewness of the bootstrap mean

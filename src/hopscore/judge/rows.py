@@ -10,7 +10,7 @@ in ``judge.renamed_input_keys``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,8 +27,10 @@ VERDICT_FIELDS = (
 META_FIELD = "judge"
 RESERVED = (*VERDICT_FIELDS, META_FIELD)
 
-#: ``judge.status`` values; only "error" rows are retried by a re-run.
+#: ``judge.status`` values; only "error" rows are retried by a re-run. "truncated": the reply was
+#: cut at the completion budget and ``--on-truncation error`` keeps it out of the accuracy.
 JUDGED, EMPTY_RESPONSE, INVALID_INPUT, ERROR = "judged", "empty_response", "invalid_input", "error"
+TRUNCATED = "truncated"
 
 MAX_REPORTED_ERRORS = 20
 #: Default caps of an output row: characters of one text field, bytes of the JSON line.
@@ -132,8 +134,30 @@ def key_of(row: dict[str, Any]) -> str | None:
 
 
 def is_done(row: dict[str, Any]) -> bool:
-    meta = row.get(META_FIELD)
-    return isinstance(meta, dict) and meta.get("status") in (JUDGED, EMPTY_RESPONSE, INVALID_INPUT)
+    """A finished row under the default options (see :func:`done_check`)."""
+    return done_check()(row)
+
+
+def done_check(*, on_truncation: str = "score", retry_unparsed: bool = False
+               ) -> Callable[[dict[str, Any]], bool]:
+    """Which stored rows a run keeps: errors are asked again; so are replies without a verdict
+    under ``retry_unparsed``, and rows whose reading of a cut reply differs from the
+    ``on_truncation`` policy (a judged cut reply under "error", a "truncated" row under
+    "score": the cached reply makes that free)."""
+    def done(row: dict[str, Any]) -> bool:
+        meta = row.get(META_FIELD)
+        if not isinstance(meta, dict):
+            return False
+        status = meta.get("status")
+        if status == TRUNCATED:
+            return on_truncation == "error"
+        if status == JUDGED:
+            if meta.get("truncated") and on_truncation == "error":
+                return False
+            return not (retry_unparsed and not row.get("parse_ok"))
+        return status in (EMPTY_RESPONSE, INVALID_INPUT)
+
+    return done
 
 
 def _rename_collisions(row: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -161,6 +185,7 @@ class JudgeMeta:
     endpoint: str
     prompt_sha256: str
     prompt_source: str
+    max_tokens: int | None = None
     #: caps of the written row: characters of one field, bytes of the whole line
     max_cell_chars: int = MAX_CELL_CHARS
     max_row_bytes: int = MAX_ROW_BYTES
@@ -177,7 +202,10 @@ def build_row(
     call: CallResult | None = None,
     error: str | None = None,
 ) -> dict[str, Any]:
-    """The output row for one item. ``correct`` is null unless there is a decision."""
+    """The output row for one item. ``correct`` is null unless there is a decision.
+
+    Whatever the judge's reply says is kept (extracted answer, reasoning, confidence), also when
+    it gave no verdict (parse failure) or was cut at the budget (``truncated``)."""
     row, renamed = _rename_collisions(item.row)
     decided = status in (JUDGED, EMPTY_RESPONSE)
     row["correct"] = (verdict.correct if verdict else False) if decided else None
@@ -194,6 +222,7 @@ def build_row(
         "endpoint": meta.endpoint,
         "prompt_sha256": meta.prompt_sha256,
         "prompt_source": meta.prompt_source,
+        "max_tokens": meta.max_tokens,
         "input_line": item.where.line,
     }
     if verdict is not None and raw_output is not None:
@@ -207,6 +236,7 @@ def build_row(
         )
     if call is not None:
         info.update(call.to_json())
+        info["truncated"] = call.response is not None and call.response.finish_reason == "length"
     if renamed:
         info["renamed_input_keys"] = renamed
     row[META_FIELD] = info

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field, fields
@@ -33,7 +35,7 @@ from hopscore.engine import (
     sha256_text,
     warn_printer,
 )
-from hopscore.errors import HopscoreError
+from hopscore.errors import HopscoreError, Interrupted
 from hopscore.judge.parse import parse_judge_output
 from hopscore.judge.prompt import JudgePrompt
 from hopscore.judge.rows import (
@@ -43,16 +45,23 @@ from hopscore.judge.rows import (
     JUDGED,
     MAX_CELL_CHARS,
     MAX_ROW_BYTES,
+    META_FIELD,
+    TRUNCATED,
     JudgeItem,
     JudgeMeta,
     build_row,
-    is_done,
+    done_check,
     item_key,
     key_of,
     load_items,
     shard_key,
 )
+from hopscore.outputs import Input, claim, output_file
+from hopscore.reruns import REFUSE, prepare_results
 from hopscore.shard import Shard, clear_sidecar, write_sidecar
+
+#: --on-truncation: score a cut reply's verdict, or give it none
+ON_TRUNCATION = ("score", "error")
 
 #: The reference's temperature and completion budget.
 TEMPERATURE = 0.0
@@ -91,6 +100,11 @@ class JudgeConfig:
     max_row_bytes: int = MAX_ROW_BYTES
     #: fit the requests in flight to the endpoint (up to concurrency), or keep concurrency
     adaptive: bool = True
+    #: a reply cut at max_tokens (finish_reason "length"): "score" its verdict, or "error"
+    #: (status "truncated", no verdict, out of the accuracy); not part of the rows' keys
+    on_truncation: str = "score"
+    #: ask again, past the cache, for rows whose reply gave no verdict
+    retry_unparsed: bool = False
 
     @property
     def provider(self) -> str:
@@ -140,6 +154,11 @@ class JudgeSummary:
     errors_by_kind: dict[str, int] = field(default_factory=dict)
     differs_from_reference: int = 0
     conflicting_verdicts: int = 0
+    #: replies cut at max_tokens (any status), and those kept out of the accuracy for it
+    truncated: int = 0
+    truncated_unscored: int = 0
+    #: rows whose reply had no verdict that this run asked again (--retry-unparsed)
+    retried_unparsed: int = 0
     already_done: int = 0
     processed: int = 0
     requests_sent: int = 0
@@ -159,7 +178,8 @@ class JudgeSummary:
 
     @property
     def accuracy_judged(self) -> float | None:
-        """Correct over rows with a verdict (parse failures and errors left out)."""
+        """Correct over rows with a verdict (parse failures, errors and truncated rows under
+        --on-truncation error left out)."""
         decided = self.judged - self.parse_failures + self.empty_responses
         return self.correct / decided if decided else None
 
@@ -184,18 +204,22 @@ def make_backend(config: JudgeConfig) -> ChatBackend:
 
 
 class _Judge:
-    def __init__(self, engine: ChatEngine, config: JudgeConfig, meta: JudgeMeta) -> None:
+    def __init__(self, engine: ChatEngine, config: JudgeConfig, meta: JudgeMeta,
+                 retries: dict[str, int]) -> None:
         self.engine = engine
         self.config = config
         self.meta = meta
+        self.retries = retries
 
-    def request(self, item: JudgeItem) -> ChatRequest:
+    def request(self, item: JudgeItem, retry: int = 0) -> ChatRequest:
         prompt = self.config.prompt.render(item.question, item.response, item.correct_answer)
         return ChatRequest(
             model=self.config.model_name,
             messages=[{"role": "user", "content": prompt}],
             temperature=TEMPERATURE,
             max_tokens=self.config.max_tokens,
+            # a retry of an unparsed reply must not get the cached reply back
+            cache_tag=f"retry-unparsed:{retry}" if retry else "",
         )
 
     async def __call__(self, item: JudgeItem, key: str) -> RowResult:
@@ -204,15 +228,28 @@ class _Judge:
             return RowResult(build_row(item, key, self.meta, INVALID_INPUT, error=problem))
         if not item.response.strip():
             return RowResult(build_row(item, key, self.meta, EMPTY_RESPONSE, raw_output=""))
-        call = await self.engine.complete(self.request(item))
+        retry = self.retries.get(key, 0)
+        call = await self.engine.complete(self.request(item, retry))
         if call.response is None:
             assert call.failure is not None
             row = build_row(item, key, self.meta, ERROR, call=call, error=str(call.failure))
-            return RowResult(row, done=False, failure=call.failure)
+            return RowResult(self._retries(row, retry), done=False, failure=call.failure)
         raw = (call.response.content or "").strip()
         verdict = parse_judge_output(raw)
-        return RowResult(build_row(item, key, self.meta, JUDGED, verdict=verdict, raw_output=raw,
-                                   call=call))
+        status, error = JUDGED, None
+        if call.response.finish_reason == "length" and self.config.on_truncation == "error":
+            status = TRUNCATED
+            error = (f"truncated: the judge's reply was cut at max_tokens "
+                     f"({self.config.max_tokens}); --on-truncation error gives it no verdict")
+        row = build_row(item, key, self.meta, status, verdict=verdict, raw_output=raw,
+                        call=call, error=error)
+        return RowResult(self._retries(row, retry))
+
+    @staticmethod
+    def _retries(row: dict[str, Any], retry: int) -> dict[str, Any]:
+        if retry:
+            row[META_FIELD]["unparsed_retries"] = retry
+        return row
 
 
 async def judge_file(
@@ -223,26 +260,28 @@ async def judge_file(
     backend: ChatBackend | None = None,
     console: Console | None = None,
     warn: Console | None = None,
+    rerun: str = REFUSE,
     shard: Shard | None = None,
     executor: str = "local",
     ray_workers: int | None = None,
 ) -> JudgeSummary:
     """Judge every row of ``input_path`` (``shard``: the rows of that shard) into
-    ``output_path``, resuming what is already there."""
-    if output_path.resolve() == input_path.resolve():
-        raise HopscoreError("--output must differ from --input (the input is never rewritten)")
-    items = load_items(input_path)
-    if shard is None:
-        clear_sidecar(output_path)
-    else:
-        total = len(items)
-        items = [item for item in items if shard.owns(shard_key(item))]
-        endpoint = backend.endpoint if backend is not None else config.endpoint()
-        write_sidecar(output_path, command="judge", shard=shard,
-                      fingerprint=config.fingerprint(endpoint), input_path=input_path,
-                      rows=len(items), rows_total=total, settings=config.describe(endpoint))
-    return await judge_items(items, output_path, config, backend=backend, console=console,
-                             warn=warn, executor=executor, ray_workers=ray_workers)
+    ``output_path``, resuming what is already there. The output is held for the whole run
+    and is never the input (:func:`hopscore.outputs.claim`)."""
+    with claim(output_file(output_path, "--output"), inputs=[Input(input_path, "--input")]):
+        items = load_items(input_path)
+        if shard is None:
+            clear_sidecar(output_path)
+        else:
+            total = len(items)
+            items = [item for item in items if shard.owns(shard_key(item))]
+            endpoint = backend.endpoint if backend is not None else config.endpoint()
+            write_sidecar(output_path, command="judge", shard=shard,
+                          fingerprint=config.fingerprint(endpoint), input_path=input_path,
+                          rows=len(items), rows_total=total, settings=config.describe(endpoint))
+        return await judge_items(items, output_path, config, backend=backend, console=console,
+                                 warn=warn, rerun=rerun, executor=executor,
+                                 ray_workers=ray_workers)
 
 
 async def judge_items(
@@ -253,21 +292,49 @@ async def judge_items(
     backend: ChatBackend | None = None,
     console: Console | None = None,
     warn: Console | None = None,
+    rerun: str = REFUSE,
+    other_inputs: str | None = None,
     executor: str = "local",
     ray_workers: int | None = None,
 ) -> JudgeSummary:
     """Judge ``items`` into ``output_path`` (resumable), then summarize the finished file;
-    ``executor="ray"``: on Ray workers (the rows are still written here)."""
+    ``executor="ray"``: on Ray workers (the rows are still written here).
+
+    Rows of another judge configuration or other input rows already in the file are handled by
+    ``rerun`` (:mod:`hopscore.reruns`: refused by default, naming what differs; rows of the
+    same configuration for other inputs by ``other_inputs`` when given). Ctrl-C keeps
+    every finished row and raises :class:`~hopscore.errors.Interrupted`.
+    """
+    if config.on_truncation not in ON_TRUNCATION:
+        raise HopscoreError(f"--on-truncation must be one of {', '.join(ON_TRUNCATION)}")
+    with claim(output_file(output_path, "--output")):
+        return await _judge_items(items, output_path, config, backend, console, warn, rerun,
+                                  other_inputs, executor, ray_workers)
+
+
+async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeConfig,
+                       backend: ChatBackend | None, console: Console | None,
+                       warn: Console | None, rerun: str, other_inputs: str | None,
+                       executor: str, ray_workers: int | None) -> JudgeSummary:
     backend = backend or make_backend(config)
     meta = JudgeMeta(config.model, backend.endpoint, config.prompt.sha256, config.prompt.source,
-                     max_cell_chars=config.max_cell_chars, max_row_bytes=config.max_row_bytes)
+                     max_tokens=config.max_tokens, max_cell_chars=config.max_cell_chars,
+                     max_row_bytes=config.max_row_bytes)
     fingerprint = config.fingerprint(backend.endpoint)
     keys = [item_key(item, fingerprint) for item in items]
+    done = prepare_results(output_path, keys, key_of, policy=rerun, what="judge rows",
+                           differences=lambda rows: judge_differences(rows, meta),
+                           other_inputs=other_inputs)
+    note = done.note(output_path)
+    if note and warn is not None:
+        warn.print(f"note: {note}", markup=False, highlight=False)
     log = ResultLog(output_path, key_of)
-    log.load(is_done)
+    log.load(done_check(on_truncation=config.on_truncation,
+                        retry_unparsed=config.retry_unparsed))
     note_resume(log, keys, warn,
                 "rows judged with another model, prompt or input; they are replaced by this run")
-    factory = JudgeWork(config, meta)
+    retries, retried = retry_numbers(log, keys, config.retry_unparsed)
+    factory = JudgeWork(config, meta, retries)
     if executor == "ray":
         execution = await ray_execution(factory, limits={backend.endpoint: config.concurrency},
                                         per_worker=config.concurrency, workers=ray_workers)
@@ -279,18 +346,67 @@ async def judge_items(
             items, keys, execution.work, log, workers=execution.workers, console=console,
             description="judging", start_interval=execution.start_interval,
         )
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        finished = len(log.done_keys() & set(keys))
+        raise Interrupted(f"{finished} of {len(keys)} rows are judged in {output_path}; rerun "
+                          "the same command to judge the rest (finished rows are kept)") from None
     finally:
         await execution.close()
-    return summarize(log, outcome, execution.stats(), config, keys)
+    summary = summarize(log, outcome, execution.stats(), config, keys)
+    summary.retried_unparsed = retried
+    return summary
+
+
+def retry_numbers(log: ResultLog, keys: list[str], retry_unparsed: bool
+                  ) -> tuple[dict[str, int], int]:
+    """How many times each stored row's reply was asked again (``--retry-unparsed``), by key,
+    as the next ask numbers it: n + 1 for a reply that gave no verdict under
+    ``retry_unparsed``, n for a row read again for another reason; and how many of the rows
+    are asked again for a missing verdict."""
+    numbers: dict[str, int] = {}
+    retried = 0
+    stored = log.keys()
+    for key in keys:
+        if key not in stored or log.is_done(key):
+            continue
+        row = log.read(key)
+        meta = row.get(META_FIELD) or {}
+        previous = int(meta.get("unparsed_retries") or 0)
+        unparsed = meta.get("status") in (JUDGED, TRUNCATED) and not row.get("parse_ok")
+        if retry_unparsed and unparsed:
+            retried += 1
+            previous += 1
+        if previous:
+            numbers[key] = previous
+    return numbers, retried
+
+
+#: What a judge row records about its judge, as the settings a refusal names.
+JUDGE_SETTINGS = ("model", "endpoint", "prompt_sha256", "max_tokens")
+
+
+def judge_differences(rows: list[dict[str, Any]], meta: JudgeMeta) -> list[str]:
+    """``setting: old -> new`` for the judge settings of ``rows`` that differ from ``meta``."""
+    lines = []
+    for name in JUDGE_SETTINGS:
+        new = getattr(meta, name)
+        old = {json.dumps((r.get(META_FIELD) or {}).get(name, new)) for r in rows}
+        old.discard(json.dumps(new))
+        if old:
+            before = ", ".join(sorted(v.strip('"') for v in old))
+            lines.append(f"{name}: {before} -> {json.dumps(new).strip(chr(34))}")
+    return lines
 
 
 @dataclass(frozen=True, slots=True)
 class JudgeWork:
     """The judge's work (:class:`hopscore.distributed.WorkFactory`): the rows travel to the
-    workers; each builds its own engine."""
+    workers; each builds its own engine. ``retries``: the ask number of rows asked again
+    (:func:`retry_numbers`), so that a retry is never answered from the cache."""
 
     config: JudgeConfig
     meta: JudgeMeta
+    retries: dict[str, int] = field(default_factory=dict)
     ships_items: ClassVar[bool] = True
 
     async def build(self, gate: Gate | None, *, backend: ChatBackend | None = None,
@@ -303,8 +419,8 @@ class JudgeWork:
                             retry=config.retry,
                             cache=cache_for(config.cache_dir, warn_printer(warn)),
                             adaptive=config.adaptive)
-        return Built(_Judge(engine, config, self.meta), lambda: engine.stats, engine.aclose,
-                     engine.start_interval)
+        return Built(_Judge(engine, config, self.meta, self.retries), lambda: engine.stats,
+                     engine.aclose, engine.start_interval)
 
     def lost_row(self, item: JudgeItem, key: str, failure: CallFailure) -> dict[str, Any]:
         return build_row(item, key, self.meta, ERROR, error=str(failure))
@@ -326,11 +442,14 @@ def summarize(
         meta = row["judge"]
         status = meta.get("status")
         summary.rows += 1
+        summary.truncated += bool(meta.get("truncated"))
         if status == JUDGED:
             summary.judged += 1
             summary.parse_failures += not row.get("parse_ok")
             summary.differs_from_reference += bool(meta.get("differs_from_reference"))
             summary.conflicting_verdicts += bool(meta.get("conflicting_verdicts"))
+        elif status == TRUNCATED:
+            summary.truncated_unscored += 1
         elif status == EMPTY_RESPONSE:
             summary.empty_responses += 1
         elif status == INVALID_INPUT:

@@ -29,6 +29,7 @@ from hopscore.intervals import ExampleValues, IntervalSpec, attach_intervals
 from hopscore.io import write_json_atomic
 from hopscore.judge.rows import JudgeItem, item_key, key_of
 from hopscore.judge.runner import JudgeConfig, JudgeSummary, judge_items
+from hopscore.reruns import REFUSE
 from hopscore.scoring import (
     ExampleScore,
     ScoreReport,
@@ -78,8 +79,9 @@ class JudgedReport:
         data["judge"] = {
             "model": self.summary.model, "prompt_sha256": self.summary.prompt_sha256,
             "compared_with": self.match_metric, "disagreements": len(self.disagreements),
-            "parse_failures": self.summary.parse_failures, "errors": self.summary.errors,
-            "empty_responses": self.summary.empty_responses,
+            "parse_failures": self.summary.parse_failures, "truncated": self.summary.truncated,
+            "truncated_unscored": self.summary.truncated_unscored,
+            "errors": self.summary.errors, "empty_responses": self.summary.empty_responses,
             "predictions_sha256": self.predictions_sha256,
             "agreement": None if self.agreement is None else self.agreement.to_json(),
         }  # fmt: skip
@@ -122,6 +124,7 @@ def score_files_with_judge(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     intervals: IntervalSpec | None = None,
+    rerun: str = REFUSE,
     clusters: ClusterSpec | None = None,
 ) -> JudgedReport:
     """Score as ``hopscore score`` does, then judge every example and merge the results.
@@ -140,7 +143,8 @@ def score_files_with_judge(
     items = [judge_item(score, questions.get(score.id, ""), str(gold_path)) for score in scores]
     with tempfile.TemporaryDirectory(prefix="hopscore-judge-") as scratch:
         judge_path = (output_dir or Path(scratch)) / "judge.jsonl"
-        summary = run_sync(judge_items(items, judge_path, config, console=console, warn=warn))
+        summary = run_sync(judge_items(items, judge_path, config, console=console, warn=warn,
+                                       rerun=rerun))
         by_key = {key_of(row): row for row in _rows(judge_path)}  # the latest row of each key
     if summary.aborted:
         raise HopscoreError(

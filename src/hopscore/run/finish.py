@@ -11,6 +11,7 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from hopscore.benchmarks.base import Benchmark, ModelAnswer, Predictions
+from hopscore.errors import HopscoreError
 from hopscore.io import write_json_atomic
 from hopscore.scoring import ScoreReport, ScoresWriter, score_examples
 from hopscore.version import __version__
@@ -36,9 +37,22 @@ def versions(local: bool) -> dict[str, str | None]:
     return out
 
 
+def is_truncated(row: dict[str, Any]) -> bool:
+    """The model's answer was cut at max_tokens (finish_reason "length")."""
+    return bool(row.get("truncated")) or (row.get("error") is None
+                                          and row.get("finish_reason") == "length")
+
+
+def unscored(row: dict[str, Any] | None, on_truncation: str) -> bool:
+    """No prediction from this row: a failed request, or a cut answer under --on-truncation
+    error."""
+    return row is None or row.get("error") is not None or (
+        on_truncation == "error" and is_truncated(row))
+
+
 def run_summary(prepared: Prepared, rows: dict[str, dict[str, Any]],
-                attempts: dict[str, list[dict[str, Any] | None]] | None = None
-                ) -> dict[str, Any]:
+                attempts: dict[str, list[dict[str, Any] | None]] | None = None,
+                on_truncation: str = "score") -> dict[str, Any]:
     """Counts over the samples of a run (the ``run`` block of metrics.json); with
     ``--repeats``, over every attempt (``id#j`` names attempt j in the id lists)."""
     ids = [example.id for example in prepared.examples]
@@ -51,7 +65,9 @@ def run_summary(prepared: Prepared, rows: dict[str, dict[str, Any]],
     errors = [i for i, row in pairs if row is not None and row.get("error") is not None]
     by_label = dict(pairs)
     not_run = [i for i, row in pairs if row is None]
-    done = [(i, row) for i, row in pairs if row is not None and row.get("error") is None]
+    finished = [(i, row) for i, row in pairs if row is not None and row.get("error") is None]
+    truncated = [i for i, r in finished if is_truncated(r)]
+    done = [(i, r) for i, r in finished if not unscored(r, on_truncation)]
     strict_failures = [i for i, r in done if not (r.get("extracted") or {}).get("strict")]
     no_answer = [i for i, r in done if not r.get("abstained") and not r.get("answer")]
     abstained = [i for i, r in done if r.get("abstained")]
@@ -71,11 +87,27 @@ def run_summary(prepared: Prepared, rows: dict[str, dict[str, Any]],
         "prompt_tokens": sum(int(r.get("prompt_tokens") or 0) for _, r in done),
         "completion_tokens": sum(int(r.get("completion_tokens") or 0) for _, r in done),
         "cached": sum(1 for _, r in done if r.get("cached")),
+        "truncated": len(truncated),
+        "truncated_ids": truncated[:FIRST_IDS],
+        "truncated_unscored": len(truncated) if on_truncation == "error" else 0,
+        "on_truncation": on_truncation,
     }
     if attempts is not None:
         summary["examples"] = len(ids)
         summary["repeats"] = len(pairs) // max(1, len(ids))
     return summary
+
+
+def truncation_warning(summary: dict[str, Any], max_tokens: int | None) -> str | None:
+    """The warning of a run whose answers were cut at the completion budget."""
+    count = summary.get("truncated") or 0
+    if not count:
+        return None
+    budget = f"--max-tokens {max_tokens}" if max_tokens else "the endpoint's completion limit"
+    handled = ("not scored (--on-truncation error; they score 0)" if summary.get(
+        "truncated_unscored") else "scored as they are (--on-truncation score)")
+    return (f"{count} answers were cut at {budget} (finish_reason length) and are {handled}; "
+            "raise --max-tokens to let them finish")
 
 
 def attempt_scoring(
@@ -88,7 +120,7 @@ def attempt_scoring(
     predictions = []
     for example in prepared.examples:
         row = rows.get(example.id)
-        if row is None or row.get("error") is not None or row.get("abstained"):
+        if row is None or unscored(row, settings.on_truncation) or row.get("abstained"):
             continue
         retrieved = row.get("retrieved")
         evidence = row.get("evidence_ids")
@@ -100,7 +132,7 @@ def attempt_scoring(
     bench.write_predictions(predictions, path)
     loaded = bench.load_predictions(path) if predictions else Predictions({}, str(path), "official")
     if settings.protocol == "mcr":
-        scorer, scored, block = _mcr(prepared, rows, loaded)
+        scorer, scored, block = _mcr(prepared, rows, loaded, settings.on_truncation)
         return scorer, scored, {"mcr": block}
     return bench, loaded, None
 
@@ -139,7 +171,7 @@ def finish_run(
         writer.close(keep=False)
         raise
     writer.close()
-    summary = run_summary(prepared, rows, attempts)
+    summary = run_summary(prepared, rows, attempts, settings.on_truncation)
     if summary["errors"]:
         what = "request" if attempts is None else "attempt's request"
         report.warnings.append(
@@ -147,6 +179,9 @@ def finish_run(
             f"{agree(summary['errors'], 'its', 'their')} retries (no prediction: scored 0 "
             "here); re-run the same command to retry only those"
         )
+    cut = truncation_warning(summary, settings.max_tokens)
+    if cut is not None:
+        report.warnings.append(cut)
     metrics = report.to_json()
     metrics["run"] = {"model": str(prepared.spec), "protocol": settings.protocol,
                       "extraction": settings.extraction if settings.protocol != "mcr" else "mcr",
@@ -164,7 +199,8 @@ def finish_run(
 
 
 def _mcr(
-    prepared: Prepared, rows: dict[str, dict[str, Any]], loaded: Predictions[Any]
+    prepared: Prepared, rows: dict[str, dict[str, Any]], loaded: Predictions[Any],
+    on_truncation: str = "score",
 ) -> tuple[Benchmark[Any, Any], Predictions[Any], dict[str, Any]]:
     from hopscore.run.mcr import McrPrediction, McrScoring, mcr_summary
 
@@ -173,9 +209,10 @@ def _mcr(
     total = 0.0
     for example in prepared.examples:
         row = rows.get(example.id)
-        if row is None or row.get("error") is not None:
+        if unscored(row, on_truncation):
             errors += 1
             continue
+        assert row is not None
         score = row.get("mcr_score")
         if row.get("abstained") or score is None:
             abstained += 1
@@ -218,11 +255,27 @@ def write_config(
     attempts: dict[str, list[dict[str, Any] | None]] | None = None,
     executor: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """config.json: every setting, the prompt's hashes, versions and the run's status."""
+    """config.json: every setting, the prompt's hashes, versions, the run's status and counts."""
+    path = settings.output_dir / "config.json"
+    summary = run_summary(prepared, rows, attempts, settings.on_truncation) \
+        if rows is not None else {}
+    config = config_record(settings, prepared, status)
+    if summary:
+        config["summary"] = summary
+    if outcome is not None:
+        config["batch"] = outcome.to_json()
+    if stats is not None:
+        config["requests"] = stats.to_json()
+    if executor is not None and executor.get("executor") != "local":
+        config["executor"] = executor
+    write_json_atomic(path, config)
+    return summary
+
+
+def config_record(settings: RunSettings, prepared: Prepared, status: str) -> dict[str, Any]:
+    """config.json without the counts: every setting, the prompt's hashes, versions, status."""
     from hopscore.run.tasks import corpus_info, shots_sha256
 
-    path = settings.output_dir / "config.json"
-    summary = run_summary(prepared, rows, attempts) if rows is not None else {}
     config: dict[str, Any] = {
         "hopscore_version": __version__,
         "status": status,
@@ -254,16 +307,42 @@ def write_config(
     config["fingerprint"] = run_fingerprint(settings, prepared)
     if settings.shard is not None:
         config["shard"] = {**settings.shard.to_json(), "examples": len(prepared.examples)}
-    if summary:
-        config["summary"] = summary
-    if outcome is not None:
-        config["batch"] = outcome.to_json()
-    if stats is not None:
-        config["requests"] = stats.to_json()
-    if executor is not None and executor.get("executor") != "local":
-        config["executor"] = executor
-    write_json_atomic(path, config)
-    return summary
+    return config
+
+
+def _comparable(config: dict[str, Any]) -> dict[str, Any]:
+    """What of a config.json decides the samples: settings (not the operational ones) and the
+    hashes of the gold, the prompt, the exemplars and the corpus, and the endpoint."""
+    from hopscore.run.settings import OPERATIONAL
+
+    def get(*path: str) -> Any:
+        value: Any = config
+        for name in path:
+            value = value.get(name) if isinstance(value, dict) else None
+        return value
+
+    settings = get("settings") or {}
+    out = {name: value for name, value in settings.items() if name not in OPERATIONAL}
+    out.update({"gold sha256": get("gold", "sha256"), "prompt sha256": get("prompt", "sha256"),
+                "shots sha256": get("prompt", "shots_sha256"),
+                "corpus sha256": get("context", "corpus", "sha256"),
+                "endpoint": get("model", "endpoint")})
+    return out
+
+
+def run_differences(settings: RunSettings, prepared: Prepared) -> list[str]:
+    """``setting: old -> new`` between the run directory's config.json and this run."""
+    from hopscore.io import load_json
+    from hopscore.reruns import settings_diff
+
+    path = settings.output_dir / "config.json"
+    try:
+        old = load_json(path)
+    except HopscoreError:
+        return []
+    if not isinstance(old, dict):
+        return []
+    return settings_diff(_comparable(old), _comparable(config_record(settings, prepared, "")))
 
 
 def _wiki_info(settings: RunSettings) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ metrics say how many failed, and re-running the same command retries only those.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -42,12 +43,14 @@ from hopscore.engine import (
     run_sync,
     warn_printer,
 )
-from hopscore.errors import HopscoreError
+from hopscore.errors import HopscoreError, Interrupted
+from hopscore.outputs import claim, output_dir
+from hopscore.reruns import REFUSE, prepare_results
 from hopscore.run.extract import extract_flexible, extract_mcr, extract_strict
-from hopscore.run.finish import finish_run, write_config
+from hopscore.run.finish import finish_run, run_differences, write_config
 from hopscore.run.providers import make_backend
 from hopscore.run.repeats import split_rows
-from hopscore.run.settings import RunSettings
+from hopscore.run.settings import RunSettings, run_writes
 from hopscore.run.tasks import Prepared, Task, prepare
 from hopscore.scoring import ScoreReport
 
@@ -99,6 +102,7 @@ class _Worker:
             assert call.failure is not None
             return RowResult(row, done=False, failure=call.failure)
         output = call.response.content or ""
+        row["truncated"] = call.response.finish_reason == "length"
         row.update(self.read(task, output))
         earlier: list[dict[str, Any]] = []
         for round_ in range(1, self.retries + 1):  # --num-retries: re-sample an abstention
@@ -117,6 +121,7 @@ class _Worker:
             if call.response is None:
                 assert call.failure is not None
                 return RowResult(row, done=False, failure=call.failure)
+            row["truncated"] = call.response.finish_reason == "length"
             row.update(self.read(task, call.response.content or ""))
         if earlier:
             row["retried"] = earlier
@@ -185,14 +190,35 @@ async def execute(
     console: Console | None = None,
     warn: Console | None = None,
     prepared: Prepared | None = None,
+    rerun: str = REFUSE,
 ) -> RunResult:
-    """Run (or resume) one benchmark run into ``settings.output_dir``."""
-    prepared = prepared or prepare(settings)
+    """Run (or resume) one benchmark run into ``settings.output_dir``.
+
+    The directory is held for the whole run (:func:`hopscore.outputs.claim`). Samples of
+    other settings already there are handled by ``rerun`` (:mod:`hopscore.reruns`: refused by
+    default, naming the settings that differ). Ctrl-C keeps every finished sample, marks
+    config.json "interrupted" and raises :class:`~hopscore.errors.Interrupted`.
+    """
+    from hopscore import benchmarks
+
+    writes = run_writes(benchmarks.get(settings.benchmark).predictions_file)
+    with claim(output_dir(settings.output_dir, "--output-dir", writes=writes,
+                          create_parents=True), inputs=settings.inputs()):
+        prepared = prepared or prepare(settings)
+        return await _execute(settings, prepared, backend, console, warn, rerun)
+
+
+async def _execute(settings: RunSettings, prepared: Prepared, backend: ChatBackend | None,
+                   console: Console | None, warn: Console | None, rerun: str) -> RunResult:
     out = settings.output_dir
-    out.mkdir(parents=True, exist_ok=True)
+    keys = [task.key for task in prepared.tasks]
+    kept = prepare_results(out / SAMPLES_FILE, keys, run_key_of, policy=rerun, what="samples",
+                           differences=lambda rows: run_differences(settings, prepared))
+    note = kept.note(out / SAMPLES_FILE)
+    if note and warn is not None:
+        warn.print(f"note: {note}", markup=False, highlight=False)
     log = ResultLog(out / SAMPLES_FILE, run_key_of)
     log.load(is_done)
-    keys = [task.key for task in prepared.tasks]
     note_resume(log, keys, warn,
                 "samples made with other settings or examples; this run replaces them")
     local = prepared.spec.is_local
@@ -213,6 +239,14 @@ async def execute(
             console=console, start_interval=execution.start_interval,
             description=f"{prepared.benchmark.name} {prepared.spec}",
         )  # fmt: skip
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        rows, attempts = split_rows(prepared.tasks, log.latest(keys), settings.repeats)
+        write_config(settings, prepared, status="interrupted", rows=rows,
+                     stats=execution.stats(), attempts=attempts)
+        finished = len(log.done_keys() & set(keys))
+        raise Interrupted(
+            f"{finished} of {len(keys)} samples are saved in {out / SAMPLES_FILE} (config.json "
+            "says interrupted); rerun the same command to resume") from None
     finally:
         await execution.close()
     stats = execution.stats()

@@ -93,6 +93,8 @@ class RunSettings:
     cluster_file: Path | None = None
     #: --shard I/N: only the examples of this shard (None: all)
     shard: Shard | None = None
+    #: an answer cut at max_tokens (finish_reason "length"): "score" it, or "error" (not scored)
+    on_truncation: str = "score"
     #: --repeats k: attempts per example, scored as Avg@k and pass@1..k
     repeats: int = 1
     #: local (this process) or ray (--executor ray: a Ray cluster's workers)
@@ -148,6 +150,8 @@ class RunSettings:
             raise HopscoreError("--retrieve-k must be at least 1")
         if self.context_tokens < 100:
             raise HopscoreError("--context-tokens must be at least 100")
+        if self.on_truncation not in ("score", "error"):
+            raise HopscoreError("--on-truncation must be score or error")
         self.interval_options()  # a bad --ci or --ci-level stops the run before any request
 
     def interval_options(self) -> tuple[IntervalSpec, ClusterSpec | None]:
@@ -162,6 +166,15 @@ class RunSettings:
         spec = IntervalSpec(method=self.ci, level=self.ci_level, resamples=self.resamples,
                             seed=DEFAULT_SEED, cluster=None if clusters is None else clusters.name)
         return spec, clusters
+
+    def inputs(self) -> list[Any]:
+        """The files and folders the run reads, by option (an output never writes over one)."""
+        from hopscore.outputs import Input
+
+        paths = {"--gold": self.gold, "--aliases": self.aliases, "--tables-dir": self.tables_dir,
+                 "--corpus": self.corpus, "--prompt-template": self.prompt_template,
+                 "--cluster-file": self.cluster_file, "--wiki-db": self.wiki_db}
+        return [Input(Path(path), option) for option, path in paths.items() if path is not None]
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -186,6 +199,17 @@ EXECUTION_FIELDS = ("output_dir", "api_key_env", "concurrency", "timeout", "max_
 #: Files whose content (sha256, in config.json) stands in the fingerprint for their path, so
 #: shards that read the same data from different places agree.
 HASHED_PATHS = ("gold", "corpus", "prompt_template")
+#: Settings that change how a run is carried out or reported, never its samples: a rerun that
+#: differs only in these is a plain resume, and a refused rerun does not name them (another
+#: --shard is named: its rows are of other examples).
+OPERATIONAL = (*(name for name in EXECUTION_FIELDS if name != "shard"), "resamples", "ci",
+               "ci_level", "cluster", "cluster_file", "on_truncation")
+
+
+def run_writes(predictions_file: str) -> tuple[str, ...]:
+    """The files a run writes in its directory."""
+    return ("config.json", "samples.jsonl", "samples.other-settings.jsonl", "metrics.json",
+            "scores.jsonl", predictions_file)
 
 
 def default_output_dir(benchmark: str, model: str, protocol: str) -> Path:

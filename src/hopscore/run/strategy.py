@@ -210,6 +210,9 @@ def _usage_total(calls: list[dict[str, Any]]) -> dict[str, Any]:
         "completion_tokens": sum(int(c.get("completion_tokens") or 0) for c in calls),
         "latency_s": round(sum(latency), 4) if latency else None,
         "elapsed_s": round(sum(float(c.get("elapsed_s") or 0.0) for c in calls), 4),
+        # calls whose reply was cut at max_tokens (finish_reason "length")
+        "truncated_calls": sum(1 for c in calls if c.get("finish_reason") == "length"),
+        "truncated": any(c.get("finish_reason") == "length" for c in calls),
     }
 
 

@@ -75,6 +75,22 @@ def locate(data_dir: Path, benchmark: str, work_dir: Path) -> Located:
     return Located(benchmark, None, tried)
 
 
+def suite_inputs(data_dir: Path) -> list[Any]:
+    """Every gold file the suite may read under ``data_dir`` (for the output-is-an-input
+    check: a suite directory inside the data folder is fine, one that would write over a gold
+    file is not)."""
+    from hopscore.outputs import Input
+
+    found = []
+    for benchmark, folders, files in LAYOUT:
+        extra = ("val_realfp.json",) if benchmark == "fermi" else ()
+        for folder in folders:
+            for name in (*files, *extra):
+                if (data_dir / folder / name).is_file():
+                    found.append(Input(data_dir / folder / name, f"--data-dir ({benchmark})"))
+    return found
+
+
 def join_fermi(train: Path, val: Path, target: Path) -> Path:
     """realFP train + val, first occurrence of each question kept (MCR: 292 questions)."""
     seen: set[str] = set()
