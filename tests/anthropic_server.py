@@ -134,6 +134,8 @@ class FakeAnthropic:
         self.latency = latency
         self.log: list[dict[str, Any]] = []
         self.rejected: list[str] = []
+        #: the key each request carried (x-api-key, else the Authorization header)
+        self.keys: list[str] = []
         self._attempts: dict[str, int] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -192,6 +194,8 @@ def _handler(server: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                                                             "message": "no such route"}})
                 return
             headers = {k.lower(): v for k, v in self.headers.items()}
+            server.keys.append(headers.get("x-api-key")
+                               or headers.get("authorization", "").removeprefix("Bearer "))
             try:
                 body = json.loads(raw)
                 validate(body, headers)

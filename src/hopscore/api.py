@@ -476,16 +476,18 @@ class _predictions_file:
 def _run(coroutine: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to its end, also from a thread whose event loop is already running (a
     notebook cell)."""
+    from hopscore.engine.sync import run_sync
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coroutine)
+        return run_sync(coroutine)
     result: list[T] = []
     failure: list[BaseException] = []
 
     def target() -> None:
         try:
-            result.append(asyncio.run(coroutine))
+            result.append(run_sync(coroutine))
         except BaseException as exc:  # handed to the caller's thread
             failure.append(exc)
 

@@ -142,9 +142,21 @@ def test_timeout_after_last_retry(server: FakeOpenAI) -> None:
 
 
 def test_client_and_fatal_errors_are_not_retried(server: FakeOpenAI) -> None:
-    results = complete_all(make_engine(server, Sleeps()), [request("r401"), request("r400")])
-    assert [r.failure.kind for r in results if r.failure] == ["fatal", "client_error"]
+    results = complete_all(make_engine(server, Sleeps()), [request("r400"), request("r401")])
+    assert [r.failure.kind for r in results if r.failure] == ["client_error", "fatal"]
     assert server.count("r401") == 1 and server.count("r400") == 1
+
+
+def test_nothing_is_sent_after_a_fatal_error(server: FakeOpenAI) -> None:
+    # a wrong key or model fails every request the same way: the ones still waiting for a
+    # slot fail with it unsent (their rows say why), and the next run sends them again
+    engine = make_engine(server, Sleeps(), concurrency=2, adaptive=False)
+    results = complete_all(engine, [request("r401"), request("r401 b"), request("fine"),
+                                    request("fine too")])
+    assert [r.failure.kind if r.failure else None for r in results] == ["fatal"] * 4
+    assert len(server.log) == 2  # the two in flight at once
+    assert [r.attempts for r in results] == [1, 1, 0, 0]
+    assert "HTTP 401" in str(results[3].failure)
 
 
 def test_connection_refused_is_a_connection_failure() -> None:

@@ -34,15 +34,20 @@ def judge(
     )],
     model: Annotated[str | None, typer.Option(
         "--model", "-m", metavar="NAME",
-        envvar="JUDGE_MODEL", help="Judge model name.", show_default=False,
+        envvar="JUDGE_MODEL", show_default=False,
+        help="Judge model: a name on the OpenAI-compatible endpoint (openai/NAME: NAME), or "
+        "anthropic/NAME for Claude through the Messages API (extra hopscore[anthropic]).",
     )] = None,
     base_url: Annotated[str | None, typer.Option(
         "--base-url", metavar="URL", envvar="JUDGE_BASE_URL", show_default=False,
-        help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default: OpenAI).",
+        help="The judge's endpoint: OpenAI-compatible, e.g. http://localhost:8000/v1 (default: "
+        "OpenAI); for anthropic/NAME the Messages API (default: ANTHROPIC_BASE_URL, else "
+        "Anthropic's).",
     )] = None,
     api_key_env: Annotated[str, typer.Option(
         "--api-key-env", metavar="VAR",
-        help="Environment variable holding the API key (unset: 'EMPTY').",
+        help="Environment variable holding the API key (unset: ANTHROPIC_API_KEY for "
+        "anthropic/NAME, else 'EMPTY').",
     )] = "JUDGE_API_KEY",
     concurrency: Annotated[int, typer.Option(
         "--concurrency", "-c", metavar="N", min=1,
@@ -60,7 +65,7 @@ def judge(
     )] = 5,
     backoff: Annotated[float, typer.Option(
         "--backoff", metavar="SECONDS",
-        min=0.0, help="First retry wait in seconds; doubles per retry (max 60).",
+        min=0.0, help=o.BACKOFF_HELP,
     )] = 1.0,
     max_retry_wait: Annotated[float, typer.Option(
         "--max-retry-wait", metavar="SECONDS", min=0.0,

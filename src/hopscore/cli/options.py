@@ -40,6 +40,11 @@ CLUSTER_FILE = typer.Option(
     help="Clusters from a file mapping id to cluster (JSON object, JSONL {id, cluster}, CSV).")
 
 
+#: --backoff: the same option, with the same meaning, on every command that calls a model
+BACKOFF_HELP = ("First retry wait in seconds (drawn between half of it and all of it), doubling "
+                "per retry up to 60 s; a server's Retry-After overrides it up to --max-retry-wait.")
+
+
 JSON_HELP = ("Print the result as one JSON document on stdout instead of the tables (the "
              "messages still go to stderr), for scripts.")
 JSON = typer.Option(False, "--json", help=JSON_HELP)

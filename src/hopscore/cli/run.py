@@ -157,6 +157,9 @@ def run_command(
     max_retries: int = typer.Option(
         5, "--max-retries", rich_help_panel=PANEL_ADVANCED, metavar="N", min=0,
         help="Retries per request."),
+    backoff: float = typer.Option(
+        1.0, "--backoff", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.0,
+        help=o.BACKOFF_HELP),
     max_retry_wait: float = typer.Option(
         60.0, "--max-retry-wait", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.0,
         help="Longest wait before a retry, whatever the server's Retry-After asks."),
@@ -252,11 +255,11 @@ def run_command(
     judge_model: str | None = typer.Option(
         None, "--judge-model", metavar="NAME", envvar="JUDGE_MODEL", rich_help_panel=HDR,
         show_default=False,
-        help="Judge for SQL2S and Parallel answers."),
+        help="Judge for SQL2S and Parallel answers (as judge --model: anthropic/NAME is Claude)."),
     judge_base_url: str | None = typer.Option(
         None, "--judge-base-url", metavar="URL", envvar="JUDGE_BASE_URL", rich_help_panel=HDR,
         show_default=False,
-        help="The judge's OpenAI-compatible endpoint."),
+        help="The judge's endpoint (OpenAI-compatible; the Messages API for anthropic/NAME)."),
     judge_api_key_env: str = typer.Option(
         "JUDGE_API_KEY", "--judge-api-key-env", metavar="VAR", rich_help_panel=HDR,
         help="Variable of the judge key."),
@@ -379,8 +382,9 @@ def run_command(
         tables_dir=tables_dir, context_tokens=context_tokens, corpus=corpus,
         retrieve_k=retrieve_k, concurrency=concurrency,
         timeout=timeout if timeout is not None else (900.0 if local else 120.0),
-        max_retries=max_retries, max_retry_wait=max_retry_wait, deadline=deadline,
-        adaptive=adaptive, cache_dir=None if no_cache else (cache_dir or _cache_dir()),
+        max_retries=max_retries, backoff=backoff, max_retry_wait=max_retry_wait,
+        deadline=deadline, adaptive=adaptive,
+        cache_dir=None if no_cache else (cache_dir or _cache_dir()),
         resamples=resamples, ci=ci.lower(), ci_level=ci_level, cluster=cluster,
         cluster_file=cluster_file, strategy=strategy, chains=chains,
         chain_temperature=chain_temperature, num_retries=num_retries, chain_calls=chain_calls,
@@ -511,8 +515,9 @@ def _run_hdr(args: dict[str, Any]) -> None:
         max_context_tokens=args["max_context_tokens"], sql_timeout=args["sql_timeout"],
         max_observation_chars=args["max_observation_chars"],
         timeout=args["timeout"] if args["timeout"] is not None else (900.0 if local else 300.0),
-        max_retries=args["max_retries"], max_retry_wait=args["max_retry_wait"],
-        deadline=args["deadline"], adaptive=args["adaptive"],
+        max_retries=args["max_retries"], backoff=args["backoff"],
+        max_retry_wait=args["max_retry_wait"], deadline=args["deadline"],
+        adaptive=args["adaptive"],
         cache_dir=None if args["no_cache"] else (args["cache_dir"] or _cache_dir()),
         grade=not args["no_grade"], judge_model=judge["judge_model"],
         judge_base_url=judge["judge_base_url"], judge_api_key_env=judge["judge_api_key_env"],
@@ -643,7 +648,28 @@ def suite_mcr(
         help="Documents per question."),
     concurrency: int = typer.Option(
         8, "--concurrency", "-c", min=1, metavar="N", rich_help_panel=PANEL_ADVANCED,
-        help="Requests in flight."),
+        help="Most requests in flight; fewer while the endpoint cannot sustain more."),
+    adaptive: bool = typer.Option(
+        True, "--adaptive-concurrency/--fixed-concurrency", rich_help_panel=PANEL_ADVANCED,
+        help="Fit requests in flight to what the endpoint sustains, or always --concurrency."),
+    timeout: float | None = typer.Option(
+        None, "--timeout", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.001,
+        show_default=False,
+        help="Seconds per attempt (default 120; 900 for local/smollm2)."),
+    max_retries: int = typer.Option(
+        5, "--max-retries", rich_help_panel=PANEL_ADVANCED, metavar="N", min=0,
+        help="Retries per request."),
+    backoff: float = typer.Option(
+        1.0, "--backoff", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.0,
+        help=o.BACKOFF_HELP),
+    max_retry_wait: float = typer.Option(
+        60.0, "--max-retry-wait", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.0,
+        help="Longest wait before a retry, whatever the server's Retry-After asks."),
+    deadline: float | None = typer.Option(
+        None, "--deadline", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.001,
+        show_default=False,
+        help="Seconds one request may take over all its attempts and waits (default: --timeout x "
+        "(retries + 1))."),
     cache_dir: Path | None = typer.Option(
         None, "--cache-dir", envvar="HOPSCORE_CACHE_DIR", show_default=False, metavar="DIR",
         rich_help_panel=PANEL_OUTPUT,
@@ -728,7 +754,9 @@ def suite_mcr(
         api_key_env=api_key_env, protocol="mcr", shots=shots, temperature=temperature,
         max_tokens=max_tokens or None, seed=seed, limit=limit, sample=sample,
         sample_seed=sample_seed, corpus=corpus, retrieve_k=retrieve_k, concurrency=concurrency,
-        timeout=900.0 if local else 120.0,
+        timeout=timeout if timeout is not None else (900.0 if local else 120.0),
+        max_retries=max_retries, backoff=backoff, max_retry_wait=max_retry_wait,
+        deadline=deadline, adaptive=adaptive,
         cache_dir=None if no_cache else (cache_dir or _cache_dir()), strategy=strategy,
         chains=chains, chain_temperature=chain_temperature, num_retries=num_retries,
         chain_calls=chain_calls, meta_facts=meta_facts, shard=o.shard_option(shard, shards),

@@ -14,10 +14,11 @@ from hopscore.engine.backend import ChatBackend, OpenAIBackend, endpoint_of
 from hopscore.engine.batch import BatchOutcome, RowResult, run_batch
 from hopscore.engine.cache import ResponseCache, cache_for, default_cache_dir, warn_printer
 from hopscore.engine.classify import error_message, error_reply, parse_body, status_error
-from hopscore.engine.core import ChatEngine, EngineStats
+from hopscore.engine.core import ChatEngine, EngineStats, batch_workers
 from hopscore.engine.limit import ConcurrencyLimit
 from hopscore.engine.resume import ResultLog, note_resume, run_key_of
 from hopscore.engine.retry import RetryPolicy, parse_retry_after
+from hopscore.engine.sync import run_sync
 from hopscore.engine.types import (
     RETRYABLE_KINDS,
     AttemptRecord,
@@ -50,6 +51,7 @@ __all__ = [
     "RetryPolicy",
     "RowResult",
     "Usage",
+    "batch_workers",
     "cache_for",
     "canonical_json",
     "default_cache_dir",
@@ -61,6 +63,7 @@ __all__ = [
     "parse_retry_after",
     "run_batch",
     "run_key_of",
+    "run_sync",
     "sha256_text",
     "status_error",
     "warn_printer",

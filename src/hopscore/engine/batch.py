@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -84,12 +84,17 @@ async def run_batch(
     console: Console | None = None,
     description: str = "running",
     start_interval: float = 0.005,
+    source: AsyncIterator[tuple[str, T]] | None = None,
 ) -> BatchOutcome:
     """Process every item whose key is not done yet; return counts.
 
     ``keys[i]`` is item i's unique key; ``work(item, key)`` must return a row whose
     ``log.key_of(row) == key``. When every item has a row the file is rewritten in ``keys``
     order; after a fatal failure it is left as is (in completion order) for a re-run to finish.
+
+    ``source`` gives more ``(key, item)`` pairs, made while the batch runs (a run renders its
+    prompts while the first requests are out); they come after ``items`` in the file's order.
+    An exception it raises stops the batch.
 
     Workers start ``start_interval`` seconds apart. Started together, all requests go out at
     once, come back at once and queue for the one CPU thread that parses them, and stay in
@@ -98,27 +103,44 @@ async def run_batch(
     """
     if len(items) != len(keys):
         raise ValueError("items and keys differ in length")
-    if len(set(keys)) != len(keys):
+    order = list(keys)
+    seen = set(order)
+    if len(seen) != len(order):
         raise ValueError("keys are not unique")
     started = time.perf_counter()
     pending = [_Item(k, v) for k, v in zip(keys, items, strict=True) if not log.is_done(k)]
-    outcome = BatchOutcome(total=len(items), already_done=len(items) - len(pending))
-    queue: asyncio.Queue[_Item[T]] = asyncio.Queue()
+    outcome = BatchOutcome(total=len(order), already_done=len(order) - len(pending))
+    queue: asyncio.Queue[_Item[T] | None] = asyncio.Queue()
     for item in pending:
         queue.put_nowait(item)
     stop = asyncio.Event()
 
     progress = _progress(console)
-    task_id = progress.add_task(description, total=len(items), completed=outcome.already_done,
+    task_id = progress.add_task(description, total=len(order), completed=outcome.already_done,
                                 failed=0) if progress else None
+
+    async def feed() -> None:
+        assert source is not None
+        async for key, value in source:
+            if key in seen:
+                raise ValueError(f"keys are not unique: {key!r}")
+            seen.add(key)
+            order.append(key)
+            outcome.total += 1
+            if log.is_done(key):
+                outcome.already_done += 1
+            elif not stop.is_set():
+                queue.put_nowait(_Item(key, value))
+            if progress is not None and task_id is not None:
+                progress.update(task_id, total=outcome.total, completed=outcome.already_done
+                                + outcome.processed)
 
     async def worker(delay: float) -> None:
         if delay:
             await asyncio.sleep(delay)
         while not stop.is_set():
-            try:
-                item = queue.get_nowait()
-            except asyncio.QueueEmpty:
+            item = await queue.get()
+            if item is None:
                 return
             result = await work(item.value, item.key)
             if log.key_of(result.row) != item.key:
@@ -134,22 +156,35 @@ async def run_batch(
             if progress is not None and task_id is not None:
                 progress.update(task_id, advance=1, failed=outcome.failed)
 
-    count = max(1, min(workers, len(pending)))
+    count = max(1, workers if source is not None else min(workers, len(pending)))
     tasks = [asyncio.create_task(worker(i * start_interval)) for i in range(count)]
+    feeder = None
+    if source is None:
+        for _ in tasks:
+            queue.put_nowait(None)
+    else:
+        async def feed_all() -> None:
+            try:
+                await feed()
+            finally:
+                for _ in tasks:  # the workers end when the queue is drained
+                    queue.put_nowait(None)
+
+        feeder = asyncio.create_task(feed_all())
+    running = [*tasks] + ([feeder] if feeder is not None else [])
     try:
         if progress is not None:
             progress.start()
-        if tasks:
-            await asyncio.gather(*tasks)
+        await asyncio.gather(*running)
     finally:
-        for task in tasks:
+        for task in running:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*running, return_exceptions=True)
         if progress is not None:
             progress.stop()
         log.close()
     if outcome.aborted is None:
-        outcome.dropped_rows = log.finalize(keys)
+        outcome.dropped_rows = log.finalize(order)
     outcome.wall_s = time.perf_counter() - started
     return outcome
 

@@ -5,6 +5,9 @@ default file (``~/.cache/hopscore/responses.sqlite``) is shared by every run on 
 
 * it is read and written off the event loop, on two threads of its own (one reader, one
   writer, each with its own connection): a lock held by another process never stalls requests;
+* lookups and writes made in the same turn of the event loop go to their thread together (one
+  ``SELECT ... IN``, one transaction): 64 replies arriving at once cost two thread hand-offs,
+  not 128, each of which made the event loop wait for the interpreter lock;
 * the database is in WAL mode (readers never wait for a writer), every statement has a short
   busy timeout, and every write is one short transaction;
 * on any failure (locked beyond the busy timeout, a table of another schema, a corrupt or
@@ -22,7 +25,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -79,6 +82,10 @@ class ResponseCache:
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="hopscore-cache-write")
         self._schema_checked = False
         self._closed = False
+        # what the event loop asked for in this turn, handed to the threads together
+        self._reads: list[tuple[str, asyncio.Future[tuple[ChatResponse, float | None] | None]]] = []
+        self._writes: list[tuple[str, ChatResponse, float | None]] = []
+        self._writes_scheduled = False
 
     @classmethod
     def in_dir(cls, directory: Path, *, warn: Warn | None = None) -> ResponseCache:
@@ -141,51 +148,104 @@ class ResponseCache:
 
     def get(self, key: str) -> tuple[ChatResponse, float | None] | None:
         """The cached response and the latency it had when it was fetched, or None."""
-        if self.disabled:
-            return None
-        try:
-            row = self._db().execute(
-                "SELECT body, latency_s FROM responses WHERE key = ?", (key,)).fetchone()
-        except Exception as exc:
-            self._fail(exc)
-            return None
-        if row is None:
-            return None
-        try:
-            body = json.loads(row[0])
-            return ChatResponse.from_body(body), row[1]
-        except Exception:
-            # A corrupt entry is a miss; it is overwritten by the next successful fetch.
-            return None
+        return self._get_many([key]).get(key)
 
     def put_sync(self, key: str, response: ChatResponse, latency_s: float | None) -> None:
+        self._put_many([(key, response, latency_s)])
+
+    def _get_many(self, keys: Sequence[str]) -> dict[str, tuple[ChatResponse, float | None]]:
+        """The cached responses of those of ``keys`` that have one."""
+        found: dict[str, tuple[ChatResponse, float | None]] = {}
         if self.disabled:
+            return found
+        unique = list(dict.fromkeys(keys))
+        rows: list[tuple[str, str, float | None]] = []
+        try:
+            db = self._db()
+            for start in range(0, len(unique), 500):
+                chunk = unique[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows.extend(db.execute(
+                    f"SELECT key, body, latency_s FROM responses WHERE key IN ({marks})",
+                    chunk).fetchall())
+        except Exception as exc:
+            self._fail(exc)
+            return found
+        for key, body, latency in rows:
+            try:
+                found[key] = (ChatResponse.from_body(json.loads(body)), latency)
+            except Exception:
+                continue  # a corrupt entry is a miss, overwritten by the next fetch
+        return found
+
+    def _put_many(self, entries: Sequence[tuple[str, ChatResponse, float | None]]) -> None:
+        """Store ``entries`` in one transaction."""
+        if self.disabled or not entries:
             return
         try:
-            text = json.dumps(response.raw, ensure_ascii=False)
-            self._db().execute(
-                "INSERT OR REPLACE INTO responses (key, body, latency_s, created) "
-                "VALUES (?, ?, ?, ?)", (key, text, latency_s, time.time()))
+            now = time.time()
+            values = [(key, json.dumps(response.raw, ensure_ascii=False), latency, now)
+                      for key, response, latency in entries]
+            db = self._db()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany("INSERT OR REPLACE INTO responses (key, body, latency_s, created) "
+                               "VALUES (?, ?, ?, ?)", values)
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
         except Exception as exc:
             self._fail(exc)
 
     # -- what the engine calls -------------------------------------------------------------
 
     async def aget(self, key: str) -> tuple[ChatResponse, float | None] | None:
+        """The cached response of ``key`` (None: a miss). Lookups made in the same turn of the
+        event loop are answered by one query on the reader thread."""
         if self.disabled or self._closed:
             return None
         loop = asyncio.get_running_loop()
+        future: asyncio.Future[tuple[ChatResponse, float | None] | None] = loop.create_future()
+        if not self._reads:
+            loop.call_soon(self._send_reads, loop)
+        self._reads.append((key, future))
+        return await future
+
+    def _send_reads(self, loop: asyncio.AbstractEventLoop) -> None:
+        batch, self._reads = self._reads, []
         try:
-            return await loop.run_in_executor(self._reader, self.get, key)
-        except RuntimeError:  # the executor was shut down
-            return None
+            job = self._reader.submit(self._get_many, [key for key, _ in batch])
+        except RuntimeError:  # shut down meanwhile
+            _answer(batch, {})
+            return
+        done = asyncio.wrap_future(job, loop=loop)
+        done.add_done_callback(
+            lambda f: _answer(batch, {} if f.cancelled() or f.exception() else f.result()))
 
     def put(self, key: str, response: ChatResponse, latency_s: float | None) -> None:
-        """Queue a write; it happens on the writer thread (never blocks the caller)."""
+        """Queue a write; it happens on the writer thread (never blocks the caller). Writes
+        queued in the same turn of the event loop are one transaction."""
         if self.disabled or self._closed:
             return
-        with contextlib.suppress(RuntimeError):
-            self._writer.submit(self.put_sync, key, response, latency_s)
+        with self._lock:
+            self._writes.append((key, response, latency_s))
+            if self._writes_scheduled:
+                return
+            self._writes_scheduled = True
+        try:
+            asyncio.get_running_loop().call_soon(self._send_writes)
+        except RuntimeError:  # not on an event loop: hand it over now
+            self._send_writes()
+
+    def _send_writes(self) -> None:
+        with self._lock:
+            batch, self._writes = self._writes, []
+            self._writes_scheduled = False
+        if batch:
+            with contextlib.suppress(RuntimeError):
+                self._writer.submit(self._put_many, batch)
 
     def __len__(self) -> int:
         if self.disabled:
@@ -204,12 +264,14 @@ class ResponseCache:
     def flush(self) -> None:
         """Wait until every queued write is done (or given up)."""
         if not self._closed:
+            self._send_writes()
             self._writer.submit(lambda: None).result()
 
     def close(self) -> None:
         """Finish the queued writes, then close both connections."""
         if self._closed:
             return
+        self._send_writes()
         for executor in (self._writer, self._reader):
             with contextlib.suppress(RuntimeError):
                 executor.submit(self._close_local).result()
@@ -217,6 +279,7 @@ class ResponseCache:
         self._closed = True
 
     async def aclose(self) -> None:
+        self._send_writes()
         await asyncio.get_running_loop().run_in_executor(None, self.close)
 
     def _close_local(self) -> None:
@@ -225,6 +288,13 @@ class ResponseCache:
             self._local.db = None
             with contextlib.suppress(sqlite3.Error):
                 db.close()
+
+
+def _answer(batch: list[tuple[str, asyncio.Future[tuple[ChatResponse, float | None] | None]]],
+            found: dict[str, tuple[ChatResponse, float | None]]) -> None:
+    for key, future in batch:
+        if not future.done():
+            future.set_result(found.get(key))
 
 
 def _describe(exc: BaseException) -> str:

@@ -33,6 +33,7 @@ from hopscore.engine.types import (
     API_ERROR,
     BACKEND_ERROR,
     EMPTY_CONTENT,
+    FATAL,
     AttemptRecord,
     CallError,
     CallFailure,
@@ -70,6 +71,13 @@ class EngineStats:
         return out
 
 
+def batch_workers(concurrency: int) -> int:
+    """How many items a batch should keep going at ``concurrency``: the ceiling, plus a few
+    ready and waiting for a slot, so that a slot freed by a reply gets a request at once
+    (before that reply is read, scored and written), not only after."""
+    return concurrency + max(1, concurrency // 8)
+
+
 class ChatEngine:
     """Sends chat requests through a backend with the project's retry, timeout and cache rules."""
 
@@ -99,12 +107,19 @@ class ChatEngine:
         self.limit = ConcurrencyLimit(concurrency, timeout, adaptive=adaptive)
         self._rng = rng or random.Random()
         self._sleep = sleep
+        #: the first failure that says every request would fail (a wrong key or model)
+        self._fatal: CallError | None = None
 
     @property
     def start_interval(self) -> float:
         """How far apart :func:`~hopscore.engine.run_batch` should start its workers: not at all
         when the limit adapts (it opens the slots of a raise one by one itself)."""
         return 0.0 if self.limit.adaptive else 0.005
+
+    @property
+    def workers(self) -> int:
+        """How many items a batch should keep going for this engine (:func:`batch_workers`)."""
+        return batch_workers(self.concurrency)
 
     def cache_key(self, request: ChatRequest) -> str:
         return request.cache_key(self.backend.endpoint)
@@ -126,6 +141,9 @@ class ChatEngine:
             left = self.deadline - spent
             budget = min(self.timeout, left)
             ticket = await self.limit.acquire()
+            if self._fatal is not None:  # the key or model is wrong: nothing more is sent
+                self.limit.release(ticket, OTHER)
+                return self._failed(key, self._fatal, log, started)
             attempt_started = time.perf_counter()
             self.stats.requests_sent += 1
             outcome = OTHER
@@ -144,9 +162,13 @@ class ChatEngine:
             spent += elapsed
             if failure is None:
                 log.append(AttemptRecord(response.status, None, elapsed))
+                if self.limit.waiting:  # the request given this slot goes out first, then
+                    await asyncio.sleep(0)  # this reply is read and its row written
                 return self._succeeded(key, request, response, elapsed, log, started)
             log.append(AttemptRecord(failure.status, f"{failure.kind}: {failure.message}",
                                      elapsed))
+            if failure.kind == FATAL:
+                self._fatal = failure
             if not failure.retryable or len(log) > self.retry.max_retries:
                 return self._failed(key, failure, log, started)
             wait = self.retry.delay(len(log), failure.retry_after, self._rng)

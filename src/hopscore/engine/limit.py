@@ -106,6 +106,11 @@ class ConcurrencyLimit:
 
     # -- slots ---------------------------------------------------------------------------
 
+    @property
+    def waiting(self) -> bool:
+        """Whether a request is waiting for a slot."""
+        return bool(self._waiters)
+
     async def acquire(self) -> int:
         """Wait for a slot; return the ticket to hand back to :meth:`release`."""
         if self.in_flight < self._open_slots() and not self._waiters:

@@ -47,6 +47,7 @@ from hopscore.engine import (
     note_resume,
     run_batch,
     run_key_of,
+    run_sync,
     sha256_text,
     warn_printer,
 )
@@ -487,7 +488,7 @@ async def finish(prepared: Prepared, rows: dict[str, dict[str, Any]], outcome: B
 
 
 def run(settings: HdrSettings, **kwargs: Any) -> HdrRunResult:
-    return asyncio.run(execute(settings, **kwargs))
+    return run_sync(execute(settings, **kwargs))
 
 
 def default_output_dir(model: str) -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -24,11 +25,13 @@ from hopscore.engine import (
     ResultLog,
     RetryPolicy,
     RowResult,
+    batch_workers,
     cache_for,
     canonical_json,
     endpoint_of,
     note_resume,
     run_batch,
+    run_sync,
     sha256_text,
     warn_printer,
 )
@@ -62,6 +65,21 @@ ON_TRUNCATION = ("score", "error")
 
 #: The reference's temperature and completion budget.
 TEMPERATURE = 0.0
+#: a judge --model with this prefix is Claude, through the Messages API
+ANTHROPIC = "anthropic/"
+#: a judge --model with this prefix is NAME on the OpenAI-compatible endpoint (as in hopscore run)
+OPENAI = "openai/"
+
+
+def split_model(model: str) -> tuple[str, str]:
+    """(provider, name sent) of a judge's ``--model``: ``anthropic/NAME`` is Claude through the
+    native Messages API; ``openai/NAME`` is NAME on the OpenAI-compatible endpoint; any other
+    name is sent as it is to the OpenAI-compatible endpoint (``Qwen/Qwen3-8B`` included)."""
+    if model.startswith(ANTHROPIC) and len(model) > len(ANTHROPIC):
+        return "anthropic", model[len(ANTHROPIC):]
+    if model.startswith(OPENAI) and len(model) > len(OPENAI):
+        return "openai", model[len(OPENAI):]
+    return "openai", model
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,6 +105,30 @@ class JudgeConfig:
     on_truncation: str = "score"
     #: ask again, past the cache, for rows whose reply gave no verdict
     retry_unparsed: bool = False
+
+    @property
+    def provider(self) -> str:
+        """``openai`` (any OpenAI-compatible endpoint) or ``anthropic`` (the Messages API)."""
+        return split_model(self.model)[0]
+
+    @property
+    def model_name(self) -> str:
+        """The model name sent in every request."""
+        return split_model(self.model)[1]
+
+    def resolved_base_url(self) -> str | None:
+        """The endpoint's base URL: ``base_url``, else (Anthropic) ``ANTHROPIC_BASE_URL``."""
+        if self.provider == "anthropic":
+            return self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        return self.base_url
+
+    def endpoint(self) -> str:
+        """The endpoint the judge's backend reports (part of cache and resume keys)."""
+        if self.provider == "anthropic":
+            from hopscore.engine.anthropic import anthropic_endpoint
+
+            return anthropic_endpoint(self.resolved_base_url())
+        return endpoint_of(self.base_url)
 
     def describe(self, endpoint: str) -> dict[str, Any]:
         """Everything that changes what the judge is asked."""
@@ -149,6 +191,15 @@ class JudgeSummary:
 
 
 def make_backend(config: JudgeConfig) -> ChatBackend:
+    """The judge's backend: Claude's Messages API for ``anthropic/NAME`` (the key: the judge's
+    variable, else ``ANTHROPIC_API_KEY``), else the OpenAI-compatible endpoint."""
+    if config.provider == "anthropic":
+        from hopscore.engine.anthropic import AnthropicBackend
+
+        key = config.api_key
+        if not key or key == "EMPTY":
+            key = os.environ.get("ANTHROPIC_API_KEY") or "EMPTY"
+        return AnthropicBackend(config.resolved_base_url(), key)
     return OpenAIBackend(config.base_url, config.api_key, concurrency=config.concurrency)
 
 
@@ -163,7 +214,7 @@ class _Judge:
     def request(self, item: JudgeItem, retry: int = 0) -> ChatRequest:
         prompt = self.config.prompt.render(item.question, item.response, item.correct_answer)
         return ChatRequest(
-            model=self.config.model,
+            model=self.config.model_name,
             messages=[{"role": "user", "content": prompt}],
             temperature=TEMPERATURE,
             max_tokens=self.config.max_tokens,
@@ -224,7 +275,7 @@ async def judge_file(
         else:
             total = len(items)
             items = [item for item in items if shard.owns(shard_key(item))]
-            endpoint = (backend.endpoint if backend is not None else endpoint_of(config.base_url))
+            endpoint = backend.endpoint if backend is not None else config.endpoint()
             write_sidecar(output_path, command="judge", shard=shard,
                           fingerprint=config.fingerprint(endpoint), input_path=input_path,
                           rows=len(items), rows_total=total, settings=config.describe(endpoint))
@@ -289,7 +340,7 @@ async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeC
                                         per_worker=config.concurrency, workers=ray_workers)
     else:
         execution = local_execution(await factory.build(None, backend=backend, warn=warn),
-                                    config.concurrency)
+                                    batch_workers(config.concurrency))
     try:
         outcome = await run_batch(
             items, keys, execution.work, log, workers=execution.workers, console=console,
@@ -416,4 +467,4 @@ def run_judge(
     input_path: Path, output_path: Path, config: JudgeConfig, **kwargs: Any
 ) -> JudgeSummary:
     """Synchronous wrapper for :func:`judge_file`."""
-    return asyncio.run(judge_file(input_path, output_path, config, **kwargs))
+    return run_sync(judge_file(input_path, output_path, config, **kwargs))

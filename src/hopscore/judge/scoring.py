@@ -9,7 +9,6 @@ exact-match metric disagree, and the judge's rows for audit.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import tempfile
 from dataclasses import dataclass, replace
@@ -22,7 +21,7 @@ from rich.table import Table
 from hopscore.analysis.judging import AgreementTable
 from hopscore.benchmarks.base import Benchmark, E, P
 from hopscore.display import print_table
-from hopscore.engine import endpoint_of
+from hopscore.engine import run_sync
 from hopscore.errors import HopscoreError, Location
 from hopscore.inference.agreement import agreement_of
 from hopscore.inference.clusters import ClusterSpec
@@ -144,15 +143,15 @@ def score_files_with_judge(
     items = [judge_item(score, questions.get(score.id, ""), str(gold_path)) for score in scores]
     with tempfile.TemporaryDirectory(prefix="hopscore-judge-") as scratch:
         judge_path = (output_dir or Path(scratch)) / "judge.jsonl"
-        summary = asyncio.run(judge_items(items, judge_path, config, console=console, warn=warn,
-                                          rerun=rerun))
+        summary = run_sync(judge_items(items, judge_path, config, console=console, warn=warn,
+                                       rerun=rerun))
         by_key = {key_of(row): row for row in _rows(judge_path)}  # the latest row of each key
     if summary.aborted:
         raise HopscoreError(
             f"the judge stopped early: {summary.aborted}. Fix the judge model, endpoint or key "
             "and re-run; finished verdicts are kept in judge.jsonl when --output-dir is given."
         )
-    fingerprint = config.fingerprint(endpoint_of(config.base_url))
+    fingerprint = config.fingerprint(config.endpoint())
     rows = [by_key.get(item_key(item, fingerprint)) for item in items]
     check_bound(scores, rows, judge_path.name)
     metric = match_metric(list(report.metrics))

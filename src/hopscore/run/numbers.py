@@ -14,8 +14,6 @@ from __future__ import annotations
 import math
 import re
 
-from hopscore.quantities import parse_quantity
-
 _NUMBER = re.compile(
     r"(?P<pow>(?<![\d.])10\s*(?:\^|\*\*)\s*\{?\s*(?P<pexp>[-+]?\d+)\s*\}?)"
     r"|(?P<mant>[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+]?\.\d+)"
@@ -74,6 +72,8 @@ def _unit_after(number: str, rest: str) -> str | None:
             break
     if not words:
         return None
+    from hopscore.quantities import parse_quantity  # imports numpy: only when units are read
+
     for count in range(len(words), 0, -1):
         if words[count - 1].lower() in _NOT_UNITS:
             continue
@@ -108,6 +108,8 @@ def parse_number_answer(value: str, unit: str | None = None, *, last: bool = Fal
     written = format_number(number)
     found = _unit_after(written, rest)
     if found is None and unit and unit.strip() not in ("", "$"):
+        from hopscore.quantities import parse_quantity
+
         check = parse_quantity(f"{written} {unit}")
         found = unit if check.error is None else None
     return f"{written} {found}" if found else written

@@ -36,10 +36,12 @@ from hopscore.engine import (
     ResultLog,
     RetryPolicy,
     RowResult,
+    batch_workers,
     cache_for,
     note_resume,
     run_batch,
     run_key_of,
+    run_sync,
     warn_printer,
 )
 from hopscore.errors import HopscoreError, Interrupted
@@ -230,7 +232,7 @@ async def _execute(settings: RunSettings, prepared: Prepared, backend: ChatBacke
                                         workers=settings.ray_workers)
     else:
         built = await factory.build(None, backend=backend, prepared=prepared, warn=warn)
-        execution = local_execution(built, 1 if local else settings.concurrency)
+        execution = local_execution(built, 1 if local else batch_workers(settings.concurrency))
     write_config(settings, prepared, status="running")  # once the model could be loaded
     try:
         outcome = await run_batch(
@@ -303,4 +305,4 @@ class RunWork:
 
 def run(settings: RunSettings, **kwargs: Any) -> RunResult:
     """Synchronous wrapper of :func:`execute`."""
-    return asyncio.run(execute(settings, **kwargs))
+    return run_sync(execute(settings, **kwargs))
