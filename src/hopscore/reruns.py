@@ -70,6 +70,24 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def comparable_config(config: Mapping[str, Any], operational: Collection[str],
+                      fields: Mapping[str, tuple[str, ...]]) -> dict[str, Any]:
+    """What of a run's config.json decides its rows: its ``settings`` less the operational
+    ones, plus each of ``fields`` (a shown name -> a path of keys into the config; None where
+    the path is absent)."""
+
+    def get(*path: str) -> Any:
+        value: Any = config
+        for name in path:
+            value = value.get(name) if isinstance(value, Mapping) else None
+        return value
+
+    out = {name: value for name, value in (get("settings") or {}).items()
+           if name not in operational}
+    out.update({shown: get(*path) for shown, path in fields.items()})
+    return out
+
+
 def settings_diff(old: Mapping[str, Any], new: Mapping[str, Any],
                   ignore: Collection[str] = ()) -> list[str]:
     """``name: old -> new`` for every (flattened) setting that differs, ``ignore`` left out

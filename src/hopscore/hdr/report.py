@@ -219,19 +219,12 @@ def _comparable(config: dict[str, Any]) -> dict[str, Any]:
     """What of a config.json decides the attempts: the settings (not the operational ones),
     the task set's hash, the endpoint, the system prompt, the tools and the search backend."""
     from hopscore.hdr.settings import OPERATIONAL
+    from hopscore.reruns import comparable_config
 
-    def get(*path: str) -> Any:
-        value: Any = config
-        for name in path:
-            value = value.get(name) if isinstance(value, dict) else None
-        return value
-
-    settings = get("settings") or {}
-    out = {name: value for name, value in settings.items() if name not in OPERATIONAL}
-    out.update({"tasks sha256": get("tasks", "sha256"), "endpoint": get("model", "endpoint"),
-                "system prompt sha256": get("agent", "system_prompt_sha256"),
-                "tools": get("agent", "tools"), "search": get("search")})
-    return out
+    return comparable_config(config, OPERATIONAL, {
+        "tasks sha256": ("tasks", "sha256"), "endpoint": ("model", "endpoint"),
+        "system prompt sha256": ("agent", "system_prompt_sha256"),
+        "tools": ("agent", "tools"), "search": ("search",)})
 
 
 def run_differences(prepared: Prepared) -> list[str]:

@@ -313,21 +313,13 @@ def config_record(settings: RunSettings, prepared: Prepared, status: str) -> dic
 def _comparable(config: dict[str, Any]) -> dict[str, Any]:
     """What of a config.json decides the samples: settings (not the operational ones) and the
     hashes of the gold, the prompt, the exemplars and the corpus, and the endpoint."""
+    from hopscore.reruns import comparable_config
     from hopscore.run.settings import OPERATIONAL
 
-    def get(*path: str) -> Any:
-        value: Any = config
-        for name in path:
-            value = value.get(name) if isinstance(value, dict) else None
-        return value
-
-    settings = get("settings") or {}
-    out = {name: value for name, value in settings.items() if name not in OPERATIONAL}
-    out.update({"gold sha256": get("gold", "sha256"), "prompt sha256": get("prompt", "sha256"),
-                "shots sha256": get("prompt", "shots_sha256"),
-                "corpus sha256": get("context", "corpus", "sha256"),
-                "endpoint": get("model", "endpoint")})
-    return out
+    return comparable_config(config, OPERATIONAL, {
+        "gold sha256": ("gold", "sha256"), "prompt sha256": ("prompt", "sha256"),
+        "shots sha256": ("prompt", "shots_sha256"),
+        "corpus sha256": ("context", "corpus", "sha256"), "endpoint": ("model", "endpoint")})
 
 
 def run_differences(settings: RunSettings, prepared: Prepared) -> list[str]:
