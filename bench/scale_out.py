@@ -7,10 +7,10 @@
 Each is run as a user runs it (the CLI, in subprocesses): the local executor; 2 shards started
 at once then ``hopscore merge``; ``--executor ray`` on an embedded local Ray with 2 CPUs, which
 the command starts and stops; and ``--executor ray`` on a Ray cluster already running
-(``ray start --head`` with 2 CPUs on 127.0.0.1, started before and stopped after, not timed),
-as a user with a cluster runs it. Each reports wall time, its ratio to the local executor, and
-peak memory (the largest sum of the RSS of every process involved, Ray's own included, sampled
-every 0.1 s). Every output is checked to be the local executor's (timing fields aside).
+(``ray start --head`` with 2 CPUs on 127.0.0.1, started before, left to settle until idle, and
+stopped after, not timed), as a user with a cluster runs it. Each reports wall time, its ratio
+to the local executor, and peak memory (the largest sum of the RSS of every process involved,
+Ray's own included, sampled every 0.1 s). Every output is checked to be the local executor's (timing fields aside).
 
 The expected speed-up on k machines is a **model**, not a simulation. Measured: the fixed cost
 of a command (the same command on 20 rows: start-up, Ray's start or connection, reading the
@@ -22,6 +22,12 @@ its concurrency limit, which shrinks with k only if the endpoint grows with k: t
 
     python bench/scale_out.py                 # both workloads, full size
     python bench/scale_out.py --sql-rows 200 --judge-rows 100   # a quick look
+    python bench/scale_out.py --workloads judge   # one workload again (the other's figures
+                                                  # are kept from scale_out.json)
+
+``--executor ray`` overlaps Ray's start with work: the driver judges rows with its local engine
+from the start, and the workers take batches once they are ready (the judge's row counts on
+each say how the rows were shared).
 
 Needs the ray extra (pip install 'hopscore[ray]'). Results: bench/results/scale_out.json and
 bench/results/scale_out.md.
@@ -84,6 +90,17 @@ def _rss_mib(pid: int) -> float:
     except OSError:
         pass
     return 0.0
+
+
+def _cpu_s(pids: list[int]) -> float:
+    """The CPU seconds (user + system) the processes used so far."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for pid in pids:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
 
 
 class PeakMemory:
@@ -157,6 +174,20 @@ class Cluster:
         else:
             raise SystemExit("ray start failed:\n" + "".join(seen[-20:]))
         threading.Thread(target=self.proc.stdout.read, daemon=True).start()
+        self.settle()
+
+    def settle(self, quiet: float = 0.1, limit: float = 30.0) -> None:
+        """Wait until the cluster is idle (its processes used under ``quiet`` CPU seconds in
+        the last second), as a running cluster is: just after ``ray start`` it still starts
+        its agents and prestarts workers, whose CPU is not the command's cost."""
+        deadline = time.monotonic() + limit
+        before = _cpu_s(_tree([self.pid]))
+        while time.monotonic() < deadline:
+            time.sleep(1.0)
+            now = _cpu_s(_tree([self.pid]))
+            if now - before < quiet:
+                return
+            before = now
 
     def stop(self) -> None:
         self.proc.terminate()  # ray start --block stops what it started
@@ -192,6 +223,7 @@ def sql_input(work: Path, rows: int) -> tuple[Path, Path]:
 
 def judge_input(work: Path, rows: int) -> Path:
     path = work / f"judge-{rows}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w") as handle:
         for i in range(rows):
             handle.write(json.dumps({"instance_id": f"b{i}", "question": f"Question {i}?",
@@ -236,6 +268,22 @@ def compare(results: dict[str, Any], label: str, path: Path, local_out: Path) ->
     results[label]["ratio"] = results[label]["wall_s"] / results["local"]["wall_s"]
 
 
+def summary_flag(name: str, label: str, work: Path) -> list[str]:
+    """The judge's --summary-json (its executor block says where the rows ran)."""
+    return ["--summary-json", str(work / f"{name}-{label}.summary.json")] if name == "judge" \
+        else []
+
+
+def ray_counts(name: str, label: str, work: Path) -> dict[str, Any]:
+    path = work / f"{name}-{label}.summary.json"
+    if not path.exists():
+        return {}
+    executor = json.loads(path.read_text()).get("executor", {})
+    keep = ("rows_on_driver", "rows_on_workers", "connected_s", "first_worker_s", "workers",
+            "skipped")
+    return {"pool": {k: executor.get(k) for k in keep}}
+
+
 def measure(name: str, base: list[str], out_flag: str, work: Path, *, local_extra: list[str],
             shard_extra: list[str], ray_extra: list[str]) -> dict[str, Any]:
     """Local, 2 shards at once + merge, Ray with 2 CPUs started by the command; each output
@@ -253,8 +301,8 @@ def measure(name: str, base: list[str], out_flag: str, work: Path, *, local_extr
     compare(results, "shards", merged, local_out)
     out = work / f"{name}-ray.jsonl"
     wall, peak = run_all([[*base, out_flag, str(out), "--executor", "ray", "--ray-workers", "2",
-                           *ray_extra]])
-    results["ray"] = {"wall_s": wall, "peak_mib": peak}
+                           *ray_extra, *summary_flag(name, "ray", work)]])
+    results["ray"] = {"wall_s": wall, "peak_mib": peak, **ray_counts(name, "ray", work)}
     compare(results, "ray", out, local_out)
     return results
 
@@ -267,9 +315,10 @@ def measure_on_cluster(name: str, base: list[str], small: list[str], out_flag: s
     cluster = Cluster(cpus=2)
     try:
         out = work / f"{name}-ray_cluster.jsonl"
-        wall, peak = run_all([[*base, out_flag, str(out), "--executor", "ray", *ray_extra]],
-                             cluster)
-        results["ray_cluster"] = {"wall_s": wall, "peak_mib": peak}
+        wall, peak = run_all([[*base, out_flag, str(out), "--executor", "ray", *ray_extra,
+                               *summary_flag(name, "ray_cluster", work)]], cluster)
+        results["ray_cluster"] = {"wall_s": wall, "peak_mib": peak,
+                                  **ray_counts(name, "ray_cluster", work)}
         compare(results, "ray_cluster", out, work / f"{name}-local.jsonl")
         fixed["ray_cluster_fixed_s"], _ = run_all(
             [[*small, out_flag, str(work / f"{name}-small-cluster.jsonl"), "--executor", "ray",
@@ -332,6 +381,19 @@ def table(title: str, results: dict[str, Any]) -> list[str]:
     lines += ["", f"(shards: {shards['shards_wall_s']:.1f} s running, "
               f"{shards['merge_wall_s']:.1f} s merging; the running cluster's start is not "
               "counted, its processes' memory is)", ""]
+    for label, text in EXECUTORS[2:]:
+        pool = results[label].get("pool")
+        if pool:
+            ready = ("no worker was ready before the rows were done"
+                     if pool["first_worker_s"] is None else
+                     f"the first worker ready at {pool['first_worker_s']:.1f} s")
+            if pool.get("skipped"):
+                ready = f"no worker was made ({pool['skipped']})"
+            connected = ("not connected before the rows were done"
+                         if pool["connected_s"] is None else
+                         f"Ray connected at {pool['connected_s']:.1f} s")
+            lines += [f"{text}: {pool['rows_on_driver']} rows on the driver, "
+                      f"{pool['rows_on_workers']} on the workers; {connected}, {ready}.", ""]
     for label, text in EXECUTORS[1:]:
         if "first_difference" in results[label]:
             where = results[label]["first_difference"]
@@ -366,73 +428,120 @@ def model_lines(title: str, m: dict[str, Any], note: str) -> list[str]:
     return [*lines, ""]
 
 
+def run_sql(work: Path, rows: int, cores: int) -> dict[str, Any]:
+    sql, root = sql_input(work, rows)
+    small, _ = sql_input(work / "small", 20)
+    common = ["--db-root", str(root), "--timeout", "60"]
+    results = measure("sql", ["sql-match", "-i", str(sql), *common], "-o", work,
+                      local_extra=["--workers", "2"], shard_extra=["--workers", "1"],
+                      ray_extra=[])
+    sql_small = ["sql-match", "-i", str(small), "--db-root", str(work / "small" / "dbs"),
+                 "--timeout", "60"]
+    fixed = fixed_costs("sql", sql_small, "-o", work, ["--workers", "2"], [])
+    measure_on_cluster("sql", ["sql-match", "-i", str(sql), *common], sql_small, "-o", work,
+                       results, fixed, [])
+    return {"rows": rows, **results, "model": model(results, fixed, rows, cores)}
+
+
+def run_judge(work: Path, rows: int, latency: float, concurrency: int) -> dict[str, Any]:
+    server = subprocess.Popen([sys.executable, str(REPO / "bench" / "loopback_server.py"),
+                               "--latency", str(latency)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        judge = judge_input(work, rows)
+        base = ["judge", "-i", str(judge), "--model", "bench", "--base-url", url,
+                "--no-cache", "--no-progress"]
+        c = str(concurrency)
+        results = measure("judge", base, "-o", work, local_extra=["-c", c],
+                          shard_extra=["-c", str(concurrency // 2)], ray_extra=["-c", c])
+        small_judge = judge_input(work / "small", 20)
+        judge_small = ["judge", "-i", str(small_judge), "--model", "bench", "--base-url",
+                       url, "--no-cache", "--no-progress"]
+        fixed = fixed_costs("judge", judge_small, "-o", work, ["-c", c], ["-c", c])
+        measure_on_cluster("judge", base, judge_small, "-o", work, results, fixed, ["-c", c])
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=10)
+    return {"rows": rows, "latency_s": latency, "concurrency": concurrency, **results,
+            "model": model(results, fixed, rows, 1)}
+
+
+def load_average() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def measured(run: Any) -> dict[str, Any]:
+    """``run()``'s figures, with when and under what load they were measured."""
+    before = load_average()
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    out: dict[str, Any] = run()
+    out["measured"] = {"started": started, "load_before": before, "load_after": load_average()}
+    return out
+
+
+def when(block: dict[str, Any]) -> str:
+    m = block.get("measured")
+    if not m:
+        return ""
+    return (f"Measured {m['started']} in one run; load average (1, 5, 15 min) "
+            f"{', '.join(map(str, m['load_before']))} before, "
+            f"{', '.join(map(str, m['load_after']))} after.")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sql-rows", type=int, default=2000)
     parser.add_argument("--judge-rows", type=int, default=1000)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--workloads", default="sql,judge",
+                        help="sql, judge or both (a workload left out keeps the figures "
+                        "scale_out.json has for it)")
     args = parser.parse_args()
+    wanted = {w.strip() for w in args.workloads.split(",") if w.strip()}
+    if not wanted or wanted - {"sql", "judge"}:
+        raise SystemExit("--workloads: sql, judge or sql,judge")
     cores = 2
+    previous: dict[str, Any] = {}
+    if wanted != {"sql", "judge"} and (RESULTS / "scale_out.json").exists():
+        previous = json.loads((RESULTS / "scale_out.json").read_text())
     report: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
                                           "platform": platform.platform()}}
-    lines = ["# Scaling out on one machine: local executor, 2 shards, Ray with 2 CPUs", "",
-             "Measured by `python bench/scale_out.py` (all side by side in one run, on "
-             f"{os.cpu_count()} cores; the machine is shared: read the ratios).", ""]
     with tempfile.TemporaryDirectory(prefix="hopscore-scale-") as scratch:
         work = Path(scratch)
-        sql, root = sql_input(work, args.sql_rows)
-        small, _ = sql_input(work / "small", 20)
-        common = ["--db-root", str(root), "--timeout", "60"]
-        sql_results = measure("sql", ["sql-match", "-i", str(sql), *common], "-o", work,
-                              local_extra=["--workers", "2"], shard_extra=["--workers", "1"],
-                              ray_extra=[])
-        sql_small = ["sql-match", "-i", str(small), "--db-root", str(work / "small" / "dbs"),
-                     "--timeout", "60"]
-        sql_fixed = fixed_costs("sql", sql_small, "-o", work, ["--workers", "2"], [])
-        measure_on_cluster("sql", ["sql-match", "-i", str(sql), *common], sql_small, "-o", work,
-                           sql_results, sql_fixed, [])
-        report["sql"] = {"rows": args.sql_rows, **sql_results,
-                         "model": model(sql_results, sql_fixed, args.sql_rows, cores)}
-        server = subprocess.Popen([sys.executable, str(REPO / "bench" / "loopback_server.py"),
-                                   "--latency", str(args.latency)], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        try:
-            assert server.stdout is not None
-            url = server.stdout.readline().strip()
-            judge = judge_input(work, args.judge_rows)
-            base = ["judge", "-i", str(judge), "--model", "bench", "--base-url", url,
-                    "--no-cache", "--no-progress"]
-            c = str(args.concurrency)
-            judge_results = measure("judge", base, "-o", work, local_extra=["-c", c],
-                                    shard_extra=["-c", str(args.concurrency // 2)],
-                                    ray_extra=["-c", c])
-            small_judge = judge_input(work / "small", 20)
-            judge_small = ["judge", "-i", str(small_judge), "--model", "bench", "--base-url",
-                           url, "--no-cache", "--no-progress"]
-            judge_fixed = fixed_costs("judge", judge_small, "-o", work, ["-c", c], ["-c", c])
-            measure_on_cluster("judge", base, judge_small, "-o", work, judge_results,
-                               judge_fixed, ["-c", c])
-        finally:
-            assert server.stdin is not None
-            server.stdin.close()
-            server.wait(timeout=10)
-        report["judge"] = {"rows": args.judge_rows, "latency_s": args.latency,
-                           "concurrency": args.concurrency, **judge_results,
-                           "model": model(judge_results, judge_fixed, args.judge_rows, 1)}
-    lines += table(f"{args.sql_rows} S2SQL gradings, CPU-heavy queries", report["sql"])
-    lines += model_lines("S2SQL", report["sql"]["model"],
+        if "sql" in wanted:
+            report["sql"] = measured(lambda: run_sql(work, args.sql_rows, cores))
+        if "judge" in wanted:
+            report["judge"] = measured(lambda: run_judge(work, args.judge_rows, args.latency,
+                                                         args.concurrency))
+    for name in ("sql", "judge"):
+        if name not in report:
+            if name not in previous:
+                raise SystemExit(f"scale_out.json has no {name} figures: run that workload too")
+            report[name] = previous[name]
+    sql, judge = report["sql"], report["judge"]
+    lines = ["# Scaling out on one machine: local executor, 2 shards, Ray with 2 CPUs", "",
+             "Measured by `python bench/scale_out.py` (each workload's executors side by side "
+             f"in one run, on {os.cpu_count()} cores; the machine is shared: read the ratios).",
+             ""]
+    lines += table(f"{sql['rows']} S2SQL gradings, CPU-heavy queries", sql)
+    lines += [when(sql), ""] if when(sql) else []
+    lines += model_lines("S2SQL", sql["model"],
                          "The grading is CPU-bound: it divides over machines.")
-    lines += table(f"{args.judge_rows}-row judge, {args.latency} s loopback latency, "
-                   f"concurrency {args.concurrency} (2 shards: {args.concurrency // 2} each)",
-                   report["judge"])
+    lines += table(f"{judge['rows']}-row judge, {judge['latency_s']} s loopback latency, "
+                   f"concurrency {judge['concurrency']} (2 shards: {judge['concurrency'] // 2} "
+                   "each)", judge)
+    lines += [when(judge), ""] if when(judge) else []
     lines += model_lines(
-        "judge", report["judge"]["model"],
+        "judge", judge["model"],
         f"Here the per-row cost is the endpoint's latency over its concurrency "
-        f"({args.latency} s / {args.concurrency}): it shrinks with k only if the endpoint's "
-        "limit grows with k (more replicas behind it); against one rate-limited endpoint, "
-        "more machines do not make the judge faster, and Ray's global limit keeps them from "
-        "overrunning it. The rows above assume the limit grows with k.")
+        f"({judge['latency_s']} s / {judge['concurrency']}): it shrinks with k only if the "
+        "endpoint's limit grows with k (more replicas behind it); against one rate-limited "
+        "endpoint, more machines do not make the judge faster, and Ray's global limit keeps "
+        "them from overrunning it. The rows above assume the limit grows with k.")
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "scale_out.json").write_text(json.dumps(report, indent=2) + "\n")
     (RESULTS / "scale_out.md").write_text("\n".join(lines))

@@ -4,6 +4,7 @@ pid mid-run loses and duplicates nothing; the per-endpoint limit holds across wo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -67,11 +68,18 @@ def test_ray_judge_equals_local_and_the_limit_is_global(tmp_path: Path) -> None:
         assert local.returncode == 0, local.stderr
         server.max_in_flight = 0
         ray = run_cli(*judge_args(server, source, tmp_path / "ray.jsonl", "--no-cache",
-                                  "--concurrency", "4", *RAY), env=ENV)
+                                  "--concurrency", "4", "--summary-json", tmp_path / "s.json",
+                                  *RAY), env=ENV)
         assert ray.returncode == 0, ray.stderr
-        # 2 workers, each with an engine of concurrency 4: the cluster still holds 4
+        # the driver and 2 workers, each with an engine of concurrency 4: 4 in all
         assert server.max_in_flight == 4
     assert strip(jsonl(tmp_path / "ray.jsonl")) == strip(jsonl(tmp_path / "local.jsonl"))
+    # a job shorter than Ray's start: the driver did (nearly) every row while Ray started
+    counts = load(tmp_path / "s.json")["executor"]
+    assert counts["executor"] == "ray" and counts["rows_lost"] == 0
+    assert counts["rows_on_driver"] + counts["rows_on_workers"] == 40
+    assert counts["rows_on_driver"] > counts["rows_on_workers"]
+    assert "ray: " in ray.stderr and "rows on the driver" in ray.stderr
 
 
 def test_ray_sql_match_equals_local(tmp_path: Path) -> None:
@@ -143,35 +151,82 @@ def cmdline(pid: int) -> str:
         return ""
 
 
+def sockets_to(pid: int, port: int) -> int:
+    """How many TCP connections process ``pid`` has open to ``127.0.0.1:port``."""
+    inodes = set()
+    with contextlib.suppress(OSError):
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+    count = 0
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/net/tcp").read_text().splitlines()[1:]:
+            fields = line.split()
+            remote, state, inode = fields[2], fields[3], fields[9]
+            if state == "01" and inode in inodes and int(remote.split(":")[1], 16) == port:
+                count += 1
+    return count
+
+
 def test_a_killed_worker_loses_and_duplicates_nothing(tmp_path: Path) -> None:
-    rows = make_rows(60)
+    """A job long enough for Ray to come up: the driver and both workers send (under one
+    limit); one worker, killed by pid while it sends, loses and duplicates nothing, and the
+    output is the local executor's."""
+    rows = make_rows(200)
     source = write_rows(tmp_path / "in.jsonl", rows)
-    out = tmp_path / "out.jsonl"
+    out, summary = tmp_path / "out.jsonl", tmp_path / "s.json"
     env = {**os.environ, **ENV, "PYTHONPATH": str(SRC), "NO_PROXY": "127.0.0.1,localhost"}
-    with FakeOpenAI(honest, latency=0.3) as server:
-        args = judge_args(server, source, out, "--no-cache", "--concurrency", "4", *RAY)
+    # slow replies until the workers send (the driver alone must not finish first, however
+    # long Ray takes to start here), then fast ones
+    with FakeOpenAI(honest, latency=1.0) as server:
+        port = int(server.base_url.rsplit(":", 1)[1].split("/")[0])
+        args = judge_args(server, source, out, "--no-cache", "--concurrency", "4",
+                          "--summary-json", str(summary), *RAY)
         proc = subprocess.Popen([sys.executable, "-m", "hopscore", *args], env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            deadline = time.monotonic() + 120
+            deadline = time.monotonic() + 150
+            workers: list[int] = []
             while time.monotonic() < deadline and proc.poll() is None:
-                if out.exists() and out.read_bytes().count(b"\n") >= 8:
+                workers = [p for p in descendants(proc.pid) if "BatchWorker" in cmdline(p)]
+                # both workers up and sending: each holds rows
+                if len(workers) == 2 and all(sockets_to(p, port) for p in workers):
                     break
                 time.sleep(0.05)
-            workers = [p for p in descendants(proc.pid) if "BatchWorker" in cmdline(p)]
+            assert proc.poll() is None, "the driver finished before the workers sent anything"
             assert len(workers) == 2, [cmdline(p) for p in descendants(proc.pid)]
+            time.sleep(0.5)
+            # the driver and the workers together, all sending
+            assert server.max_in_flight <= 4
             os.kill(workers[0], signal.SIGKILL)  # one worker, by its pid, mid-run
+            server.latency = 0.05
             stdout, stderr = proc.communicate(timeout=240)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate()
+        sent = len(server.log)
+        # the dead worker's slots are given back at once, while the server may still be
+        # answering its requests: those (4 at most) can overlap the others' for a moment
+        assert server.max_in_flight <= 4 + 4
+        server.latency = 0.0  # the reference: the same endpoint, run locally
+        local = run_cli(*judge_args(server, source, tmp_path / "local.jsonl", "--no-cache",
+                                    "--concurrency", "4"), env=ENV)
+        assert local.returncode == 0, local.stderr
     assert proc.returncode == 0, stderr
     final = jsonl(out)
     assert len(final) == len(rows)  # nothing lost
     assert len({r["judge"]["key"] for r in final}) == len(rows)  # nothing written twice
     assert [r["instance_id"] for r in final] == [r["instance_id"] for r in rows]
     assert all(r["judge"]["status"] == "judged" for r in final)
+    assert strip(final) == strip(jsonl(tmp_path / "local.jsonl"))
     assert "rows judged this run / already done" in stdout
+    counts = load(summary)["executor"]
+    assert counts["worker_deaths"] == 1 and counts["rows_lost"] == 0
+    assert 1 <= counts["rows_resent"] <= 4  # what the dead worker held (4 a worker)
+    assert counts["rows_on_driver"] > 0 and counts["rows_on_workers"] > 0
+    assert counts["rows_on_driver"] + counts["rows_on_workers"] == len(rows)
     # the dead worker's rows in flight were asked again: no more than it held
-    assert len(rows) <= len(server.log) <= len(rows) + 4
+    assert len(rows) <= sent <= len(rows) + 4

@@ -10,73 +10,44 @@
   the pool sends items to the actor with room in batches and each finished row streams back
   at once (a streaming generator per batch). The driver appends it to the output: one writer,
   the same resume keys and files as a local run.
+* **Overlap.** Given the driver's own work function (``local``), the pool does not wait for
+  Ray: the driver works on rows with the local engine at once while Ray starts or connects in
+  the background, and each worker takes batches once it is ready (its work function built);
+  the driver goes on working beside them. Rows the driver finished before Ray came up are
+  never sent; a job shorter than Ray's start never waits for it, except for the part of
+  Ray's start still under way when the rows are done (the pool stops Ray cleanly).
 * **Failures.** When an actor or its node dies, the rows of its batches that had not come back
   are sent to another actor (a fresh one takes the dead one's place); a row is written once,
   when its first result arrives, so nothing is lost and nothing is written twice. An item whose
   worker died :data:`MAX_LOSSES` times is recorded as a failed row (``worker_lost``), retried
   by the next run like any failed request.
-* **Global limits.** Each endpoint's concurrency limit is one :class:`Limiter` actor: every
-  attempt, on any worker, holds one of its slots, so adding nodes never overruns a
-  rate-limited API. A dead worker's slots are given back.
+* **Global limits.** Each endpoint's concurrency limit is one
+  :class:`~hopscore.distributed.limits.Limiter` actor: every attempt, on any worker and on the
+  driver, holds one of its slots, so adding nodes never overruns a rate-limited API. Before the
+  cluster is up the driver counts its slots itself and hands them over to the limiter when it
+  exists (:class:`~hopscore.distributed.limits.DriverSlots`). A dead worker's slots are given
+  back.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import uuid
-from collections import Counter, deque
+from collections import deque
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from hopscore.distributed.head import LocalHead, connect, start_local
+from hopscore.distributed.limits import ClusterGate, DriverSlots, Limiter, RemoteSlots
 from hopscore.distributed.work import Built, WorkFactory
 from hopscore.engine import CallFailure, EngineStats, RowResult
 from hopscore.errors import HopscoreError
 
-if TYPE_CHECKING:
-    from hopscore.engine import ChatBackend, ChatRequest, ChatResponse
-
 #: Times an item may lose its worker before it is recorded as failed.
 MAX_LOSSES = 3
 WORKER_LOST = "worker_lost"
-#: set before ``import ray``: a local Ray then advertises and binds 127.0.0.1 only
-_LOOPBACK = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
-
-
-def connect(workers: int | None) -> tuple[Any, bool]:
-    """``(ray, started)``: Ray connected to ``RAY_ADDRESS``, or an embedded local Ray on
-    127.0.0.1 (``started``: this process started it and must shut it down)."""
-    address = os.environ.get("RAY_ADDRESS")
-    host = (address or "").split("://")[-1].rsplit(":", 1)[0]
-    if not address or host in ("127.0.0.1", "localhost", "::1", "[::1]"):
-        os.environ.setdefault(_LOOPBACK, "0")  # a Ray on this machine: loopback only
-    try:
-        import ray
-    except ImportError:
-        raise HopscoreError("--executor ray needs Ray: pip install 'hopscore[ray]'") from None
-    if ray.is_initialized():
-        return ray, False
-    quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
-    try:
-        if address:
-            ray.init(address=address, **quiet)
-        else:
-            # address="local": a new Ray of our own, never one found on this machine (a
-            # `ray start` cluster, or the stale address file a killed Ray leaves behind)
-            ray.init(address="local", num_cpus=workers or os.cpu_count() or 1,
-                     _node_ip_address="127.0.0.1", include_dashboard=False, **quiet)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        where = f"RAY_ADDRESS={address}" if address else "a local Ray"
-        hint = ("; is the cluster running and reachable from here? A cluster with token "
-                "authentication also needs RAY_AUTH_MODE=token and its token (~/.ray/auth_token, "
-                "RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH)") if address else ""
-        raise HopscoreError(f"--executor ray: cannot start or reach {where}: {exc}{hint}"
-                            ) from None
-    return ray, True
-
-
 def _classes(ray: Any) -> tuple[Any, Any]:
     """The two actor classes, made remote on first use (so importing this module needs no Ray)."""
     global _REMOTE
@@ -88,87 +59,6 @@ def _classes(ray: Any) -> tuple[Any, Any]:
 
 
 _REMOTE: tuple[Any, Any] | None = None
-
-
-class Limiter:
-    """One endpoint's concurrency limit across the cluster (a Ray actor): at most ``limit``
-    attempts hold a slot at a time. Slots are counted per holder, so a dead worker's are freed
-    with :meth:`forget`."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.used = 0
-        self.peak = 0
-        self.held: Counter[str] = Counter()
-        self.waiting: deque[asyncio.Future[None]] = deque()
-
-    async def acquire(self, holder: str) -> None:
-        while self.used >= self.limit:
-            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self.waiting.append(waiter)
-            await waiter
-        self.used += 1
-        self.peak = max(self.peak, self.used)
-        self.held[holder] += 1
-
-    def release(self, holder: str) -> None:
-        if self.held[holder] > 0:
-            self.held[holder] -= 1
-            self.used -= 1
-            self._wake(1)
-
-    def forget(self, holder: str) -> int:
-        count = self.held.pop(holder, 0)
-        self.used -= count
-        self._wake(count)
-        return count
-
-    def _wake(self, count: int) -> None:
-        while count > 0 and self.waiting:
-            waiter = self.waiting.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                count -= 1
-
-    def stats(self) -> dict[str, int]:
-        return {"limit": self.limit, "used": self.used, "peak": self.peak}
-
-
-class _GatedBackend:
-    """A backend whose every attempt holds a slot of its endpoint's :class:`Limiter`."""
-
-    def __init__(self, inner: ChatBackend, limiter: Any, holder: str) -> None:
-        self.inner = inner
-        self.endpoint = inner.endpoint
-        self.limiter = limiter
-        self.holder = holder
-
-    async def send(self, request: ChatRequest, timeout: float) -> ChatResponse:
-        await self.limiter.acquire.remote(self.holder)
-        try:
-            return await self.inner.send(request, timeout)
-        finally:
-            self.limiter.release.remote(self.holder)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-
-@dataclass(slots=True)
-class ClusterGate:
-    """The :class:`~hopscore.distributed.Gate` of one worker: the limiters by endpoint."""
-
-    limiters: dict[str, Any]
-    holder: str
-
-    def wrap(self, backend: ChatBackend) -> ChatBackend:
-        limiter = self.limiters.get(backend.endpoint)
-        if limiter is None:
-            return backend
-        return _GatedBackend(backend, limiter, self.holder)
 
 
 def _stats_json(stats: EngineStats | None) -> dict[str, Any]:
@@ -185,11 +75,17 @@ class BatchWorker:
 
     def __init__(self, factory: WorkFactory, limiters: dict[str, Any], holder: str) -> None:
         self.factory = factory
-        self.gate = ClusterGate(limiters, holder)
+        self.gate = ClusterGate({endpoint: RemoteSlots(limiter, holder)
+                                 for endpoint, limiter in limiters.items()})
         self.built: Built | None = None
         self.lock = asyncio.Lock()
 
     def pid(self) -> int:
+        return os.getpid()
+
+    async def ready(self) -> int:
+        """Build the work function (before any batch comes); the process id."""
+        await self._built()
         return os.getpid()
 
     async def _built(self) -> Built:
@@ -220,6 +116,8 @@ class _Actor:
     holder: str
     inflight: int = 0
     alive: bool = True
+    #: its work function is built: batches may go to it
+    ready: bool = False
 
 
 @dataclass(slots=True)
@@ -228,7 +126,8 @@ class _Item:
     #: what travels to the worker (None when the worker finds the item by its key)
     item: Any
     future: asyncio.Future[RowResult]
-    #: the driver's item (for the failed row of an item whose workers kept dying)
+    #: the driver's item (for the driver's own work, and the failed row of an item whose
+    #: workers kept dying)
     local: Any = None
     losses: int = 0
 
@@ -241,61 +140,203 @@ class PoolCounts:
     worker_deaths: int = 0
     resent: int = 0
     lost: int = 0
-    #: the most attempts that held a slot at once, per endpoint
+    #: rows finished by the driver's own work function and by the workers
+    rows_on_driver: int = 0
+    rows_on_workers: int = 0
+    #: seconds from the pool's start until Ray was connected and until the first worker was
+    #: ready (None: not before the rows were done)
+    connected_s: float | None = None
+    first_worker_s: float | None = None
+    #: why no worker was made (the driver was nearly done when Ray was up)
+    skipped: str | None = None
+    #: the most slots held at once, per endpoint (the driver's lease counted whole)
     peak_in_flight: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"executor": "ray", "workers": self.workers, "worker_deaths": self.worker_deaths,
                 "rows_resent": self.resent, "rows_lost": self.lost,
+                "rows_on_driver": self.rows_on_driver, "rows_on_workers": self.rows_on_workers,
+                "connected_s": _round(self.connected_s),
+                "first_worker_s": _round(self.first_worker_s), "skipped": self.skipped,
                 "peak_in_flight": self.peak_in_flight}
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+#: the holder under which the driver's own attempts count in a limiter
+DRIVER = "driver"
+#: once Ray is up, workers are made only when the driver has at least this many seconds of
+#: work left at its pace: a worker takes 3.5 to 7 s to start here (a busy 2-core machine) and
+#: takes CPU from the driver meanwhile, so it must have about 3 times that to pay back
+WORKER_PAYOFF_S = 15.0
+#: the window over which the driver's pace is measured, seconds
+_PACE_S = 1.0
+#: seconds the workers' clean-up gets at the end
+_CLOSE_S = 5.0
+#: workers assumed, for the items kept in flight, on a cluster whose size is not known yet
+_UNKNOWN_CLUSTER = 64
 
 
 class RayPool:
     """Runs a factory's work on Ray actors; :meth:`work` is a drop-in work function for
-    :func:`~hopscore.engine.run_batch` (see the module docstring)."""
+    :func:`~hopscore.engine.run_batch` (see the module docstring). ``local``: the driver's own
+    work function, built with :meth:`driver_gate`, run by ``local_workers`` loops here."""
 
     def __init__(self, factory: WorkFactory, *, limits: dict[str, int], per_worker: int,
-                 workers: int | None = None) -> None:
+                 workers: int | None = None, local_workers: int = 0,
+                 rows: int | None = None) -> None:
         self.factory = factory
         self.limits = limits
         self.per_worker = max(1, per_worker)
         self.requested = workers
+        self.local: Built | None = None
+        self.local_workers = local_workers
+        #: the rows to do (None: not known, as when they are made while the run goes)
+        self.rows = rows
+        self.driver = {endpoint: DriverSlots(limit, DRIVER) for endpoint, limit in limits.items()}
         self.counts = PoolCounts()
         self._ray: Any = None
         self._started = False
+        self._head: LocalHead | None = None
+        self._closing = False
+        self._failed: BaseException | None = None
+        self._begun = 0.0
         self._actors: list[_Actor] = []
         self._limiters: dict[str, Any] = {}
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._room = asyncio.Event()
         self._snapshots: dict[str, dict[str, Any]] = {}
+        self._connecting: asyncio.Task[None] | None = None
         self._dispatcher: asyncio.Task[None] | None = None
+        self._loops: list[asyncio.Task[None]] = []
+        #: when the driver's last rows finished (its pace)
+        self._finished: deque[float] = deque()
+        #: the most rows the driver finished within one window
+        self._best = 0
         self._batches: set[asyncio.Task[None]] = set()
+
+    def driver_gate(self) -> ClusterGate:
+        """The gate of the driver's own work function: its attempts count in the same global
+        limits as the workers' (:class:`~hopscore.distributed.limits.DriverSlots`)."""
+        return ClusterGate(dict(self.driver))
 
     # --- life ---------------------------------------------------------------------------
 
-    async def start(self) -> RayPool:
-        self._ray, self._started = await asyncio.to_thread(connect, self.requested)
+    async def start(self, local: Built | None = None) -> RayPool:
+        """Connect (``local`` None), or start the driver's loops on ``local`` and connect in
+        the background."""
+        self._begun = asyncio.get_running_loop().time()
+        self.local = local
+        if local is None or self.local_workers <= 0:
+            self.local = None
+            await self._connect()
+            return self
+        self._loops = [asyncio.create_task(self._local_loop())
+                       for _ in range(self.local_workers)]
+        self._connecting = asyncio.create_task(self._connect_or_fail())
+        return self
+
+    async def _connect(self) -> None:
+        if self._head is None:
+            self._head = start_local(self.requested)  # here: its death signal is this thread's
+        self._ray, self._started = await asyncio.to_thread(connect, self._head)
+        if self._ray is None:  # the local Ray was stopped before it was up
+            return
+        self.counts.connected_s = self._since()
+        if self._closing or self._nearly_done():
+            return
         limiter_class, _ = _classes(self._ray)
-        self._limiters = {endpoint: limiter_class.remote(limit)
-                          for endpoint, limit in self.limits.items()}
+        for endpoint, limit in self.limits.items():
+            slots = self.driver[endpoint]
+            if self.local is None:  # the driver sends nothing
+                self._limiters[endpoint] = limiter_class.remote(limit)
+                continue
+            # made holding the whole limit for the driver (its lease until workers are ready)
+            self._limiters[endpoint] = limiter_class.remote(limit, {slots.holder: limit})
+            slots.hand_over(self._limiters[endpoint])
         cpus = int(self._ray.cluster_resources().get("CPU", 1))
         count = max(1, min(self.requested or cpus, cpus))
         for _ in range(count):
             self._actors.append(self._new_actor())
         self.counts.workers = count
-        self._room.set()
         self._dispatcher = asyncio.create_task(self._dispatch())
-        return self
+
+    def _nearly_done(self) -> bool:
+        """True when the driver, at the pace it has kept so far, will finish the rows left
+        too soon for a worker to pay back its start (:data:`WORKER_PAYOFF_S`): then no worker
+        is made (it would only take CPU from the driver). Needs the number of rows."""
+        if self.local is None or self.rows is None:
+            return False
+        done = self.counts.rows_on_driver
+        # the driver's best pace over a second (the first seconds' ramp, and Ray's start
+        # taking CPU meanwhile, make the whole run's pace too slow), else the whole run's
+        pace = max(self._best / _PACE_S, done / max(self._since(), 1e-9))
+        if done <= 0 or pace <= 0:
+            return False
+        left = (self.rows - done) / pace
+        if left >= WORKER_PAYOFF_S:
+            return False
+        self.counts.skipped = (f"the driver had {self.rows - done} rows left, about "
+                               f"{left:.1f} s at its pace, under the {WORKER_PAYOFF_S:.0f} s "
+                               "a worker needs to pay back its start")
+        return True
+
+    async def _connect_or_fail(self) -> None:
+        try:
+            await self._connect()
+        except Exception as exc:  # no cluster: every row not done yet fails with it
+            self._failed = exc
+            while not self._queue.empty():
+                entry = self._queue.get_nowait()
+                if not entry.future.done():
+                    entry.future.set_exception(exc)
+
+    def _since(self) -> float:
+        return asyncio.get_running_loop().time() - self._begun
 
     def _new_actor(self) -> _Actor:
         _, worker_class = _classes(self._ray)
         holder = uuid.uuid4().hex
-        return _Actor(worker_class.remote(self.factory, self._limiters, holder), holder)
+        actor = _Actor(worker_class.remote(self.factory, self._limiters, holder), holder)
+        task = asyncio.create_task(self._ready(actor))
+        self._batches.add(task)
+        task.add_done_callback(self._batches.discard)
+        return actor
+
+    async def _ready(self, actor: _Actor) -> None:
+        """Batches go to ``actor`` once its work function is built (a worker that is still
+        starting takes none: the driver goes on with them meanwhile)."""
+        exceptions = self._ray.exceptions
+        try:
+            await actor.handle.ready.remote()
+        except exceptions.RayTaskError:
+            pass  # its build failed: its first batch says why (as a failed build always did)
+        except (exceptions.RayActorError, exceptions.WorkerCrashedError,
+                exceptions.ObjectLostError) as exc:
+            self._lost(actor, [], exc)
+            return
+        actor.ready = True
+        if self.counts.first_worker_s is None:
+            self.counts.first_worker_s = self._since()
+            self._share()
+        self._room.set()
+
+    def _share(self) -> None:
+        """Workers are ready: the driver keeps its share of each limit (as many slots as its
+        share of the items in flight), the workers get the rest."""
+        items = self.local_workers + self.per_worker * max(1, self.counts.workers)
+        for slots in self.driver.values():
+            slots.share(round(slots.limit * self.local_workers / items))
 
     @property
     def capacity(self) -> int:
-        """Items to keep in flight: every worker's share."""
-        return self.per_worker * max(1, len(self._actors))
+        """Items to keep in flight: the driver's share and every worker's."""
+        expected = self.requested or (
+            (os.cpu_count() or 1) if not os.environ.get("RAY_ADDRESS") else _UNKNOWN_CLUSTER)
+        workers = len(self._actors) or expected
+        return self.local_workers + self.per_worker * max(1, workers)
 
     async def pids(self) -> list[int]:
         """The process ids of the live workers (the tests kill one)."""
@@ -303,34 +344,90 @@ class RayPool:
         return list(await asyncio.gather(*refs))
 
     async def close(self) -> None:
+        self._closing = True
+        for task in self._loops:
+            task.cancel()
+        await asyncio.gather(*self._loops, return_exceptions=True)
+        if self._head is not None and not self._head.ready:
+            # the rows are done before the local Ray is up: it is stopped, not waited for
+            await asyncio.to_thread(self._head.stop)
+        if self._connecting is not None:
+            # connecting (the head is up) is waited for, then undone (no worker is made once
+            # closing)
+            await asyncio.gather(self._connecting, return_exceptions=True)
         if self._dispatcher is not None:
             self._dispatcher.cancel()
             await asyncio.gather(self._dispatcher, return_exceptions=True)
         for task in list(self._batches):
             task.cancel()
         await asyncio.gather(*self._batches, return_exceptions=True)
-        for endpoint, limiter in self._limiters.items():
-            with suppress(Exception):  # the cluster may be gone already
-                self.counts.peak_in_flight[endpoint] = int(
-                    (await limiter.stats.remote())["peak"])
-        closing = [actor.handle.close.remote() for actor in self._actors if actor.alive]
-        await asyncio.gather(*closing, return_exceptions=True)
+        for endpoint, slots in self.driver.items():
+            peak = slots.peak
+            limiter = self._limiters.get(endpoint)
+            if limiter is not None:
+                with suppress(Exception):  # the cluster may be gone already
+                    peak = max(peak, int((await limiter.stats.remote())["peak"]))
+            self.counts.peak_in_flight[endpoint] = peak
+        closing = []
+        for actor in self._actors:
+            if not actor.alive:
+                continue
+            if actor.ready:
+                closing.append(actor.handle.close.remote())
+            else:  # still starting: not waited for
+                with suppress(Exception):
+                    self._ray.kill(actor.handle, no_restart=True)
+        if closing:
+            await asyncio.wait([asyncio.ensure_future(ref) for ref in closing],
+                               timeout=_CLOSE_S)
+        if self.local is not None:
+            await self.local.close()
         if self._started:
             await asyncio.to_thread(self._ray.shutdown)
+        if self._head is not None and not self._head.stopped:
+            await asyncio.to_thread(self._head.stop)
 
     # --- the work function ----------------------------------------------------------------
 
     async def work(self, item: Any, key: str) -> RowResult:
+        if self._failed is not None:
+            raise self._failed
         future: asyncio.Future[RowResult] = asyncio.get_running_loop().create_future()
         sent = item if self.factory.ships_items else None
         self._queue.put_nowait(_Item(key, sent, future, item))
         return await future
 
+    async def _local_loop(self) -> None:
+        """One of the driver's loops: items from the same queue as the workers', done here."""
+        assert self.local is not None
+        while True:
+            entry = await self._queue.get()
+            if entry.future.done():
+                continue
+            try:
+                result = await self.local.work(entry.local, entry.key)
+            except Exception as exc:  # as in a local run: the batch stops with it
+                if not entry.future.done():
+                    entry.future.set_exception(exc)
+                continue
+            if not entry.future.done():
+                self.counts.rows_on_driver += 1
+                now = asyncio.get_running_loop().time()
+                self._finished.append(now)
+                while self._finished[0] < now - _PACE_S:
+                    self._finished.popleft()
+                self._best = max(self._best, len(self._finished))
+                entry.future.set_result(result)
+
     @property
     def stats(self) -> EngineStats:
-        """The request counts of every worker (a dead worker's up to its last row)."""
+        """The request counts of the driver and every worker (a dead worker's up to its last
+        row)."""
         total = EngineStats()
-        for snapshot in self._snapshots.values():
+        snapshots = list(self._snapshots.values())
+        if self.local is not None:
+            snapshots.append(_stats_json(self.local.stats()))
+        for snapshot in snapshots:
             total.requests_sent += int(snapshot.get("requests_sent", 0))
             total.retries += int(snapshot.get("retries", 0))
             total.cache_hits += int(snapshot.get("cache_hits", 0))
@@ -344,20 +441,29 @@ class RayPool:
     # --- dispatching ------------------------------------------------------------------------
 
     def _free_actor(self) -> _Actor | None:
-        live = [a for a in self._actors if a.alive and a.inflight < self.per_worker]
+        live = [a for a in self._actors
+                if a.alive and a.ready and a.inflight < self.per_worker]
         return min(live, key=lambda a: a.inflight) if live else None
 
     async def _dispatch(self) -> None:
         while True:
-            first = await self._queue.get()
-            actor = self._free_actor()
-            while actor is None:
+            # room first, then an item: no item waits here for a worker while the driver's
+            # loops could take it
+            while self._free_actor() is None:
                 self._room.clear()
                 await self._room.wait()
-                actor = self._free_actor()
+            first = await self._queue.get()
+            actor = self._free_actor()
+            if first.future.done():
+                continue
+            if actor is None:  # the worker died meanwhile
+                self._queue.put_nowait(first)
+                continue
             batch = [first]
             while len(batch) < self.per_worker - actor.inflight and not self._queue.empty():
-                batch.append(self._queue.get_nowait())
+                entry = self._queue.get_nowait()
+                if not entry.future.done():
+                    batch.append(entry)
             actor.inflight += len(batch)
             task = asyncio.create_task(self._run(actor, batch))
             self._batches.add(task)
@@ -376,6 +482,7 @@ class RayPool:
                 actor.inflight -= 1
                 self._room.set()
                 if entry is not None and not entry.future.done():
+                    self.counts.rows_on_workers += 1
                     entry.future.set_result(result)
         except exceptions.RayTaskError as exc:
             # a user-facing error raised in the worker (its node's files differ) stays one;
@@ -398,9 +505,12 @@ class RayPool:
             self.counts.worker_deaths += 1
             for limiter in self._limiters.values():
                 limiter.forget.remote(actor.holder)
-            self._actors[self._actors.index(actor)] = self._new_actor()
+            if not self._closing:
+                self._actors[self._actors.index(actor)] = self._new_actor()
         actor.inflight = 0
         for entry in unfinished:
+            if entry.future.done():
+                continue
             entry.losses += 1
             if entry.losses >= MAX_LOSSES:
                 self.counts.lost += 1
@@ -412,3 +522,4 @@ class RayPool:
             self.counts.resent += 1
             self._queue.put_nowait(entry)
         self._room.set()
+

@@ -170,6 +170,8 @@ class JudgeSummary:
     model: str = ""
     prompt_sha256: str = ""
     aborted: str | None = None
+    #: where the rows ran (``--executor ray``: the pool's counts)
+    executor: dict[str, Any] = field(default_factory=lambda: {"executor": "local"})
 
     @property
     def accuracy(self) -> float:
@@ -336,8 +338,16 @@ async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeC
     retries, retried = retry_numbers(log, keys, config.retry_unparsed)
     factory = JudgeWork(config, meta, retries)
     if executor == "ray":
+        driver = backend
+
+        async def build_driver(gate: Gate) -> Built:
+            return await factory.build(gate, backend=driver, warn=warn)
+
         execution = await ray_execution(factory, limits={backend.endpoint: config.concurrency},
-                                        per_worker=config.concurrency, workers=ray_workers)
+                                        per_worker=config.concurrency, workers=ray_workers,
+                                        local=build_driver,
+                                        local_workers=batch_workers(config.concurrency),
+                                        rows=sum(not log.is_done(key) for key in keys))
     else:
         execution = local_execution(await factory.build(None, backend=backend, warn=warn),
                                     batch_workers(config.concurrency))
@@ -354,6 +364,7 @@ async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeC
         await execution.close()
     summary = summarize(log, outcome, execution.stats(), config, keys)
     summary.retried_unparsed = retried
+    summary.executor = execution.describe()
     return summary
 
 
