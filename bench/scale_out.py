@@ -10,7 +10,8 @@ the command starts and stops; and ``--executor ray`` on a Ray cluster already ru
 (``ray start --head`` with 2 CPUs on 127.0.0.1, started before, left to settle until idle, and
 stopped after, not timed), as a user with a cluster runs it. Each reports wall time, its ratio
 to the local executor, and peak memory (the largest sum of the RSS of every process involved,
-Ray's own included, sampled every 0.1 s). Every output is checked to be the local executor's (timing fields aside).
+Ray's own included, sampled every 0.1 s). Every output is checked to be the local executor's
+(timing fields aside).
 
 The expected speed-up on k machines is a **model**, not a simulation. Measured: the fixed cost
 of a command (the same command on 20 rows: start-up, Ray's start or connection, reading the
