@@ -27,8 +27,9 @@ its concurrency limit, which shrinks with k only if the endpoint grows with k: t
                                                   # are kept from scale_out.json)
 
 ``--executor ray`` overlaps Ray's start with work: the driver judges rows with its local engine
-from the start, and the workers take batches once they are ready (the judge's row counts on
-each say how the rows were shared).
+from the start, Ray is started (or connected to) only when the driver's pace says the job
+outlasts Ray's start, and the workers take batches once they are ready (the judge's row counts
+on each say how the rows were shared, and why Ray was not used when it was not).
 
 Needs the ray extra (pip install 'hopscore[ray]'). Results: bench/results/scale_out.json and
 bench/results/scale_out.md.
@@ -389,7 +390,7 @@ def table(title: str, results: dict[str, Any]) -> list[str]:
                      if pool["first_worker_s"] is None else
                      f"the first worker ready at {pool['first_worker_s']:.1f} s")
             if pool.get("skipped"):
-                ready = f"no worker was made ({pool['skipped']})"
+                connected, ready = "Ray was not started or connected to", f"{pool['skipped']}"
             connected = ("not connected before the rows were done"
                          if pool["connected_s"] is None else
                          f"Ray connected at {pool['connected_s']:.1f} s")

@@ -189,7 +189,7 @@ def ray_line(counts: dict[str, Any]) -> str:
     line = (f"ray: {counts.get('rows_on_driver', 0)} rows on the driver, "
             f"{counts.get('rows_on_workers', 0)} on {counts.get('workers', 0)} workers")
     if counts.get("skipped"):
-        line += f"; no worker was made: {counts['skipped']}"
+        line += f"; Ray was not used: {counts['skipped']}"
     if counts.get("worker_deaths"):
         line += (f"; {counts['worker_deaths']} workers died, {counts.get('rows_resent', 0)} "
                  f"rows sent again, {counts.get('rows_lost', 0)} failed for it")

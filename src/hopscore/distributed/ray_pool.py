@@ -147,7 +147,7 @@ class PoolCounts:
     #: ready (None: not before the rows were done)
     connected_s: float | None = None
     first_worker_s: float | None = None
-    #: why no worker was made (the driver was nearly done when Ray was up)
+    #: why Ray was not started or connected to (the job was too short to pay it back)
     skipped: str | None = None
     #: the most slots held at once, per endpoint (the driver's lease counted whole)
     peak_in_flight: dict[str, int] = field(default_factory=dict)
@@ -167,12 +167,14 @@ def _round(value: float | None) -> float | None:
 
 #: the holder under which the driver's own attempts count in a limiter
 DRIVER = "driver"
-#: once Ray is up, workers are made only when the driver has at least this many seconds of
-#: work left at its pace: a worker takes 3.5 to 7 s to start here (a busy 2-core machine) and
-#: takes CPU from the driver meanwhile, so it must have about 3 times that to pay back
+#: Ray is started or connected to only when the driver has at least this many seconds of
+#: work left at its pace: Ray and its workers take 4 to 10 s to start here (a busy 2-core
+#: machine) and take CPU from the driver meanwhile, so they need more than that to pay back
 WORKER_PAYOFF_S = 15.0
 #: the window over which the driver's pace is measured, seconds
 _PACE_S = 1.0
+#: seconds the driver works alone before it decides whether Ray is worth starting
+_PROBE_S = 2.0
 #: seconds the workers' clean-up gets at the end
 _CLOSE_S = 5.0
 #: workers assumed, for the items kept in flight, on a cluster whose size is not known yet
@@ -201,6 +203,7 @@ class RayPool:
         self._started = False
         self._head: LocalHead | None = None
         self._closing = False
+        self._probing = False
         self._failed: BaseException | None = None
         self._begun = 0.0
         self._actors: list[_Actor] = []
@@ -245,7 +248,7 @@ class RayPool:
         if self._ray is None:  # the local Ray was stopped before it was up
             return
         self.counts.connected_s = self._since()
-        if self._closing or self._nearly_done():
+        if self._closing:
             return
         limiter_class, _ = _classes(self._ray)
         for endpoint, limit in self.limits.items():
@@ -265,26 +268,41 @@ class RayPool:
 
     def _nearly_done(self) -> bool:
         """True when the driver, at the pace it has kept so far, will finish the rows left
-        too soon for a worker to pay back its start (:data:`WORKER_PAYOFF_S`): then no worker
-        is made (it would only take CPU from the driver). Needs the number of rows."""
+        too soon for Ray and its workers to pay back their start (:data:`WORKER_PAYOFF_S`):
+        then Ray is not started or connected to yet (it would only take CPU from the driver).
+        Needs the number of rows."""
         if self.local is None or self.rows is None:
             return False
         done = self.counts.rows_on_driver
+        elapsed = self._since()
         # the driver's best pace over a second (the first seconds' ramp, and Ray's start
         # taking CPU meanwhile, make the whole run's pace too slow), else the whole run's
-        pace = max(self._best / _PACE_S, done / max(self._since(), 1e-9))
+        pace = max(self._best / _PACE_S, done / max(elapsed, 1e-9))
         if done <= 0 or pace <= 0:
             return False
         left = (self.rows - done) / pace
         if left >= WORKER_PAYOFF_S:
             return False
-        self.counts.skipped = (f"the driver had {self.rows - done} rows left, about "
-                               f"{left:.1f} s at its pace, under the {WORKER_PAYOFF_S:.0f} s "
-                               "a worker needs to pay back its start")
+        if self.counts.skipped is None:  # the first time: what the decision was made on
+            self.counts.skipped = (
+                f"the driver had {self.rows - done} rows left after {elapsed:.1f} s, about "
+                f"{left:.1f} s at its pace, under the {WORKER_PAYOFF_S:.0f} s a worker needs "
+                "to pay back its start")
         return True
 
     async def _connect_or_fail(self) -> None:
         try:
+            if self.rows is not None:
+                # Ray is started (or connected to) only for a job that outlasts a worker's
+                # start: the driver's pace is measured first, before Ray takes any CPU
+                self._probing = True
+                await asyncio.sleep(_PROBE_S)
+                while not self._closing and self._nearly_done():
+                    await asyncio.sleep(_PACE_S / 2)
+                self._probing = False
+                if self._closing:
+                    return
+                self.counts.skipped = None
             await self._connect()
         except Exception as exc:  # no cluster: every row not done yet fails with it
             self._failed = exc
@@ -348,6 +366,8 @@ class RayPool:
         for task in self._loops:
             task.cancel()
         await asyncio.gather(*self._loops, return_exceptions=True)
+        if self._probing and self._connecting is not None:  # Ray was never asked for
+            self._connecting.cancel()
         if self._head is not None and not self._head.ready:
             # the rows are done before the local Ray is up: it is stopped, not waited for
             await asyncio.to_thread(self._head.stop)
