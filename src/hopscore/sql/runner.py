@@ -277,7 +277,9 @@ async def _grade_on_ray(input_path: Path, todo: dict[int, str], work: SqlWork, l
     """The lines of ``todo`` graded on Ray workers; each verdict is appended here as it comes."""
     if not todo:
         return
-    execution = await ray_execution(work, limits={}, per_worker=2, workers=workers)
+    # the driver grades too (its own sandbox) while Ray starts, and beside the workers
+    execution = await ray_execution(work, limits={}, per_worker=2, workers=workers,
+                                    local=work.build, local_workers=2, rows=len(todo))
     slots = asyncio.Semaphore(execution.workers)
 
     async def one(item: InputLine) -> None:
