@@ -363,6 +363,9 @@ def model(results: dict[str, Any], fixed: dict[str, float], rows: int, cores: in
         ray = fixed["ray_cluster_fixed_s"] + work * max(ratio["ray_cluster"], 0.0)
         out["k"][k] = {"shards_s": shards, "shards_speedup": local / shards,
                        "ray_s": ray, "ray_speedup": local / ray}
+        if (results["ray_cluster"].get("pool") or {}).get("rows_on_workers") == 0:
+            # the driver did every row: nothing was measured of Ray's workers to model
+            out["k"][k].update(ray_s=None, ray_speedup=None)
     return out
 
 
@@ -425,8 +428,13 @@ def model_lines(title: str, m: dict[str, Any], note: str) -> list[str]:
              "| k machines | shards s | shards speed-up | Ray s | Ray speed-up |",
              "| ---: | ---: | ---: | ---: | ---: |"]
     for k, row in m["k"].items():
-        lines.append(f"| {k} | {row['shards_s']:.1f} | {row['shards_speedup']:.2f}x | "
-                     f"{row['ray_s']:.1f} | {row['ray_speedup']:.2f}x |")
+        ray = ("n/a | n/a" if row["ray_s"] is None else
+               f"{row['ray_s']:.1f} | {row['ray_speedup']:.2f}x")
+        lines.append(f"| {k} | {row['shards_s']:.1f} | {row['shards_speedup']:.2f}x | {ray} |")
+    if any(row["ray_s"] is None for row in m["k"].values()):
+        lines += ["", "Ray: n/a: in the measured runs the driver did every row (the job was "
+                  "shorter than Ray's start pays back), so nothing of Ray's workers was "
+                  "measured to model."]
     return [*lines, ""]
 
 
