@@ -76,6 +76,9 @@ def main() -> None:
     parser.add_argument("--concurrency", default="1,16,64")
     args = parser.parse_args()
     levels = [int(c) for c in args.concurrency.split(",")]
+    from run_throughput import compile_sources
+
+    compile_sources()
     server, base_url = start_server(args.latency)
     results = []
     try:

@@ -67,16 +67,22 @@ HTTP_COMMANDS = frozenset({"run", "judge"})
 
 
 def warm_up(args: Sequence[str]) -> None:
-    """Import the HTTP client on a thread of its own while the command starts, for a command
-    that will send requests. Importing aiohttp builds two TLS contexts, which load the system's
-    CA certificates (about 0.2 s of a 2-core machine's CPU, on a thread that releases the
-    interpreter lock meanwhile): done here, it overlaps with the command's own imports and
-    with loading and rendering its examples instead of coming after them."""
+    """Import aiohttp on a thread of its own while the command starts, for a command that will
+    send requests through it (not to a plain ``http://`` endpoint, which
+    :mod:`hopscore.engine.http1` serves). Importing aiohttp builds two TLS contexts, which
+    load the system's CA certificates (about 0.2 s of a 2-core machine's CPU, on a thread
+    that releases the interpreter lock meanwhile): done here, it overlaps with the command's
+    own imports and with loading and rendering its examples instead of coming after them."""
     if not args or args[0] not in HTTP_COMMANDS:
         return
     if any(a in ("--help", "-h") or a.startswith("local/") or a.startswith("--model=local/")
            for a in args):
         return
+    for i, arg in enumerate(args):  # a plain http:// endpoint is served without aiohttp
+        url = args[i + 1] if arg == "--base-url" and i + 1 < len(args) else \
+            arg.partition("=")[2] if arg.startswith("--base-url=") else None
+        if url is not None and url.startswith("http://"):
+            return
     import contextlib
     import importlib
     import threading

@@ -312,7 +312,13 @@ class ConcurrencyLimit:
         else:
             self._steady += 1
             new, why = limit, ""
-            if self._steady >= PROBE_EVERY and limit < top:
+            settled = max(1, math.ceil(capacity * HEADROOM))
+            if queued and settled < limit and not self._rate_limited:
+                # requests queue at the endpoint beyond what it serves at once (a server
+                # that does not serve in order can hide this from the first round)
+                new, why = settled, "saturated"
+                self._steady = 0
+            elif self._steady >= PROBE_EVERY and limit < top:
                 new, why = min(top, limit + max(1, limit // 4)), "probe"
                 self._steady = 0
         self._previous = (limit, throughput)
