@@ -1,0 +1,237 @@
+"""HotpotQA files scored in bounded memory: the gold list streamed, the predictions indexed.
+
+A million HotpotQA examples are 320 MB of gold JSON and 150 MB of official predictions. Held
+as Python objects they cost several GB; here:
+
+* the gold list is read a window at a time (:mod:`hopscore.jsonstream`), each record decoded
+  into the few fields scoring reads and dropped once scored. Duplicate ids are caught as they
+  come (a set of the ids' hashes; a repeated hash is confirmed by reading the file again up
+  to it), with the message :func:`~hopscore.benchmarks.base.check_unique_ids` gives;
+* the official ``{"answer": {id: str}, "sp": {id: [[title, sent_id], ...]}}`` object keeps its
+  answers as strings and each supporting-fact list as a slice of the memory-mapped file
+  (:class:`msgspec.Raw`), decoded when its example is scored. Everything is checked before
+  scoring starts, as the whole-file reader does: every answer a string, every fact a
+  ``[title, integer]`` pair, no id twice in one map (every ``:`` of the file is accounted for
+  by the keys and values read; a file whose count differs, or that writes a colon as
+  ``\\u003a``, goes to the whole-file reader, which names the repeated key).
+
+Whatever this fast reading does not take (JSON Lines, unusual keys, a wrong type) goes through
+the checked readers of :mod:`hopscore.benchmarks.hotpotqa`, which give the same results and
+name any problem.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from hopscore.benchmarks.base import Predictions
+from hopscore.benchmarks.formats import read_official_parts, unpredicted_warning
+from hopscore.errors import InputError, Location
+from hopscore.io import Fields, _DuplicateKey, _no_duplicate_keys, sniff_json_kind
+from hopscore.jsonstream import Batch, iter_json_list
+
+if TYPE_CHECKING:
+    from hopscore.benchmarks.hotpotqa import HotpotExample, HotpotPrediction
+
+
+def stream_gold(path: Path) -> Iterator[HotpotExample]:
+    """The examples of an official gold list, one window of the file at a time."""
+    from hopscore.benchmarks.hotpotqa import _QUICK_LIST, _QuickRecord
+
+    where = str(path)
+    seen: set[int] = set()
+    add = seen.add
+    for batch in iter_json_list(path, _QUICK_LIST):
+        records = batch.typed
+        if records is None:
+            records = _records(batch, where)
+        for offset, record in enumerate(records):
+            ident = record.id
+            if not (type(ident) is str and ident and not ident[0].isspace()):
+                if isinstance(ident, bool) or not str(ident).strip():
+                    # the checked reading names the id's problem (it reads the id first)
+                    Fields.at_index({"_id": ident}, where, batch.start + offset).id("_id")
+            example = record.example() if type(record) is _QuickRecord else record
+            key = hash(example.id)
+            if key in seen:
+                _check_repeat(path, example.id, batch.start + offset)
+            add(key)
+            yield example
+
+
+def _records(batch: Batch, where: str) -> list[Any]:
+    """The quick records (or checked examples) of a batch the typed decoder did not take."""
+    from hopscore.benchmarks.hotpotqa import _QUICK_RECORD, HotpotQA
+
+    out: list[Any] = []
+    if batch.raw is not None:
+        for offset, raw in enumerate(batch.raw):
+            try:
+                out.append(_QUICK_RECORD.decode(raw))
+                continue
+            except msgspec.DecodeError:
+                value = _parse_raw(raw, where, batch.start + offset)
+            out.append(HotpotQA._gold_record(Fields.at_index(value, where, batch.start + offset)))
+    else:
+        for offset, value in enumerate(batch.values or ()):
+            out.append(HotpotQA._gold_record(Fields.at_index(value, where, batch.start + offset)))
+    return out
+
+
+def _parse_raw(raw: msgspec.Raw, where: str, index: int) -> Any:
+    """One element's text parsed by the standard library (a repeated key is an error)."""
+    try:
+        return json.loads(bytes(raw), object_pairs_hook=_no_duplicate_keys)
+    except _DuplicateKey as exc:
+        raise InputError(where, f"duplicate key {exc.args[0]!r} in one JSON object") from None
+    except (ValueError, RecursionError) as exc:  # what msgspec read, the standard library did not
+        raise InputError(Location(where, index=index), f"invalid JSON: {exc}") from None
+
+
+def _check_repeat(path: Path, example_id: str, index: int) -> None:
+    """Raise if a record before ``index`` has this id (its hash has been seen)."""
+    for first, earlier in enumerate(stream_gold_ids(path, index)):
+        if earlier == example_id:
+            raise InputError(
+                path, f"duplicate gold id {example_id!r} in records [{first}] and [{index}]")
+
+
+def stream_gold_ids(path: Path, stop: int) -> Iterator[str]:
+    """The ids of the first ``stop`` records (read again to confirm a duplicate)."""
+    for index, example in enumerate(stream_gold_unchecked(path)):
+        if index >= stop:
+            return
+        yield str(example.id)
+
+
+def stream_gold_unchecked(path: Path) -> Iterator[Any]:
+    """The records of the gold list, without the check for repeated ids."""
+    from hopscore.benchmarks.hotpotqa import _QUICK_LIST
+
+    where = str(path)
+    for batch in iter_json_list(path, _QUICK_LIST):
+        for record in batch.typed if batch.typed is not None else _records(batch, where):
+            yield record
+
+
+# --- predictions ----------------------------------------------------------------------------
+
+_TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_ANSWERS = msgspec.json.Decoder(dict[str, str])
+_FACT_MAP = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_FACTS = msgspec.json.Decoder(list[tuple[str, int]])
+_FACT_LISTS = msgspec.json.Decoder(list[list[tuple[str, int]]])
+_PARTS = ("answer", "sp")
+_BATCH = 8192
+
+
+class OfficialIndex:
+    """The official predictions, held compactly and decoded one example at a time.
+
+    :meth:`take` hands out an id's prediction once (scoring asks for each gold id once) and
+    drops it; :meth:`unmatched` lists the ids never asked for, in the file's order.
+    """
+
+    def __init__(self, mapped: mmap.mmap, answers: dict[str, str],
+                 facts: dict[str, msgspec.Raw], total: int) -> None:
+        self._mapped = mapped
+        self._answers = answers
+        self._facts = facts
+        self._total = total
+        self._taken = 0
+
+    def __len__(self) -> int:
+        return self._total
+
+    def take(self, example_id: str) -> HotpotPrediction | None:
+        from hopscore.benchmarks.hotpotqa import HotpotPrediction
+
+        answer = self._answers.pop(example_id, None)
+        raw = self._facts.pop(example_id, None)
+        if answer is None and raw is None:
+            return None
+        self._taken += 1
+        if not self._taken & 0xFFFF:
+            release(self._mapped)
+        return HotpotPrediction(id=example_id, answer=answer,
+                                sp=None if raw is None else tuple(_FACTS.decode(raw)))
+
+    def unmatched(self) -> list[str]:
+        answers = self._answers
+        return [*answers, *(key for key in self._facts if key not in answers)]
+
+
+def release(mapped: mmap.mmap) -> None:
+    """Drop the mapped file's pages from this process (they are read again when touched), so
+    that the pages read so far do not stay in its resident memory."""
+    if hasattr(mapped, "madvise"):
+        mapped.madvise(mmap.MADV_DONTNEED)
+
+
+def read_predictions_quickly(path: Path) -> Predictions[HotpotPrediction] | None:
+    """The official predictions object as an :class:`OfficialIndex`, or None when anything
+    about the file is unusual (the caller then reads it with the checked reader)."""
+    if sniff_json_kind(path) != "json":
+        return None
+    try:
+        with open(path, "rb") as handle:
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    try:
+        index = _index(path, mapped)
+    except msgspec.DecodeError:
+        index = None
+    if index is None:
+        release(mapped)
+        return None
+    release(mapped)
+    return index
+
+
+def _index(path: Path, mapped: mmap.mmap) -> Predictions[HotpotPrediction] | None:
+    start = 3 if mapped[:3] == b"\xef\xbb\xbf" else 0
+    if mapped.find(b"\\u003a", start) >= 0 or mapped.find(b"\\u003A", start) >= 0:
+        return None  # an escaped colon: the colon count below would not hold
+    top = _TOP.decode(memoryview(mapped)[start:])
+    if "answer" not in top or not set(top) <= set(_PARTS):
+        return None
+    answers = _ANSWERS.decode(top["answer"])
+    facts = _FACT_MAP.decode(top["sp"]) if "sp" in top else {}
+    values = list(facts.values())
+    colons = 0
+    for i in range(0, len(values), _BATCH):
+        chunk = b",".join(values[i:i + _BATCH])  # type: ignore[arg-type]
+        colons += chunk.count(b":")
+        _FACT_LISTS.decode(b"[" + chunk + b"]")  # all well typed (else the checked reader)
+    del values
+    expected = len(top) + "".join(top).count(":")
+    expected += len(answers) + "".join(answers).count(":") + "".join(answers.values()).count(":")
+    expected += len(facts) + "".join(facts).count(":") + colons
+    if _count_colons(mapped, start) != expected:  # a key repeated inside one object
+        return None
+    maps, warnings = read_official_parts(path, {part: (answers if part == "answer" else facts)
+                                                for part in top}, _PARTS)
+    total = len(answers) + sum(1 for key in facts if key not in answers)
+    predictions: Predictions[HotpotPrediction] = Predictions(
+        {}, str(path), "official", warnings, stream=OfficialIndex(mapped, answers, facts, total))
+    if "sp" in top:
+        lacking = [key for key in answers if key not in facts]
+        warning = unpredicted_warning(str(path), "sp", "supporting-fact and joint metrics",
+                                      lacking, total)
+        if warning:
+            predictions.warnings.append(warning)
+    return predictions
+
+
+def _count_colons(mapped: mmap.mmap, start: int) -> int:
+    count = 0
+    for offset in range(start, len(mapped), 1 << 24):
+        count += mapped[offset:offset + (1 << 24)].count(b":")
+    return count
