@@ -65,7 +65,7 @@ def is_json_list(path: Path) -> bool:
 
 
 def iter_json_list(path: Path, typed: msgspec.json.Decoder[list[Any]] | None = None, *,
-                   window: int = WINDOW) -> Iterator[Batch]:
+                   window: int | None = None) -> Iterator[Batch]:
     """The elements of the JSON list in ``path``, in order, ``window`` bytes at a time.
 
     ``typed`` decodes a window's elements in one call when they all fit its type (else they
@@ -84,7 +84,7 @@ def iter_json_list(path: Path, typed: msgspec.json.Decoder[list[Any]] | None = N
         except ValueError:  # empty (is_json_list has said it is not)
             return
     with mapped:
-        yield from _Reader(path, mapped, window, typed).elements()
+        yield from _Reader(path, mapped, window or WINDOW, typed).elements()
 
 
 class _Reader:
@@ -151,8 +151,10 @@ class _Reader:
                     raws = _RAW_LIST.decode(piece)
                 except msgspec.DecodeError:
                     return None
-                # the elements' text must outlive the restored separators: copy it out
-                return False, [msgspec.Raw(bytes(raw)) for raw in raws]
+                # the elements' text must outlive the mapping: copy it out
+                copies = [msgspec.Raw(bytes(raw)) for raw in raws]
+                del raws
+                return False, copies
         finally:
             data[sep] = first
             if last is not None:

@@ -109,10 +109,7 @@ def score_examples(
             f"no example has a {clusters.name!r} cluster: --cluster takes a group key or a field "
             "of the gold records (e.g. HybridQA's table_id, present in dev.json and "
             "dev.traced.json but not in dev_reference.json); or map ids with --cluster-file")
-    if stream is None:
-        extra = [pid for pid in by_id if pid not in gold_ids]
-    else:
-        extra = stream.unmatched()
+    extra = [pid for pid in by_id if pid not in gold_ids] if stream is None else stream.unmatched()
     plain: dict[tuple[str, str] | None, dict[str, float]] = {
         None: {name: sum(kept.column(j)) / kept.n for j, name in enumerate(names)}}
     report = ScoreReport(

@@ -53,10 +53,10 @@ def stream_gold(path: Path) -> Iterator[HotpotExample]:
             records = _records(batch, where)
         for offset, record in enumerate(records):
             ident = record.id
-            if not (type(ident) is str and ident and not ident[0].isspace()):
-                if isinstance(ident, bool) or not str(ident).strip():
-                    # the checked reading names the id's problem (it reads the id first)
-                    Fields.at_index({"_id": ident}, where, batch.start + offset).id("_id")
+            if not (type(ident) is str and ident and not ident[0].isspace()) and (
+                    isinstance(ident, bool) or not str(ident).strip()):
+                # the checked reading names the id's problem (it reads the id first)
+                Fields.at_index({"_id": ident}, where, batch.start + offset).id("_id")
             example = record.example() if type(record) is _QuickRecord else record
             key = hash(example.id)
             if key in seen:
@@ -116,8 +116,7 @@ def stream_gold_unchecked(path: Path) -> Iterator[Any]:
 
     where = str(path)
     for batch in iter_json_list(path, _QUICK_LIST):
-        for record in batch.typed if batch.typed is not None else _records(batch, where):
-            yield record
+        yield from batch.typed if batch.typed is not None else _records(batch, where)
 
 
 # --- predictions ----------------------------------------------------------------------------
@@ -207,7 +206,7 @@ def _index(path: Path, mapped: mmap.mmap) -> Predictions[HotpotPrediction] | Non
     values = list(facts.values())
     colons = 0
     for i in range(0, len(values), _BATCH):
-        chunk = b",".join(values[i:i + _BATCH])  # type: ignore[arg-type]
+        chunk = b",".join(values[i:i + _BATCH])
         colons += chunk.count(b":")
         _FACT_LISTS.decode(b"[" + chunk + b"]")  # all well typed (else the checked reader)
     del values
@@ -216,7 +215,7 @@ def _index(path: Path, mapped: mmap.mmap) -> Predictions[HotpotPrediction] | Non
     expected += len(facts) + "".join(facts).count(":") + colons
     if _count_colons(mapped, start) != expected:  # a key repeated inside one object
         return None
-    maps, warnings = read_official_parts(path, {part: (answers if part == "answer" else facts)
+    _, warnings = read_official_parts(path, {part: (answers if part == "answer" else facts)
                                                 for part in top}, _PARTS)
     total = len(answers) + sum(1 for key in facts if key not in answers)
     predictions: Predictions[HotpotPrediction] = Predictions(

@@ -41,7 +41,7 @@ from hopscore.benchmarks.formats import (
 )
 from hopscore.benchmarks.hotpot_stream import read_predictions_quickly, stream_gold
 from hopscore.errors import InputError
-from hopscore.io import Fields, bulk_load, json_type, load_json, write_json_atomic
+from hopscore.io import Fields, json_type, load_json, write_json_atomic
 from hopscore.jsonstream import is_json_list
 from hopscore.records import fast_init
 from hopscore.text import hotpot_prf, normalize_answer
