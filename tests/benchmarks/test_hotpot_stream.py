@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from hopscore import jsonstream
 from hopscore.benchmarks.hotpot_stream import OfficialIndex, read_predictions_quickly
-from hopscore.benchmarks.hotpotqa import HotpotQA
+from hopscore.benchmarks.hotpotqa import HotpotPrediction, HotpotQA
 from hopscore.errors import InputError
 from hopscore.io import load_json
 from hopscore.jsonstream import is_json_list, iter_json_list
@@ -221,7 +221,7 @@ def test_the_index_takes_each_id_once_and_lists_the_rest_in_file_order(tmp_path:
         "answer": {"a": "x", "b": "y", "c": "z"},
         "sp": {"d": [["T", 1]], "b": [], "e": [["U", 0], ["U", 0]]},
     })  # fmt: skip
-    predictions = read_predictions_quickly(path)
+    predictions = read_predictions_quickly(path, HotpotPrediction)
     assert predictions is not None and predictions.by_id == {}
     index = predictions.stream
     assert isinstance(index, OfficialIndex) and len(index) == 5
@@ -245,7 +245,7 @@ def test_the_index_takes_each_id_once_and_lists_the_rest_in_file_order(tmp_path:
 def test_a_key_repeated_in_the_predictions_is_still_an_error(tmp_path: Path, content: str) -> None:
     path = tmp_path / "p.json"
     path.write_text(content, encoding="utf-8")
-    assert read_predictions_quickly(path) is None
+    assert read_predictions_quickly(path, HotpotPrediction) is None
     with pytest.raises(InputError, match="duplicate key"):
         BENCH.predictions_for_scoring(path)
 
@@ -262,7 +262,7 @@ def test_a_key_repeated_in_the_predictions_is_still_an_error(tmp_path: Path, con
 def test_unusual_predictions_get_the_checked_readers_error(tmp_path: Path, content: str) -> None:
     path = tmp_path / "p.json"
     path.write_text(content, encoding="utf-8")
-    assert read_predictions_quickly(path) is None
+    assert read_predictions_quickly(path, HotpotPrediction) is None
     with pytest.raises(InputError) as checked:
         BENCH.load_predictions(path)
     with pytest.raises(InputError) as quick:
@@ -275,7 +275,7 @@ def test_universal_jsonl_and_a_one_record_file_take_the_checked_reader(tmp_path:
                           ("one.json", '{"id": "q", "answer": "a", "sp": []}')]:
         path = tmp_path / name
         path.write_text(content, encoding="utf-8")
-        assert read_predictions_quickly(path) is None
+        assert read_predictions_quickly(path, HotpotPrediction) is None
         assert BENCH.predictions_for_scoring(path).by_id == BENCH.load_predictions(path).by_id
 
 
@@ -285,5 +285,5 @@ def test_escaped_colons_are_read_by_the_checked_reader_with_the_same_result(
     content = '{"answer": {"id-1": "a\\u003ab", "id-2": "yes"}, "sp": {"id-1": [["A", 0]]}}'
     predictions = tmp_path / "p.json"
     predictions.write_text(content, encoding="utf-8")
-    assert read_predictions_quickly(predictions) is None
+    assert read_predictions_quickly(predictions, HotpotPrediction) is None
     assert streamed(gold, predictions, tmp_path / "out") == reference(gold, predictions)

@@ -24,63 +24,71 @@ from __future__ import annotations
 
 import json
 import mmap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from hopscore.benchmarks.base import Predictions
+from hopscore.benchmarks.base import Example, Prediction, Predictions
 from hopscore.benchmarks.formats import read_official_parts, unpredicted_warning
 from hopscore.errors import InputError, Location
 from hopscore.io import Fields, _DuplicateKey, _no_duplicate_keys, sniff_json_kind
 from hopscore.jsonstream import Batch, iter_json_list
 
-if TYPE_CHECKING:
-    from hopscore.benchmarks.hotpotqa import HotpotExample, HotpotPrediction
+P = TypeVar("P", bound=Prediction)
 
 
-def stream_gold(path: Path) -> Iterator[HotpotExample]:
+@dataclass(frozen=True)
+class GoldReader:
+    """How :mod:`hopscore.benchmarks.hotpotqa` reads a gold record: quickly, into the struct
+    ``quick`` (decoders of a list of them and of one), else ``checked`` (located errors)."""
+
+    many: msgspec.json.Decoder[list[Any]]
+    one: msgspec.json.Decoder[Any]
+    quick: type
+    checked: Callable[[Fields], Example]
+
+
+def stream_gold(path: Path, reader: GoldReader) -> Iterator[Example]:
     """The examples of an official gold list, one window of the file at a time."""
-    from hopscore.benchmarks.hotpotqa import _QUICK_LIST, _QuickRecord
-
     where = str(path)
     seen: set[int] = set()
     add = seen.add
-    for batch in iter_json_list(path, _QUICK_LIST):
+    quick: Any = reader.quick
+    for batch in iter_json_list(path, reader.many):
         records = batch.typed
         if records is None:
-            records = _records(batch, where)
+            records = _records(batch, where, reader)
         for offset, record in enumerate(records):
             ident = record.id
             if not (type(ident) is str and ident and not ident[0].isspace()) and (
                     isinstance(ident, bool) or not str(ident).strip()):
                 # the checked reading names the id's problem (it reads the id first)
                 Fields.at_index({"_id": ident}, where, batch.start + offset).id("_id")
-            example = record.example() if type(record) is _QuickRecord else record
+            example: Example = record.example() if type(record) is quick else record
             key = hash(example.id)
             if key in seen:
-                _check_repeat(path, example.id, batch.start + offset)
+                _check_repeat(path, reader, example.id, batch.start + offset)
             add(key)
             yield example
 
 
-def _records(batch: Batch, where: str) -> list[Any]:
+def _records(batch: Batch, where: str, reader: GoldReader) -> list[Any]:
     """The quick records (or checked examples) of a batch the typed decoder did not take."""
-    from hopscore.benchmarks.hotpotqa import _QUICK_RECORD, HotpotQA
-
     out: list[Any] = []
     if batch.raw is not None:
         for offset, raw in enumerate(batch.raw):
             try:
-                out.append(_QUICK_RECORD.decode(raw))
+                out.append(reader.one.decode(raw))
                 continue
             except msgspec.DecodeError:
                 value = _parse_raw(raw, where, batch.start + offset)
-            out.append(HotpotQA._gold_record(Fields.at_index(value, where, batch.start + offset)))
+            out.append(reader.checked(Fields.at_index(value, where, batch.start + offset)))
     else:
         for offset, value in enumerate(batch.values or ()):
-            out.append(HotpotQA._gold_record(Fields.at_index(value, where, batch.start + offset)))
+            out.append(reader.checked(Fields.at_index(value, where, batch.start + offset)))
     return out
 
 
@@ -94,29 +102,27 @@ def _parse_raw(raw: msgspec.Raw, where: str, index: int) -> Any:
         raise InputError(Location(where, index=index), f"invalid JSON: {exc}") from None
 
 
-def _check_repeat(path: Path, example_id: str, index: int) -> None:
+def _check_repeat(path: Path, reader: GoldReader, example_id: str, index: int) -> None:
     """Raise if a record before ``index`` has this id (its hash has been seen)."""
-    for first, earlier in enumerate(stream_gold_ids(path, index)):
+    for first, earlier in enumerate(stream_gold_ids(path, reader, index)):
         if earlier == example_id:
             raise InputError(
                 path, f"duplicate gold id {example_id!r} in records [{first}] and [{index}]")
 
 
-def stream_gold_ids(path: Path, stop: int) -> Iterator[str]:
+def stream_gold_ids(path: Path, reader: GoldReader, stop: int) -> Iterator[str]:
     """The ids of the first ``stop`` records (read again to confirm a duplicate)."""
-    for index, example in enumerate(stream_gold_unchecked(path)):
+    for index, example in enumerate(stream_gold_unchecked(path, reader)):
         if index >= stop:
             return
         yield str(example.id)
 
 
-def stream_gold_unchecked(path: Path) -> Iterator[Any]:
+def stream_gold_unchecked(path: Path, reader: GoldReader) -> Iterator[Any]:
     """The records of the gold list, without the check for repeated ids."""
-    from hopscore.benchmarks.hotpotqa import _QUICK_LIST
-
     where = str(path)
-    for batch in iter_json_list(path, _QUICK_LIST):
-        yield from batch.typed if batch.typed is not None else _records(batch, where)
+    for batch in iter_json_list(path, reader.many):
+        yield from batch.typed if batch.typed is not None else _records(batch, where, reader)
 
 
 # --- predictions ----------------------------------------------------------------------------
@@ -130,15 +136,16 @@ _PARTS = ("answer", "sp")
 _BATCH = 8192
 
 
-class OfficialIndex:
+class OfficialIndex(Generic[P]):
     """The official predictions, held compactly and decoded one example at a time.
 
     :meth:`take` hands out an id's prediction once (scoring asks for each gold id once) and
     drops it; :meth:`unmatched` lists the ids never asked for, in the file's order.
     """
 
-    def __init__(self, mapped: mmap.mmap, answers: dict[str, str],
+    def __init__(self, make: Callable[..., P], mapped: mmap.mmap, answers: dict[str, str],
                  facts: dict[str, msgspec.Raw], total: int) -> None:
+        self._make = make
         self._mapped = mapped
         self._answers = answers
         self._facts = facts
@@ -148,9 +155,7 @@ class OfficialIndex:
     def __len__(self) -> int:
         return self._total
 
-    def take(self, example_id: str) -> HotpotPrediction | None:
-        from hopscore.benchmarks.hotpotqa import HotpotPrediction
-
+    def take(self, example_id: str) -> P | None:
         answer = self._answers.pop(example_id, None)
         raw = self._facts.pop(example_id, None)
         if answer is None and raw is None:
@@ -158,7 +163,7 @@ class OfficialIndex:
         self._taken += 1
         if not self._taken & 0xFFFF:
             release(self._mapped)
-        return HotpotPrediction(id=example_id, answer=answer,
+        return self._make(id=example_id, answer=answer,
                                 sp=None if raw is None else tuple(_FACTS.decode(raw)))
 
     def unmatched(self) -> list[str]:
@@ -173,9 +178,10 @@ def release(mapped: mmap.mmap) -> None:
         mapped.madvise(mmap.MADV_DONTNEED)
 
 
-def read_predictions_quickly(path: Path) -> Predictions[HotpotPrediction] | None:
-    """The official predictions object as an :class:`OfficialIndex`, or None when anything
-    about the file is unusual (the caller then reads it with the checked reader)."""
+def read_predictions_quickly(path: Path, make: Callable[..., P]) -> Predictions[P] | None:
+    """The official predictions object as an :class:`OfficialIndex` of ``make(id=, answer=,
+    sp=)`` predictions, or None when anything about the file is unusual (the caller then reads
+    it with the checked reader)."""
     if sniff_json_kind(path) != "json":
         return None
     try:
@@ -184,7 +190,7 @@ def read_predictions_quickly(path: Path) -> Predictions[HotpotPrediction] | None
     except (OSError, ValueError):
         return None
     try:
-        index = _index(path, mapped)
+        index = _index(path, mapped, make)
     except msgspec.DecodeError:
         index = None
     if index is None:
@@ -194,7 +200,7 @@ def read_predictions_quickly(path: Path) -> Predictions[HotpotPrediction] | None
     return index
 
 
-def _index(path: Path, mapped: mmap.mmap) -> Predictions[HotpotPrediction] | None:
+def _index(path: Path, mapped: mmap.mmap, make: Callable[..., P]) -> Predictions[P] | None:
     start = 3 if mapped[:3] == b"\xef\xbb\xbf" else 0
     if mapped.find(b"\\u003a", start) >= 0 or mapped.find(b"\\u003A", start) >= 0:
         return None  # an escaped colon: the colon count below would not hold
@@ -218,8 +224,9 @@ def _index(path: Path, mapped: mmap.mmap) -> Predictions[HotpotPrediction] | Non
     _, warnings = read_official_parts(path, {part: (answers if part == "answer" else facts)
                                                 for part in top}, _PARTS)
     total = len(answers) + sum(1 for key in facts if key not in answers)
-    predictions: Predictions[HotpotPrediction] = Predictions(
-        {}, str(path), "official", warnings, stream=OfficialIndex(mapped, answers, facts, total))
+    predictions: Predictions[P] = Predictions(
+        {}, str(path), "official", warnings,
+        stream=OfficialIndex(make, mapped, answers, facts, total))
     if "sp" in top:
         lacking = [key for key in answers if key not in facts]
         warning = unpredicted_warning(str(path), "sp", "supporting-fact and joint metrics",

@@ -39,7 +39,7 @@ from hopscore.benchmarks.formats import (
     universal_or_json,
     warn_unpredicted,
 )
-from hopscore.benchmarks.hotpot_stream import read_predictions_quickly, stream_gold
+from hopscore.benchmarks.hotpot_stream import GoldReader, read_predictions_quickly, stream_gold
 from hopscore.errors import InputError
 from hopscore.io import Fields, json_type, load_json, write_json_atomic
 from hopscore.jsonstream import is_json_list
@@ -160,7 +160,7 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
         """
         if not is_json_list(path):
             return self.load_gold(path)
-        return stream_gold(path)
+        return stream_gold(path, _GOLD_READER)  # type: ignore[return-value]
 
     def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[HotpotExample]:
         data = load_json(path)
@@ -189,7 +189,7 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
     def predictions_for_scoring(self, path: Path) -> Predictions[HotpotPrediction]:
         """Official predictions indexed compactly (:func:`hotpot_stream.read_predictions_quickly`),
         else (JSON Lines, anything unusual) :meth:`load_predictions`."""
-        return read_predictions_quickly(path) or self.load_predictions(path)
+        return read_predictions_quickly(path, HotpotPrediction) or self.load_predictions(path)
 
     def load_predictions(self, path: Path) -> Predictions[HotpotPrediction]:
         data = universal_or_json(path)
@@ -355,6 +355,7 @@ class _QuickRecord(msgspec.Struct, rename={"id": "_id"}):
 
 _QUICK_LIST = msgspec.json.Decoder(list[_QuickRecord])
 _QUICK_RECORD = msgspec.json.Decoder(_QuickRecord)
+_GOLD_READER = GoldReader(_QUICK_LIST, _QUICK_RECORD, _QuickRecord, HotpotQA._gold_record)
 def answer_scores(prediction: str, gold: str) -> tuple[float, float, float, float]:
     """HotpotQA answer ``(em, f1, prec, recall)`` of one prediction against one gold answer."""
     pred_norm = normalize_answer(prediction)
