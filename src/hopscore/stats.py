@@ -159,7 +159,7 @@ def _finite(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def _apply_finalize(
+def apply_finalize(
     finalize: Finalize, names: Sequence[str], replicates: Floats, wanted: Sequence[str]
 ) -> Floats:
     """Recompute derived metrics on every replicate; a replicate where finalize fails is NaN."""
@@ -238,8 +238,8 @@ def paired_difference(
             float(low[i]), float(high[i]), _finite(errors[i]), level, resamples, seed,
         )  # fmt: skip
     if joint and finalize is not None:
-        fa = _apply_finalize(finalize, names, rep_a, derived)
-        fb = _apply_finalize(finalize, names, rep_b, derived)
+        fa = apply_finalize(finalize, names, rep_a, derived)
+        fb = apply_finalize(finalize, names, rep_b, derived)
         try:
             whole_a = finalize(dict(zip(names, point_a.tolist(), strict=True)))
             whole_b = finalize(dict(zip(names, point_b.tolist(), strict=True)))

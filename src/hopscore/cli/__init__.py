@@ -27,7 +27,7 @@ from hopscore.version import __version__
 #: grade, run models and agents, HybridDeepResearch, analyse), and the module defining it.
 COMMANDS: dict[str, str] = {
     "score": "score", "judge": "judge", "sql-match": "sql_match",
-    "run": "run", "demo": "demo", "suite": "run", "merge": "merge",
+    "run": "run", "demo": "demo", "suite": "suite", "merge": "merge",
     "validate-predictions": "hdr", "hdr-tasks": "hdr",
     "compare": "compare", "plan": "plan", "report": "report", "analyze": "report",
     "export": "export",

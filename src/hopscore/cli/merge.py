@@ -104,7 +104,7 @@ def _show(kind: str, result: Any, output: Path) -> bool:
         print_report(result.report, console, err_console)
         return bool(result.summary.get("errors"))
     if kind == "suite":
-        from hopscore.cli.run import suite_methods_table, suite_table
+        from hopscore.cli.methods_tables import suite_methods_table, suite_table
         from hopscore.io import load_json
         from hopscore.run.suite import SuiteRow
 

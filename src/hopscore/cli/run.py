@@ -12,31 +12,28 @@ from rich.table import Table
 from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
+from hopscore.cli import request_options as ro
+from hopscore.cli.methods_tables import mcr_line, methods_table
+from hopscore.cli.request_options import (
+    DEFAULT_MAX_TOKENS,
+    METHODS,
+    PANEL_MODEL,
+    PANEL_OUTPUT,
+    PANEL_PROMPT,
+)
 from hopscore.display import print_report, print_table, print_warnings
 from hopscore.errors import HopscoreError
 from hopscore.outputs import claim_for_command
 from hopscore.outputs import output_dir as directory
-from hopscore.words import counted
 
 if TYPE_CHECKING:
     from hopscore.run.runner import RunResult
-    from hopscore.run.suite import SuiteRow
 
 HDR = "HybridDeepResearch agent (hopscore run hybrid-deep-research)"
 #: Turns per attempt of the local model on the built-in world (its answers are weak; 300 turns
 #: of a 135M-parameter model on the CPU would take hours).
 LOCAL_WORLD_TURNS = 4
 LOCAL_WORLD_TOKENS = 128
-#: --max-tokens' default (the QA runs'; an HDR run sends it too)
-DEFAULT_MAX_TOKENS = 1024
-PANEL_MODEL = "Model"
-PANEL_PROMPT = "Examples and prompt"
-PANEL_RETRIEVAL = "Retrieval"
-PANEL_OUTPUT = "Output"
-PANEL_ADVANCED = "Requests (advanced)"
-METHODS = "MCR's methods and open-book FEVEROUS"
-MODEL_HELP = ("PROVIDER/NAME: openai/<model> (any OpenAI-compatible endpoint), "
-              "anthropic/<model> (Messages API) or local/smollm2.")
 
 
 def summary_table(result: RunResult) -> Table:
@@ -81,18 +78,14 @@ def run_command(
         help="Required: the benchmark's gold file, or a Hugging Face copy "
         "(docs/getting-the-data.md); hybrid-deep-research: --tasks, the task file or folder "
         "(none of --tasks, --db-root, --corpus: the built-in world)."),
-    model: str = typer.Option(
-        ..., "--model", "-m", metavar="PROVIDER/NAME", show_default=False,
-        help=MODEL_HELP),
+    model: str = ro.MODEL,
     output_dir: Path | None = typer.Option(
         None, "--output-dir", "-o", rich_help_panel=PANEL_OUTPUT, metavar="DIR",
         help="Run directory (default runs/<benchmark>__<model>); an existing run is resumed."),
     base_url: str | None = typer.Option(
         None, "--base-url", rich_help_panel=PANEL_MODEL, metavar="URL", show_default=False,
         help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (else OPENAI_BASE_URL)."),
-    api_key_env: str = typer.Option(
-        "OPENAI_API_KEY", "--api-key-env", rich_help_panel=PANEL_MODEL, metavar="VAR",
-        help="Environment variable holding the API key."),
+    api_key_env: str = ro.API_KEY_ENV,
     protocol: str = typer.Option(
         "default", "--protocol", rich_help_panel=PANEL_PROMPT, metavar="default|mcr",
         help="default, or mcr (MCR's extraction, abstention, metric)."),
@@ -105,18 +98,12 @@ def run_command(
     sample: int | None = typer.Option(
         None, "--sample", rich_help_panel=PANEL_PROMPT, metavar="N", min=1,
         help="A seeded random sample of N examples (as MCR)."),
-    sample_seed: int = typer.Option(
-        11, "--sample-seed", rich_help_panel=PANEL_PROMPT,
-        help="Seed of --sample (MCR: 11)."),
+    sample_seed: int = ro.SAMPLE_SEED,
     temperature: float = typer.Option(
         0.0, "--temperature", rich_help_panel=PANEL_MODEL, min=0.0,
         help="Sampling temperature."),
-    max_tokens: int = typer.Option(
-        DEFAULT_MAX_TOKENS, "--max-tokens", rich_help_panel=PANEL_MODEL, metavar="N", min=0,
-        help="Completion budget per request; 0 sends none."),
-    seed: int | None = typer.Option(
-        None, "--seed", rich_help_panel=PANEL_MODEL,
-        help="Sampling seed sent with requests."),
+    max_tokens: int = ro.MAX_TOKENS,
+    seed: int | None = ro.SEED,
     stop: list[str] = typer.Option(
         [], "--stop", rich_help_panel=PANEL_MODEL, metavar="TEXT",
         help="Stop sequence (repeatable)."),
@@ -138,51 +125,23 @@ def run_command(
     context_tokens: int = typer.Option(
         3000, "--context-tokens", rich_help_panel=PANEL_PROMPT, metavar="N", min=100,
         help="Budget for table + passages (HybridQA)."),
-    corpus: Path | None = typer.Option(
-        None, "--corpus", rich_help_panel=PANEL_RETRIEVAL, metavar="FILE",
-        help="JSONL documents {id, title, text} for BM25 retrieval."),
-    retrieve_k: int = typer.Option(
-        5, "--retrieve-k", rich_help_panel=PANEL_RETRIEVAL, metavar="N", min=1,
-        help="Documents per question."),
-    concurrency: int = typer.Option(
-        8, "--concurrency", "-c", rich_help_panel=PANEL_ADVANCED, metavar="N", min=1,
-        help="Most requests in flight; fewer while the endpoint cannot sustain more."),
-    adaptive: bool = typer.Option(
-        True, "--adaptive-concurrency/--fixed-concurrency", rich_help_panel=PANEL_ADVANCED,
-        help="Fit requests in flight to what the endpoint sustains, or always --concurrency."),
-    timeout: float | None = typer.Option(
-        None, "--timeout", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.001,
-        show_default=False,
-        help="Seconds per attempt (default 120; 900 for local/smollm2)."),
-    max_retries: int = typer.Option(
-        5, "--max-retries", rich_help_panel=PANEL_ADVANCED, metavar="N", min=0,
-        help="Retries per request."),
-    backoff: float = typer.Option(
-        1.0, "--backoff", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.0,
-        help=o.BACKOFF_HELP),
-    max_retry_wait: float = typer.Option(
-        60.0, "--max-retry-wait", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.0,
-        help="Longest wait before a retry, whatever the server's Retry-After asks."),
-    deadline: float | None = typer.Option(
-        None, "--deadline", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.001,
-        show_default=False,
-        help="Seconds one request may take over all its attempts and waits (default: --timeout x "
-        "(retries + 1))."),
-    cache_dir: Path | None = typer.Option(
-        None, "--cache-dir", rich_help_panel=PANEL_OUTPUT, metavar="DIR",
-        envvar="HOPSCORE_CACHE_DIR", show_default=False,
-        help="Response cache folder (default ~/.cache/hopscore)."),
-    no_cache: bool = typer.Option(
-        False, "--no-cache", rich_help_panel=PANEL_OUTPUT,
-        help="Neither read nor write the cache."),
+    corpus: Path | None = ro.CORPUS,
+    retrieve_k: int = ro.RETRIEVE_K,
+    concurrency: int = ro.CONCURRENCY,
+    adaptive: bool = ro.ADAPTIVE,
+    timeout: float | None = ro.TIMEOUT,
+    max_retries: int = ro.MAX_RETRIES,
+    backoff: float = ro.BACKOFF,
+    max_retry_wait: float = ro.MAX_RETRY_WAIT,
+    deadline: float | None = ro.DEADLINE,
+    cache_dir: Path | None = ro.CACHE_DIR,
+    no_cache: bool = ro.NO_CACHE,
     resamples: int = o.RESAMPLES,
     ci: str = o.CI,
     ci_level: float = o.CI_LEVEL,
     cluster: str | None = o.CLUSTER,
     cluster_file: Path | None = o.CLUSTER_FILE,
-    progress: bool = typer.Option(
-        True, "--progress/--no-progress", rich_help_panel=PANEL_OUTPUT,
-        help="Progress bar."),
+    progress: bool = ro.PROGRESS,
     shard: str | None = o.SHARD,
     shards: int | None = o.SHARDS,
     on_truncation: str = o.ON_TRUNCATION,
@@ -302,9 +261,7 @@ def run_command(
     wiki_elements: int = typer.Option(
         20, "--wiki-elements", metavar="N", min=1, rich_help_panel=METHODS,
         help="FEVEROUS open book: elements shown per claim."),
-    json_output: bool = typer.Option(
-        False, "--json", rich_help_panel=PANEL_OUTPUT,
-        help=o.JSON_HELP),
+    json_output: bool = ro.JSON_OUTPUT,
 ) -> None:
     """Ask a model every example of a benchmark, extract and score its answers.
 
@@ -362,7 +319,7 @@ def run_command(
     claim_for_command(
         directory(out, "--output-dir", writes=run_writes(bench.predictions_file),
                   create_parents=output_dir is None),
-        inputs=run_inputs(gold=gold, aliases=aliases, tables_dir=tables_dir, corpus=corpus,
+        inputs=ro.run_inputs(gold=gold, aliases=aliases, tables_dir=tables_dir, corpus=corpus,
                           prompt_template=prompt_template, cluster_file=cluster_file,
                           wiki_db=wiki_db))
     gold_file = official_gold(benchmark.lower(), gold)
@@ -381,10 +338,10 @@ def run_command(
         limit=limit, sample=sample, sample_seed=sample_seed, aliases=aliases,
         tables_dir=tables_dir, context_tokens=context_tokens, corpus=corpus,
         retrieve_k=retrieve_k, concurrency=concurrency,
-        timeout=timeout if timeout is not None else (900.0 if local else 120.0),
+        timeout=ro.request_timeout(timeout, model),
         max_retries=max_retries, backoff=backoff, max_retry_wait=max_retry_wait,
         deadline=deadline, adaptive=adaptive,
-        cache_dir=None if no_cache else (cache_dir or _cache_dir()),
+        cache_dir=ro.response_cache(cache_dir, no_cache),
         resamples=resamples, ci=ci.lower(), ci_level=ci_level, cluster=cluster,
         cluster_file=cluster_file, strategy=strategy, chains=chains,
         chain_temperature=chain_temperature, num_retries=num_retries, chain_calls=chain_calls,
@@ -423,14 +380,6 @@ def run_command(
     err_console.print(f"wrote {settings.output_dir}", markup=False, highlight=False)
     if result.summary.get("errors") or result.summary.get("truncated_unscored"):
         raise typer.Exit(1)
-
-
-def run_inputs(**paths: Path | None) -> list[Any]:
-    """The run's input files and folders, by option, for the output-is-an-input check."""
-    from hopscore.outputs import Input
-
-    return [Input(path, "--" + name.replace("_", "-")) for name, path in paths.items()
-            if path is not None]
 
 
 #: Options of the QA runs that an HDR agent run does not take, with their defaults.
@@ -472,7 +421,7 @@ def _run_hdr(args: dict[str, Any]) -> None:
     if builtin:
         from hopscore.hdr.world import materialize
 
-        world = materialize(None if args["no_cache"] else (args["cache_dir"] or _cache_dir()))
+        world = materialize(ro.response_cache(args["cache_dir"], args["no_cache"]))
         args = {**args, "gold": world.tasks, "db_root": world.db_root, "corpus": world.corpus}
         err_console.print(f"no --tasks/--db-root/--corpus: hopscore's built-in world "
                           f"({world.root}; 18 invented tasks over 3 databases, "
@@ -518,7 +467,7 @@ def _run_hdr(args: dict[str, Any]) -> None:
         max_retries=args["max_retries"], backoff=args["backoff"],
         max_retry_wait=args["max_retry_wait"], deadline=args["deadline"],
         adaptive=args["adaptive"],
-        cache_dir=None if args["no_cache"] else (args["cache_dir"] or _cache_dir()),
+        cache_dir=ro.response_cache(args["cache_dir"], args["no_cache"]),
         grade=not args["no_grade"], judge_model=judge["judge_model"],
         judge_base_url=judge["judge_base_url"], judge_api_key_env=judge["judge_api_key_env"],
         judge_prompt_file=args["judge_prompt_file"], judge_concurrency=args["concurrency"],
@@ -532,361 +481,3 @@ def _run_hdr(args: dict[str, Any]) -> None:
     run_hdr(settings, progress=args["progress"], json_output=args["json_output"],
             rerun=o.rerun_policy(args["restart"], args["resume_any"]),
             default_location=args["output_dir"] is None, share_local=local_judge)
-
-
-def _pct(value: object) -> str:
-    return "-" if not isinstance(value, float) else f"{100 * value:.1f}"
-
-
-def _with_ci(value: object, ci: object) -> str:
-    if not isinstance(value, float):
-        return "-"
-    if isinstance(ci, dict):
-        return f"{100 * value:.1f} [{100 * ci['low']:.0f}, {100 * ci['high']:.0f}]"
-    return f"{100 * value:.1f}"
-
-
-def _pair_cells(pair: dict[str, Any]) -> tuple[str, str]:
-    """(McNemar p, difference with its interval) of one paired comparison, in points."""
-    test = pair.get("test")
-    delta = f"{100 * pair['delta']:+.1f}"
-    if pair.get("low") is not None and pair.get("high") is not None:
-        delta += f" [{100 * pair['low']:+.0f}, {100 * pair['high']:+.0f}]"
-    if test is None:
-        return "", delta
-    p = test["p_adjusted"] if test.get("p_adjusted") is not None else test["p"]
-    return f"p={p:.3g}" + ("*" if pair.get("significant") else ""), delta
-
-
-def methods_table(block: dict[str, Any], title: str) -> Table:
-    """SA / SC / oracle / MCR of one chain-strategy run, both denominators, paired tests."""
-    table = Table(title=f"{title}: --strategy {block['strategy']}, k={block['chains']} "
-                        f"({block['metric']} in %, [95% interval]; differences in points, "
-                        "Holm-adjusted p, * below 0.05)", title_justify="left")
-    for column in ("method", "answered", "over answered", "over all"):
-        table.add_column(column, justify="left" if column == "method" else "right")
-    for method in block["methods"].values():
-        table.add_row(method["title"], f"{method['answered']}/{method['n']}",
-                      _with_ci(method["score_answered"], method.get("ci_answered")),
-                      _with_ci(method["score_all"], method.get("ci_all")))
-    titles = {name: m["title"] for name, m in block["methods"].items()}
-    for pair in block.get("pairs") or ():
-        p, delta = _pair_cells(pair)
-        table.add_row(f"{titles[pair['b']]}-{titles[pair['a']]}", "", p, delta, style="dim")
-    return table
-
-
-def mcr_line(block: dict[str, object]) -> str:
-    def pct(value: object) -> str:
-        return "-" if not isinstance(value, float) else f"{100 * value:.2f}"
-
-    return (f"MCR {block['metric']}: {pct(block['score_answered'])} over {block['answered']} "
-            f"answered, {pct(block['score_all'])} over all {block['n']} "
-            f"({block['abstained']} abstained, {counted(_count(block['errors']), 'error')})")
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) else 0
-
-
-suite_app = typer.Typer(help=(
-    "Run a benchmark suite: several datasets with one model, one table.\n\n"
-    "Examples:\n\n"
-    "  hopscore suite mcr --data-dir mcrdata --model openai/gpt-4o-mini --sample 500"),
-    no_args_is_help=True)
-app.add_typer(suite_app, name="suite", rich_help_panel="Run models and agents")
-
-
-@suite_app.command(name="mcr")
-def suite_mcr(
-    data_dir: Path = typer.Option(
-        ..., "--data-dir", "-d", metavar="DIR",
-        help="Folder with one sub-folder per dataset (layout above)."),
-    model: str = typer.Option(
-        ..., "--model", "-m", metavar="PROVIDER/NAME", show_default=False,
-        help=MODEL_HELP),
-    output_dir: Path | None = typer.Option(
-        None, "--output-dir", "-o", metavar="DIR", rich_help_panel=PANEL_OUTPUT,
-        help="Suite directory (default runs/mcr__<model>)."),
-    datasets: str = typer.Option(
-        ",".join(("strategyqa", "fermi", "quartz", "hotpotqa", "2wikimultihopqa", "bamboogle",
-                  "feverous")),
-        "--datasets", metavar="NAME,NAME,...", show_default=False,
-        help="Comma-separated subset, in table order (default: all seven)."),
-    base_url: str | None = typer.Option(
-        None, "--base-url", show_default=False, metavar="URL", rich_help_panel=PANEL_MODEL,
-        help="OpenAI-compatible endpoint (else OPENAI_BASE_URL)."),
-    api_key_env: str = typer.Option(
-        "OPENAI_API_KEY", "--api-key-env", metavar="VAR", rich_help_panel=PANEL_MODEL,
-        help="Environment variable holding the API key."),
-    shots: int | None = typer.Option(
-        None, "--shots", min=0, show_default=False, metavar="N", rich_help_panel=PANEL_PROMPT,
-        help="Built-in exemplars per prompt (default: 0 for cot, 4 for the chain strategies)."),
-    limit: int | None = typer.Option(
-        None, "--limit", min=1, metavar="K", rich_help_panel=PANEL_PROMPT,
-        help="First K questions each."),
-    sample: int | None = typer.Option(
-        None, "--sample", min=1, metavar="N", rich_help_panel=PANEL_PROMPT,
-        help="Seeded random sample of N questions each (MCR)."),
-    sample_seed: int = typer.Option(
-        11, "--sample-seed", rich_help_panel=PANEL_PROMPT,
-        help="Seed of --sample (MCR: 11)."),
-    temperature: float = typer.Option(
-        0.0, "--temperature", min=0.0, rich_help_panel=PANEL_MODEL,
-        help="Sampling temperature (chain 0 with a strategy)."),
-    max_tokens: int = typer.Option(
-        1024, "--max-tokens", min=0, metavar="N", rich_help_panel=PANEL_MODEL,
-        help="Completion budget per request; 0 sends none."),
-    seed: int | None = typer.Option(
-        None, "--seed", rich_help_panel=PANEL_MODEL,
-        help="Sampling seed sent with requests."),
-    corpus: Path | None = typer.Option(
-        None, "--corpus", metavar="FILE", rich_help_panel=PANEL_RETRIEVAL,
-        help="JSONL documents {id, title, text} for BM25 retrieval."),
-    retrieve_k: int = typer.Option(
-        5, "--retrieve-k", min=1, metavar="N", rich_help_panel=PANEL_RETRIEVAL,
-        help="Documents per question."),
-    concurrency: int = typer.Option(
-        8, "--concurrency", "-c", min=1, metavar="N", rich_help_panel=PANEL_ADVANCED,
-        help="Most requests in flight; fewer while the endpoint cannot sustain more."),
-    adaptive: bool = typer.Option(
-        True, "--adaptive-concurrency/--fixed-concurrency", rich_help_panel=PANEL_ADVANCED,
-        help="Fit requests in flight to what the endpoint sustains, or always --concurrency."),
-    timeout: float | None = typer.Option(
-        None, "--timeout", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.001,
-        show_default=False,
-        help="Seconds per attempt (default 120; 900 for local/smollm2)."),
-    max_retries: int = typer.Option(
-        5, "--max-retries", rich_help_panel=PANEL_ADVANCED, metavar="N", min=0,
-        help="Retries per request."),
-    backoff: float = typer.Option(
-        1.0, "--backoff", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.0,
-        help=o.BACKOFF_HELP),
-    max_retry_wait: float = typer.Option(
-        60.0, "--max-retry-wait", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.0,
-        help="Longest wait before a retry, whatever the server's Retry-After asks."),
-    deadline: float | None = typer.Option(
-        None, "--deadline", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.001,
-        show_default=False,
-        help="Seconds one request may take over all its attempts and waits (default: --timeout x "
-        "(retries + 1))."),
-    cache_dir: Path | None = typer.Option(
-        None, "--cache-dir", envvar="HOPSCORE_CACHE_DIR", show_default=False, metavar="DIR",
-        rich_help_panel=PANEL_OUTPUT,
-        help="Response cache folder (default ~/.cache/hopscore)."),
-    no_cache: bool = typer.Option(
-        False, "--no-cache", rich_help_panel=PANEL_OUTPUT,
-        help="Neither read nor write the cache."),
-    progress: bool = typer.Option(
-        True, "--progress/--no-progress", rich_help_panel=PANEL_OUTPUT,
-        help="Progress bar."),
-    strategy: str = typer.Option(
-        "cot", "--strategy", metavar="cot|self-ask|sc|mcr", rich_help_panel=METHODS,
-        help="cot (one answer per question), or self-ask, sc, mcr: MCR's methods; sc and mcr print"
-        " SA, SC and MCR side by side."),
-    chains: int | None = typer.Option(
-        None, "--chains", min=1, show_default=False, metavar="K", rich_help_panel=METHODS,
-        help="Chains per question for sc and mcr (default 5)."),
-    chain_temperature: float = typer.Option(
-        0.7, "--chain-temperature", min=0.0, rich_help_panel=METHODS,
-        help="Temperature of chains 1..k-1."),
-    num_retries: int | None = typer.Option(
-        None, "--num-retries", min=0, show_default=False, metavar="N", rich_help_panel=METHODS,
-        help="Re-run abstained questions up to N times (default: 2 for mcr; else 0)."),
-    chain_calls: int = typer.Option(
-        5, "--chain-calls", min=1, metavar="N", rich_help_panel=METHODS,
-        help="Model calls per chain."),
-    meta_facts: str | None = typer.Option(
-        None, "--meta-facts", show_default=False, metavar="qa|evidence|both",
-        rich_help_panel=METHODS,
-        help="qa, evidence or both (meta-reasoner input)."),
-    json_output: bool = typer.Option(
-        False, "--json", rich_help_panel=PANEL_OUTPUT,
-        help=o.JSON_HELP),
-    shard: str | None = o.SHARD,
-    shards: int | None = o.SHARDS,
-    on_truncation: str = o.ON_TRUNCATION,
-    restart: bool = o.RESTART,
-    resume_any: bool = o.RESUME_ANY,
-    executor: str = o.EXECUTOR,
-    ray_workers: int | None = o.RAY_WORKERS,
-) -> None:
-    """The MCR protocol on its seven datasets (StrategyQA, Fermi, QuaRTz, HotpotQA, 2WikiMQA,
-    Bamboogle, FEVEROUS), each run like hopscore run --protocol mcr, then one table.
-
-    DATA-DIR layout (first file found wins): strategyqa/dev.json; fermi/train_realfp.json +
-    val_realfp.json (joined, deduplicated by question); quartz/dev.jsonl;
-    hotpotqa/hotpot_dev_fullwiki_v1.json or hotpot_dev_distractor_v1.json; 2wikimultihopqa/dev.json;
-    bamboogle/bamboogle_prerelease_random.csv (or Bamboogle_Prerelease.tsv, bamboogle.json);
-    feverous/feverous_dev_challenges.jsonl. Missing datasets are reported and skipped.
-
-    Examples:
-
-      hopscore suite mcr --data-dir mcrdata --model openai/gpt-4o-mini --sample 500
-
-      hopscore suite mcr --data-dir mcrdata --model local/smollm2 --shots 2 --limit 3
-
-      hopscore suite mcr --data-dir mcrdata --model openai/gpt-4o-mini --strategy mcr \
-          --chains 5 --sample 500
-    """
-    from hopscore.outputs import OutputError
-    from hopscore.reruns import RerunRefused
-    from hopscore.run.finish import truncation_warning
-    from hopscore.run.runner import run
-    from hopscore.run.settings import RunSettings, default_output_dir
-    from hopscore.run.suite import BENCHMARKS, SuiteRow, locate, suite_inputs, suite_settings
-
-    chosen = [name.strip().lower() for name in datasets.split(",") if name.strip()]
-    unknown = [name for name in chosen if name not in BENCHMARKS]
-    if unknown:
-        raise HopscoreError(f"--datasets: {', '.join(unknown)} not in {', '.join(BENCHMARKS)}")
-    if not data_dir.is_dir():
-        raise HopscoreError(f"--data-dir {data_dir}: not a folder")
-    root = output_dir or default_output_dir("mcr", model, "default")
-    rerun = o.rerun_policy(restart, resume_any)
-    claim_for_command(
-        directory(root, "--output-dir", create_parents=output_dir is None,
-                  writes=("suite.json", "fermi_realfp.json", *(f"{name}/" for name in chosen))),
-        inputs=[*suite_inputs(data_dir), *run_inputs(corpus=corpus)])
-    local = model.startswith("local/")
-    base = RunSettings(
-        benchmark="", gold=Path(), model=model, output_dir=root, base_url=base_url,
-        api_key_env=api_key_env, protocol="mcr", shots=shots, temperature=temperature,
-        max_tokens=max_tokens or None, seed=seed, limit=limit, sample=sample,
-        sample_seed=sample_seed, corpus=corpus, retrieve_k=retrieve_k, concurrency=concurrency,
-        timeout=timeout if timeout is not None else (900.0 if local else 120.0),
-        max_retries=max_retries, backoff=backoff, max_retry_wait=max_retry_wait,
-        deadline=deadline, adaptive=adaptive,
-        cache_dir=None if no_cache else (cache_dir or _cache_dir()), strategy=strategy,
-        chains=chains, chain_temperature=chain_temperature, num_retries=num_retries,
-        chain_calls=chain_calls, meta_facts=meta_facts, shard=o.shard_option(shard, shards),
-        on_truncation=o.truncation_policy(on_truncation),
-        executor=o.executor_option(executor, ray_workers), ray_workers=ray_workers,
-    )  # fmt: skip
-    rows: list[SuiteRow] = []
-    shared = None
-    if local:  # one loaded model for every dataset
-        from hopscore.run.local import LocalSmolLM2
-        from hopscore.run.providers import SharedBackend
-
-        shared = SharedBackend(LocalSmolLM2())
-    try:
-        for name in (b for b in BENCHMARKS if b in chosen):
-            located = locate(data_dir, name, root)
-            if located.gold is None:
-                rows.append(SuiteRow(name, "missing", detail=f"looked for {located.looked_for}"))
-                continue
-            err_console.print(f"{name}: {located.gold}", markup=False, highlight=False)
-            try:
-                result = run(suite_settings(base, located, root), backend=shared,
-                             console=err_console if progress else None, warn=err_console,
-                             rerun=rerun)
-            except (OutputError, RerunRefused):
-                raise  # the run directory cannot be used as it is: exit 2, nothing changed
-            except HopscoreError as exc:
-                rows.append(SuiteRow(name, "error", detail=str(exc)))
-                continue
-            if result.outcome.aborted is not None:
-                raise HopscoreError(
-                    f"{name}: stopped early: {result.outcome.aborted}; fix the model, endpoint "
-                    "or key and re-run the same command to continue"
-                )
-            mcr = (result.metrics or {}).get("mcr")
-            failed = result.summary.get("errors") or result.summary.get("truncated_unscored")
-            status = "ok" if not failed else "incomplete"
-            cut = truncation_warning(result.summary, base.max_tokens)
-            if cut is not None:
-                err_console.print(f"warning: {name}: {cut}", style="yellow", markup=False,
-                                  highlight=False)
-            rows.append(SuiteRow(name, status, mcr, result.summary,
-                                 methods=(result.metrics or {}).get("methods")))
-    finally:
-        if shared is not None:
-            import asyncio
-
-            asyncio.run(shared.close())
-    from hopscore.io import write_json_atomic
-
-    document: dict[str, object] = {"suite": "mcr", "model": model, "data_dir": str(data_dir),
-                                   "strategy": strategy,
-                                   "datasets": [r.to_json() for r in rows]}
-    if base.shard is not None:
-        document["shard"] = base.shard.to_json()
-    write_json_atomic(root / "suite.json", document)
-    if json_output:
-        o.print_json(document)
-    elif any(r.methods for r in rows):
-        print_table(console, suite_methods_table(rows, model, strategy))
-    else:
-        print_table(console, suite_table(rows, model))
-    err_console.print(f"wrote {root / 'suite.json'} and one run directory per dataset",
-                      markup=False, highlight=False)
-    if not any(r.status in ("ok", "incomplete") for r in rows):
-        raise HopscoreError(f"no MCR dataset could be run from {data_dir}")
-    if any(r.status != "ok" for r in rows):
-        raise typer.Exit(1)
-
-
-def suite_table(rows: list[SuiteRow], model: str) -> Table:
-    table = Table(
-        title=f"MCR protocol: {model} (in %; score: over answered questions, as MCR reports; "
-              "all: abstentions and errors score 0)", title_justify="left",
-    )
-    notes = any(row.status != "ok" for row in rows)
-    columns = ["dataset", "metric", "n", "answered", "abstained", "errors", "score", "all"]
-    for column in [*columns, "note"] if notes else columns:
-        table.add_column(column, justify="left" if column in ("dataset", "metric", "note")
-                         else "right", overflow="fold", no_wrap=column != "note")
-
-    def pct(value: object) -> str:
-        return "-" if not isinstance(value, float) else f"{100 * value:.1f}"
-
-    for row in rows:
-        note = [] if not notes else [row.status if row.status != "missing" or not row.detail
-                                     else f"missing: {row.detail}"]
-        if row.mcr is None:
-            table.add_row(row.benchmark, "", "", "", "", "", "", "", *note)
-            continue
-        m = row.mcr
-        table.add_row(row.benchmark, str(m["metric"]), str(m["n"]), str(m["answered"]),
-                      str(m["abstained"]), str(m["errors"]), pct(m["score_answered"]),
-                      pct(m["score_all"]), *([""] if notes and row.status == "ok" else note))
-    return table
-
-
-def suite_methods_table(rows: list[SuiteRow], model: str, strategy: str) -> Table:
-    """Per dataset: each method's answered count, its score over answered questions and over
-    all questions (95% intervals), then the paired differences with McNemar's test."""
-    table = Table(title=f"MCR's methods: {model}, --strategy {strategy} (in %, [95% "
-                  "interval]; over answered: MCR's number for MCR; over all: unanswered score "
-                  "0, MCR's number for SA and SC; differences in points, Holm-adjusted p)",
-                  title_justify="left")
-    for column in ("dataset", "method", "answered", "over answered", "over all"):
-        table.add_column(column, justify="left" if column in ("dataset", "method")
-                         else "right", overflow="fold")
-    for row in rows:
-        if not row.methods:
-            table.add_row(row.benchmark, row.status if row.status != "missing" else
-                          f"missing: {row.detail}", "", "", "")
-            continue
-        block = row.methods
-        labels = [row.benchmark, f"({block['metric']})"]
-        for method in block["methods"].values():
-            table.add_row(labels.pop(0) if labels else "", method["title"],
-                          f"{method['answered']}/{method['n']}",
-                          _with_ci(method["score_answered"], method.get("ci_answered")),
-                          _with_ci(method["score_all"], method.get("ci_all")))
-        titles = {name: m["title"] for name, m in block["methods"].items()}
-        for pair in block.get("pairs") or ():
-            p, delta = _pair_cells(pair)
-            table.add_row("", f"{titles[pair['b']]}-{titles[pair['a']]}", "", p, delta,
-                          style="dim")
-        if row.status != "ok":
-            table.add_row("", row.status, "", "", "")
-    return table
-
-
-def _cache_dir() -> Path:
-    from hopscore.engine import default_cache_dir  # the client stack loads when a run starts
-
-    return default_cache_dir()

@@ -18,7 +18,6 @@ from hopscore.inference.ci import Interval, t_quantile
 from hopscore.inference.resample import (
     Finalize,
     acceleration,
-    apply_finalize,
     bca_bounds,
     cluster_replicate_means,
     gradient,
@@ -68,6 +67,8 @@ def derived_intervals(source: Source, rows: Sequence[int] | None, names: Sequenc
         whole = finalize(dict(zip(names, means.tolist(), strict=True)))
     except (ArithmeticError, ValueError):
         return dict.fromkeys(derived)
+    from hopscore.stats import apply_finalize
+
     recomputed = apply_finalize(finalize, names, replicates, derived)
     out: dict[str, Interval | None] = {}
     for column, metric in enumerate(derived):

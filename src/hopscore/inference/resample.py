@@ -102,18 +102,3 @@ def gradient(finalize: Finalize, names: Sequence[str], means: Floats, metric: st
             return None
         out[j] = (float(hi) - float(lo)) / (2 * step)
     return out
-
-
-def apply_finalize(finalize: Finalize, names: Sequence[str], replicates: Floats,
-                   wanted: Sequence[str]) -> Floats:
-    """Derived metrics recomputed on every replicate's means (NaN where finalize fails)."""
-    out = np.full((replicates.shape[0], len(wanted)), np.nan)
-    for row, means in enumerate(replicates):
-        try:
-            result = finalize(dict(zip(names, means.tolist(), strict=True)))
-        except (ArithmeticError, ValueError):
-            continue
-        for column, metric in enumerate(wanted):
-            if metric in result:
-                out[row, column] = float(result[metric])
-    return out

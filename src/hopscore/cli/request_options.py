@@ -1,0 +1,96 @@
+"""Options that ``hopscore run`` and ``hopscore suite mcr`` share: the model, its requests, the
+response cache. One definition each, so the two commands cannot drift apart in name, default
+or help; the panels they are shown under are named here too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from hopscore.cli import options as o
+
+PANEL_MODEL = "Model"
+PANEL_PROMPT = "Examples and prompt"
+PANEL_RETRIEVAL = "Retrieval"
+PANEL_OUTPUT = "Output"
+PANEL_ADVANCED = "Requests (advanced)"
+METHODS = "MCR's methods and open-book FEVEROUS"
+MODEL_HELP = ("PROVIDER/NAME: openai/<model> (any OpenAI-compatible endpoint), "
+              "anthropic/<model> (Messages API) or local/smollm2.")
+#: --max-tokens' default (the QA runs'; an HDR run sends it too)
+DEFAULT_MAX_TOKENS = 1024
+
+MODEL = typer.Option(..., "--model", "-m", metavar="PROVIDER/NAME", show_default=False,
+                     help=MODEL_HELP)
+API_KEY_ENV = typer.Option(
+    "OPENAI_API_KEY", "--api-key-env", rich_help_panel=PANEL_MODEL, metavar="VAR",
+    help="Environment variable holding the API key.")
+MAX_TOKENS = typer.Option(
+    DEFAULT_MAX_TOKENS, "--max-tokens", rich_help_panel=PANEL_MODEL, metavar="N", min=0,
+    help="Completion budget per request; 0 sends none.")
+SEED = typer.Option(None, "--seed", rich_help_panel=PANEL_MODEL,
+                    help="Sampling seed sent with requests.")
+SAMPLE_SEED = typer.Option(11, "--sample-seed", rich_help_panel=PANEL_PROMPT,
+                           help="Seed of --sample (MCR: 11).")
+CORPUS = typer.Option(None, "--corpus", rich_help_panel=PANEL_RETRIEVAL, metavar="FILE",
+                      help="JSONL documents {id, title, text} for BM25 retrieval.")
+RETRIEVE_K = typer.Option(5, "--retrieve-k", rich_help_panel=PANEL_RETRIEVAL, metavar="N", min=1,
+                          help="Documents per question.")
+CONCURRENCY = typer.Option(
+    8, "--concurrency", "-c", rich_help_panel=PANEL_ADVANCED, metavar="N", min=1,
+    help="Most requests in flight; fewer while the endpoint cannot sustain more.")
+ADAPTIVE = typer.Option(
+    True, "--adaptive-concurrency/--fixed-concurrency", rich_help_panel=PANEL_ADVANCED,
+    help="Fit requests in flight to what the endpoint sustains, or always --concurrency.")
+TIMEOUT = typer.Option(
+    None, "--timeout", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.001,
+    show_default=False, help="Seconds per attempt (default 120; 900 for local/smollm2).")
+MAX_RETRIES = typer.Option(5, "--max-retries", rich_help_panel=PANEL_ADVANCED, metavar="N",
+                           min=0, help="Retries per request.")
+BACKOFF = typer.Option(1.0, "--backoff", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS",
+                       min=0.0, help=o.BACKOFF_HELP)
+MAX_RETRY_WAIT = typer.Option(
+    60.0, "--max-retry-wait", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.0,
+    help="Longest wait before a retry, whatever the server's Retry-After asks.")
+DEADLINE = typer.Option(
+    None, "--deadline", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.001,
+    show_default=False,
+    help="Seconds one request may take over all its attempts and waits (default: --timeout x "
+    "(retries + 1)).")
+CACHE_DIR = typer.Option(
+    None, "--cache-dir", rich_help_panel=PANEL_OUTPUT, metavar="DIR",
+    envvar="HOPSCORE_CACHE_DIR", show_default=False,
+    help="Response cache folder (default ~/.cache/hopscore).")
+NO_CACHE = typer.Option(False, "--no-cache", rich_help_panel=PANEL_OUTPUT,
+                        help="Neither read nor write the cache.")
+PROGRESS = typer.Option(True, "--progress/--no-progress", rich_help_panel=PANEL_OUTPUT,
+                        help="Progress bar.")
+JSON_OUTPUT = typer.Option(False, "--json", rich_help_panel=PANEL_OUTPUT, help=o.JSON_HELP)
+
+
+def request_timeout(timeout: float | None, model: str) -> float:
+    """--timeout, or its default: 120 s, and 900 s for the offline model on the CPU."""
+    if timeout is not None:
+        return timeout
+    return 900.0 if model.startswith("local/") else 120.0
+
+
+def response_cache(cache_dir: Path | None, no_cache: bool) -> Path | None:
+    """The response cache folder a run uses (None: --no-cache)."""
+    if no_cache:
+        return None
+    if cache_dir is not None:
+        return cache_dir
+    from hopscore.engine import default_cache_dir  # the client stack loads when a run starts
+
+    return default_cache_dir()
+
+
+def run_inputs(**paths: Path | None) -> list[Any]:
+    """The run's input files and folders, by option, for the output-is-an-input check."""
+    from hopscore.outputs import Input
+
+    return [Input(path, "--" + name.replace("_", "-")) for name, path in paths.items()
+            if path is not None]

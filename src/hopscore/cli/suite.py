@@ -1,0 +1,219 @@
+"""``hopscore suite mcr``: the MCR protocol on its seven datasets with one model, one table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from hopscore.cli import app, console, err_console
+from hopscore.cli import options as o
+from hopscore.cli import request_options as ro
+from hopscore.cli.methods_tables import suite_methods_table, suite_table
+from hopscore.cli.request_options import (
+    METHODS,
+    PANEL_MODEL,
+    PANEL_OUTPUT,
+    PANEL_PROMPT,
+)
+from hopscore.display import print_table
+from hopscore.errors import HopscoreError
+from hopscore.outputs import claim_for_command
+from hopscore.outputs import output_dir as directory
+
+suite_app = typer.Typer(help=(
+    "Run a benchmark suite: several datasets with one model, one table.\n\n"
+    "Examples:\n\n"
+    "  hopscore suite mcr --data-dir mcrdata --model openai/gpt-4o-mini --sample 500"),
+    no_args_is_help=True)
+app.add_typer(suite_app, name="suite", rich_help_panel="Run models and agents")
+
+
+@suite_app.command(name="mcr")
+def suite_mcr(
+    data_dir: Path = typer.Option(
+        ..., "--data-dir", "-d", metavar="DIR",
+        help="Folder with one sub-folder per dataset (layout above)."),
+    model: str = ro.MODEL,
+    output_dir: Path | None = typer.Option(
+        None, "--output-dir", "-o", metavar="DIR", rich_help_panel=PANEL_OUTPUT,
+        help="Suite directory (default runs/mcr__<model>)."),
+    datasets: str = typer.Option(
+        ",".join(("strategyqa", "fermi", "quartz", "hotpotqa", "2wikimultihopqa", "bamboogle",
+                  "feverous")),
+        "--datasets", metavar="NAME,NAME,...", show_default=False,
+        help="Comma-separated subset, in table order (default: all seven)."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", show_default=False, metavar="URL", rich_help_panel=PANEL_MODEL,
+        help="OpenAI-compatible endpoint (else OPENAI_BASE_URL)."),
+    api_key_env: str = ro.API_KEY_ENV,
+    shots: int | None = typer.Option(
+        None, "--shots", min=0, show_default=False, metavar="N", rich_help_panel=PANEL_PROMPT,
+        help="Built-in exemplars per prompt (default: 0 for cot, 4 for the chain strategies)."),
+    limit: int | None = typer.Option(
+        None, "--limit", min=1, metavar="K", rich_help_panel=PANEL_PROMPT,
+        help="First K questions each."),
+    sample: int | None = typer.Option(
+        None, "--sample", min=1, metavar="N", rich_help_panel=PANEL_PROMPT,
+        help="Seeded random sample of N questions each (MCR)."),
+    sample_seed: int = ro.SAMPLE_SEED,
+    temperature: float = typer.Option(
+        0.0, "--temperature", min=0.0, rich_help_panel=PANEL_MODEL,
+        help="Sampling temperature (chain 0 with a strategy)."),
+    max_tokens: int = ro.MAX_TOKENS,
+    seed: int | None = ro.SEED,
+    corpus: Path | None = ro.CORPUS,
+    retrieve_k: int = ro.RETRIEVE_K,
+    concurrency: int = ro.CONCURRENCY,
+    adaptive: bool = ro.ADAPTIVE,
+    timeout: float | None = ro.TIMEOUT,
+    max_retries: int = ro.MAX_RETRIES,
+    backoff: float = ro.BACKOFF,
+    max_retry_wait: float = ro.MAX_RETRY_WAIT,
+    deadline: float | None = ro.DEADLINE,
+    cache_dir: Path | None = ro.CACHE_DIR,
+    no_cache: bool = ro.NO_CACHE,
+    progress: bool = ro.PROGRESS,
+    strategy: str = typer.Option(
+        "cot", "--strategy", metavar="cot|self-ask|sc|mcr", rich_help_panel=METHODS,
+        help="cot (one answer per question), or self-ask, sc, mcr: MCR's methods; sc and mcr print"
+        " SA, SC and MCR side by side."),
+    chains: int | None = typer.Option(
+        None, "--chains", min=1, show_default=False, metavar="K", rich_help_panel=METHODS,
+        help="Chains per question for sc and mcr (default 5)."),
+    chain_temperature: float = typer.Option(
+        0.7, "--chain-temperature", min=0.0, rich_help_panel=METHODS,
+        help="Temperature of chains 1..k-1."),
+    num_retries: int | None = typer.Option(
+        None, "--num-retries", min=0, show_default=False, metavar="N", rich_help_panel=METHODS,
+        help="Re-run abstained questions up to N times (default: 2 for mcr; else 0)."),
+    chain_calls: int = typer.Option(
+        5, "--chain-calls", min=1, metavar="N", rich_help_panel=METHODS,
+        help="Model calls per chain."),
+    meta_facts: str | None = typer.Option(
+        None, "--meta-facts", show_default=False, metavar="qa|evidence|both",
+        rich_help_panel=METHODS,
+        help="qa, evidence or both (meta-reasoner input)."),
+    json_output: bool = ro.JSON_OUTPUT,
+    shard: str | None = o.SHARD,
+    shards: int | None = o.SHARDS,
+    on_truncation: str = o.ON_TRUNCATION,
+    restart: bool = o.RESTART,
+    resume_any: bool = o.RESUME_ANY,
+    executor: str = o.EXECUTOR,
+    ray_workers: int | None = o.RAY_WORKERS,
+) -> None:
+    """The MCR protocol on its seven datasets (StrategyQA, Fermi, QuaRTz, HotpotQA, 2WikiMQA,
+    Bamboogle, FEVEROUS), each run like hopscore run --protocol mcr, then one table.
+
+    DATA-DIR layout (first file found wins): strategyqa/dev.json; fermi/train_realfp.json +
+    val_realfp.json (joined, deduplicated by question); quartz/dev.jsonl;
+    hotpotqa/hotpot_dev_fullwiki_v1.json or hotpot_dev_distractor_v1.json; 2wikimultihopqa/dev.json;
+    bamboogle/bamboogle_prerelease_random.csv (or Bamboogle_Prerelease.tsv, bamboogle.json);
+    feverous/feverous_dev_challenges.jsonl. Missing datasets are reported and skipped.
+
+    Examples:
+
+      hopscore suite mcr --data-dir mcrdata --model openai/gpt-4o-mini --sample 500
+
+      hopscore suite mcr --data-dir mcrdata --model local/smollm2 --shots 2 --limit 3
+
+      hopscore suite mcr --data-dir mcrdata --model openai/gpt-4o-mini --strategy mcr \
+          --chains 5 --sample 500
+    """
+    from hopscore.outputs import OutputError
+    from hopscore.reruns import RerunRefused
+    from hopscore.run.finish import truncation_warning
+    from hopscore.run.runner import run
+    from hopscore.run.settings import RunSettings, default_output_dir
+    from hopscore.run.suite import BENCHMARKS, SuiteRow, locate, suite_inputs, suite_settings
+
+    chosen = [name.strip().lower() for name in datasets.split(",") if name.strip()]
+    unknown = [name for name in chosen if name not in BENCHMARKS]
+    if unknown:
+        raise HopscoreError(f"--datasets: {', '.join(unknown)} not in {', '.join(BENCHMARKS)}")
+    if not data_dir.is_dir():
+        raise HopscoreError(f"--data-dir {data_dir}: not a folder")
+    root = output_dir or default_output_dir("mcr", model, "default")
+    rerun = o.rerun_policy(restart, resume_any)
+    claim_for_command(
+        directory(root, "--output-dir", create_parents=output_dir is None,
+                  writes=("suite.json", "fermi_realfp.json", *(f"{name}/" for name in chosen))),
+        inputs=[*suite_inputs(data_dir), *ro.run_inputs(corpus=corpus)])
+    local = model.startswith("local/")
+    base = RunSettings(
+        benchmark="", gold=Path(), model=model, output_dir=root, base_url=base_url,
+        api_key_env=api_key_env, protocol="mcr", shots=shots, temperature=temperature,
+        max_tokens=max_tokens or None, seed=seed, limit=limit, sample=sample,
+        sample_seed=sample_seed, corpus=corpus, retrieve_k=retrieve_k, concurrency=concurrency,
+        timeout=ro.request_timeout(timeout, model),
+        max_retries=max_retries, backoff=backoff, max_retry_wait=max_retry_wait,
+        deadline=deadline, adaptive=adaptive,
+        cache_dir=ro.response_cache(cache_dir, no_cache), strategy=strategy,
+        chains=chains, chain_temperature=chain_temperature, num_retries=num_retries,
+        chain_calls=chain_calls, meta_facts=meta_facts, shard=o.shard_option(shard, shards),
+        on_truncation=o.truncation_policy(on_truncation),
+        executor=o.executor_option(executor, ray_workers), ray_workers=ray_workers,
+    )  # fmt: skip
+    rows: list[SuiteRow] = []
+    shared = None
+    if local:  # one loaded model for every dataset
+        from hopscore.run.local import LocalSmolLM2
+        from hopscore.run.providers import SharedBackend
+
+        shared = SharedBackend(LocalSmolLM2())
+    try:
+        for name in (b for b in BENCHMARKS if b in chosen):
+            located = locate(data_dir, name, root)
+            if located.gold is None:
+                rows.append(SuiteRow(name, "missing", detail=f"looked for {located.looked_for}"))
+                continue
+            err_console.print(f"{name}: {located.gold}", markup=False, highlight=False)
+            try:
+                result = run(suite_settings(base, located, root), backend=shared,
+                             console=err_console if progress else None, warn=err_console,
+                             rerun=rerun)
+            except (OutputError, RerunRefused):
+                raise  # the run directory cannot be used as it is: exit 2, nothing changed
+            except HopscoreError as exc:
+                rows.append(SuiteRow(name, "error", detail=str(exc)))
+                continue
+            if result.outcome.aborted is not None:
+                raise HopscoreError(
+                    f"{name}: stopped early: {result.outcome.aborted}; fix the model, endpoint "
+                    "or key and re-run the same command to continue"
+                )
+            mcr = (result.metrics or {}).get("mcr")
+            failed = result.summary.get("errors") or result.summary.get("truncated_unscored")
+            status = "ok" if not failed else "incomplete"
+            cut = truncation_warning(result.summary, base.max_tokens)
+            if cut is not None:
+                err_console.print(f"warning: {name}: {cut}", style="yellow", markup=False,
+                                  highlight=False)
+            rows.append(SuiteRow(name, status, mcr, result.summary,
+                                 methods=(result.metrics or {}).get("methods")))
+    finally:
+        if shared is not None:
+            import asyncio
+
+            asyncio.run(shared.close())
+    from hopscore.io import write_json_atomic
+
+    document: dict[str, object] = {"suite": "mcr", "model": model, "data_dir": str(data_dir),
+                                   "strategy": strategy,
+                                   "datasets": [r.to_json() for r in rows]}
+    if base.shard is not None:
+        document["shard"] = base.shard.to_json()
+    write_json_atomic(root / "suite.json", document)
+    if json_output:
+        o.print_json(document)
+    elif any(r.methods for r in rows):
+        print_table(console, suite_methods_table(rows, model, strategy))
+    else:
+        print_table(console, suite_table(rows, model))
+    err_console.print(f"wrote {root / 'suite.json'} and one run directory per dataset",
+                      markup=False, highlight=False)
+    if not any(r.status in ("ok", "incomplete") for r in rows):
+        raise HopscoreError(f"no MCR dataset could be run from {data_dir}")
+    if any(r.status != "ok" for r in rows):
+        raise typer.Exit(1)
