@@ -2,9 +2,11 @@
 
 Sends the same request (a 400-character prompt, the judge's parameters) N times, 16 in flight,
 to the loopback server with no latency, and reports the client process's CPU time per request
-for: hopscore's backend (aiohttp, one session), the ``openai`` SDK's generic post (what
-hopscore used before; two clients, as it ran them) and a bare ``httpx`` client, each when it is
-installed. Run side by side, so the ratios hold on a busy machine.
+for: hopscore's backend on a plain http:// URL (its lean HTTP/1.1 client,
+``hopscore.engine.http1``), the same backend through its aiohttp session (what it uses for
+https:// and proxies, and used for every URL before), the ``openai`` SDK's generic post (what
+hopscore used before that; two clients, as it ran them) and a bare ``httpx`` client, each when
+it is installed. Run side by side, so the ratios hold on a busy machine.
 
     python bench/http_client_cpu.py            # 3000 requests per client
 """
@@ -45,10 +47,12 @@ async def measure(send: Callable[[], Awaitable[object]], n: int, inflight: int) 
     return (cpu() - before) / n
 
 
-async def hopscore_backend(url: str, n: int, inflight: int) -> float:
+async def hopscore_backend(url: str, n: int, inflight: int, *, lean: bool = True) -> float:
     from hopscore.engine import ChatRequest, OpenAIBackend
 
     backend = OpenAIBackend(url, "k")
+    if not lean:
+        backend._lean = None  # the aiohttp session, as for an https:// URL
     request = ChatRequest(model="bench", messages=BODY["messages"], temperature=0.0,
                           max_tokens=1024)
     try:
@@ -96,8 +100,12 @@ async def httpx_client(url: str, n: int, inflight: int) -> float:
         await client.aclose()
 
 
-CLIENTS = {"hopscore (aiohttp)": hopscore_backend, "openai SDK": openai_sdk,
-           "httpx": httpx_client}
+async def hopscore_aiohttp(url: str, n: int, inflight: int) -> float:
+    return await hopscore_backend(url, n, inflight, lean=False)
+
+
+CLIENTS = {"hopscore (http1)": hopscore_backend, "hopscore (aiohttp)": hopscore_aiohttp,
+           "openai SDK": openai_sdk, "httpx": httpx_client}
 
 
 def main() -> None:
@@ -120,7 +128,7 @@ def main() -> None:
                 print(f"{name:20s} not installed ({exc.name})")
                 continue
             print(f"{name:20s} {1000 * results[name]:.3f} ms CPU per request", flush=True)
-        base = results.get("hopscore (aiohttp)")
+        base = results.get("hopscore (http1)")
         if base:
             for name, value in results.items():
                 print(f"{name:20s} {value / base:5.1f}x hopscore's")

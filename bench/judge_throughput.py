@@ -76,6 +76,9 @@ def main() -> None:
     parser.add_argument("--concurrency", default="1,16,64")
     args = parser.parse_args()
     levels = [int(c) for c in args.concurrency.split(",")]
+    from run_throughput import compile_sources
+
+    compile_sources()
     server, base_url = start_server(args.latency)
     results = []
     try:
@@ -103,7 +106,7 @@ def main() -> None:
             r["speedup_vs_c1"] = r["rows_per_s"] / base["rows_per_s"]
             print(f"c={r['concurrency']:>3}: speed-up over c=1 {r['speedup_vs_c1']:.1f}x")
     report = {"rows": args.rows, "latency_s": args.latency, "python": platform.python_version(),
-              "cpus": os.cpu_count(), "results": results}
+              "cpus": os.cpu_count(), "load_average": os.getloadavg(), "results": results}
     target = REPO / "bench" / "results" / "judge_throughput.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

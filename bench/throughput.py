@@ -41,6 +41,7 @@ def main() -> None:
     args = parser.parse_args()
     extra = ("--fixed-concurrency",) if args.fixed_concurrency else ()
     c = args.concurrency
+    run.compile_sources()  # as an installed package has it (see run_throughput.py)
     judge_server, judge_url = judge.start_server(0.2)
     run_server, run_url = run.start_server(0.5)
     efficiencies: list[float] = []

@@ -62,9 +62,42 @@ def guarded(call: Callable[[], None], err_console: Console | None = None) -> Non
         sys.exit(3)
 
 
+#: commands that send HTTP requests (unless their model runs in-process)
+HTTP_COMMANDS = frozenset({"run", "judge"})
+
+
+def warm_up(args: Sequence[str]) -> None:
+    """Import aiohttp on a thread of its own while the command starts, for a command that will
+    send requests through it (not to a plain ``http://`` endpoint, which
+    :mod:`hopscore.engine.http1` serves). Importing aiohttp builds two TLS contexts, which
+    load the system's CA certificates (about 0.2 s of a 2-core machine's CPU, on a thread
+    that releases the interpreter lock meanwhile): done here, it overlaps with the command's
+    own imports and with loading and rendering its examples instead of coming after them."""
+    if not args or args[0] not in HTTP_COMMANDS:
+        return
+    if any(a in ("--help", "-h") or a.startswith("local/") or a.startswith("--model=local/")
+           for a in args):
+        return
+    for i, arg in enumerate(args):  # a plain http:// endpoint is served without aiohttp
+        url = args[i + 1] if arg == "--base-url" and i + 1 < len(args) else \
+            arg.partition("=")[2] if arg.startswith("--base-url=") else None
+        if url is not None and url.startswith("http://"):
+            return
+    import contextlib
+    import importlib
+    import threading
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # the command's own import reports it
+            importlib.import_module("aiohttp")
+
+    threading.Thread(target=load, name="hopscore-warm-up").start()
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``hopscore`` console script and of ``python -m hopscore``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    warm_up(args)
     from hopscore.cli import main as cli_main
 
-    args = list(sys.argv[1:] if argv is None else argv)
     guarded(lambda: cli_main(args))

@@ -66,12 +66,17 @@ def score_examples(
     gold_ids: set[str] = set()
     by_id = predictions.by_id
     by_position = predictions.by_position
+    stream = predictions.stream
+    take = None if stream is None else stream.take
     noting = type(benchmark).notes is not Benchmark.notes
     noted: dict[str, int] = {}
     for index, example in enumerate(examples):
         key = str(index) if by_position else example.id
-        gold_ids.add(key)
-        prediction = by_id.get(key)
+        if take is None:
+            gold_ids.add(key)
+            prediction = by_id.get(key)
+        else:  # each gold id once: a repeated one is an error of the gold reader
+            prediction = take(key)
         values = benchmark.score(example, prediction)
         if noting:
             for note in benchmark.notes(values):
@@ -104,13 +109,13 @@ def score_examples(
             f"no example has a {clusters.name!r} cluster: --cluster takes a group key or a field "
             "of the gold records (e.g. HybridQA's table_id, present in dev.json and "
             "dev.traced.json but not in dev_reference.json); or map ids with --cluster-file")
-    extra = [pid for pid in by_id if pid not in gold_ids]
+    extra = [pid for pid in by_id if pid not in gold_ids] if stream is None else stream.unmatched()
     plain: dict[tuple[str, str] | None, dict[str, float]] = {
         None: {name: sum(kept.column(j)) / kept.n for j, name in enumerate(names)}}
     report = ScoreReport(
         benchmark=benchmark.name,
         n_gold=kept.n,
-        n_predictions=len(by_id),
+        n_predictions=len(by_id) if stream is None else len(stream),
         missing_ids=missing,
         extra_ids=extra,
         metrics=benchmark.finalize(dict(plain[None])),
@@ -238,7 +243,7 @@ def score_files(
     with bulk_load():
         if read_predictions is None:
             examples: Iterable[E] = benchmark.iter_gold(gold_path, aliases=aliases)
-            predictions = benchmark.load_predictions(predictions_path)
+            predictions = benchmark.predictions_for_scoring(predictions_path)
         else:  # replies are read against whole examples (HotpotQA citations need the titles)
             examples = benchmark.load_gold(gold_path, aliases=aliases)
             predictions = read_predictions(examples)

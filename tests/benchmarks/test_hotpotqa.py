@@ -166,13 +166,13 @@ def test_duplicate_gold_ids_are_an_error(tmp_path: Path) -> None:
 def test_scoring_reads_the_gold_like_load_gold_without_paragraphs(tmp_path: Path) -> None:
     for path in (GOLD, write_json(tmp_path / "g.json", _records_with(_id=7))):
         full = BENCH.load_gold(path)
-        quick = BENCH.iter_gold(path)
+        quick = list(BENCH.iter_gold(path))
         assert quick == [dataclasses.replace(e, context=()) for e in full]
         assert all(e.context for e in full)
-    assert BENCH.iter_gold(tmp_path / "g.json")[0].id == "7"
+    assert next(iter(BENCH.iter_gold(tmp_path / "g.json"))).id == "7"
     bom = tmp_path / "bom.json"
     bom.write_bytes(b"\xef\xbb\xbf" + GOLD.read_bytes())
-    assert BENCH.iter_gold(bom) == BENCH.iter_gold(GOLD)
+    assert list(BENCH.iter_gold(bom)) == list(BENCH.iter_gold(GOLD))
 
 
 def _records_with(**changes: Any) -> list[dict[str, Any]]:
@@ -200,7 +200,7 @@ def test_unusual_gold_gets_the_checked_readers_error(tmp_path: Path, changes: An
     with pytest.raises(InputError) as checked:
         BENCH.load_gold(path)
     with pytest.raises(InputError) as quick:
-        BENCH.iter_gold(path)
+        list(BENCH.iter_gold(path))
     assert str(quick.value) == str(checked.value)
 
 
@@ -210,13 +210,13 @@ def test_scoring_does_not_check_what_it_does_not_read(tmp_path: Path) -> None:
     bad_context = write_json(tmp_path / "c.json", _records_with(context="not a list"))
     with pytest.raises(InputError, match="field 'context'"):
         BENCH.load_gold(bad_context)
-    assert BENCH.iter_gold(bad_context)[0].id == "hp-01"
+    assert next(iter(BENCH.iter_gold(bad_context))).id == "hp-01"
     text = GOLD.read_text(encoding="utf-8").replace('"answer":', '"answer": "first", "answer":', 1)
     repeated = tmp_path / "r.json"
     repeated.write_text(text, encoding="utf-8")
     with pytest.raises(InputError, match="duplicate key 'answer'"):
         BENCH.load_gold(repeated)
-    assert BENCH.iter_gold(repeated)[0].answer == BENCH.load_gold(GOLD)[0].answer
+    assert next(iter(BENCH.iter_gold(repeated))).answer == BENCH.load_gold(GOLD)[0].answer
 
 
 def test_gold_that_is_not_a_list_or_not_json(tmp_path: Path) -> None:
@@ -224,7 +224,7 @@ def test_gold_that_is_not_a_list_or_not_json(tmp_path: Path) -> None:
         path = tmp_path / "g.json"
         path.write_text(content, encoding="utf-8")
         with pytest.raises(InputError, match=message):
-            BENCH.iter_gold(path)
+            list(BENCH.iter_gold(path))
 
 
 def test_official_predictions_read_quickly_equal_the_checked_reading(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 from hopscore.engine import ChatEngine, ChatRequest, ConcurrencyLimit, OpenAIBackend, RetryPolicy
-from hopscore.engine.limit import OK, RATE_LIMIT, TIMEOUT
+from hopscore.engine.limit import OK, OTHER, RATE_LIMIT, TIMEOUT
 from tests.conftest import run_cli
 from tests.openai_server import FakeOpenAI, Reply, judge_reply
 
@@ -48,6 +48,40 @@ def test_a_one_slot_server_is_never_sent_duplicate_work() -> None:
         assert all(run_requests(engine, 10))
         assert len(server.log) == 10 and duplicates(server) == 0
         assert engine.stats.retries == 0
+    # the opening wave went out whole (8 at the server at once), then the first reply (0.4 s:
+    # at most 1.5 / (3 x 0.4) = 1 is timeout-safe) brought the limit down to one
+    assert server.max_in_flight == 8
+    trace = engine.limit.stats.to_json()["trace"]
+    assert (trace[0]["limit"], trace[0]["why"]) == (1, "first reply")
+
+
+def test_the_opening_wave_waits_its_turn_at_a_one_slot_server_with_uneven_latencies() -> None:
+    # a one-slot server whose replies take 0.3 to 0.9 s, 12 at once, a 1.2 s timeout: the
+    # last of the opening wave is answered after about 7 s, long past its timeout, but the
+    # endpoint answers one of the wave at least every 0.9 s, so none is abandoned
+    delays = [0.0, 0.6, 0.2, 0.4, 0.1, 0.5, 0.0, 0.3, 0.6, 0.2, 0.1, 0.4]
+    with FakeOpenAI(lambda p, a: Reply("ok", delay=delays[int(p[1:]) % 12]), latency=0.3,
+                    slots=1) as server:
+        engine = ChatEngine(OpenAIBackend(server.base_url, "k"), concurrency=12, timeout=1.2,
+                            retry=RetryPolicy(base_delay=0.01))
+        assert all(run_requests(engine, 14))
+        assert len(server.log) == 14 and duplicates(server) == 0
+        assert engine.stats.retries == 0
+
+
+def test_a_request_that_hangs_in_the_opening_wave_still_times_out() -> None:
+    # a parallel server that answers everything at once except one request it never answers:
+    # that attempt is cut --timeout after the wave's last reply (not kept waiting for ever)
+    # and its retry is answered
+    with FakeOpenAI(lambda p, a: Reply("ok", stall=p == "q3" and a == 0),
+                    latency=0.1) as server:
+        engine = ChatEngine(OpenAIBackend(server.base_url, "k"), concurrency=8, timeout=1.0,
+                            retry=RetryPolicy(base_delay=0.01))
+        started = time.monotonic()
+        assert all(run_requests(engine, 8))
+        took = time.monotonic() - started
+    assert engine.stats.retried_by_kind == {"timeout": 1}
+    assert 1.0 <= took < 3.0, took
 
 
 def test_a_one_slot_server_through_the_cli_at_the_default_concurrency(tmp_path: Path) -> None:
@@ -80,10 +114,11 @@ def test_a_parallel_server_gets_the_whole_ceiling() -> None:
         assert all(run_requests(engine, 96))
         took = time.monotonic() - started
         assert engine.limit.stats.peak == 16 and server.max_in_flight >= 12
-        # ideal 1.8 s (96 / 16 x 0.3) plus one 0.3 s round at one request
+        # ideal 1.8 s (96 / 16 x 0.3); no round is spent at one request
         assert took < 6.0, took
         assert engine.stats.concurrency is not None
-        assert engine.stats.concurrency["trace"][0]["why"] == "first round"
+        assert engine.stats.concurrency["start"] == 16
+        assert engine.stats.concurrency["lowest"] == 16
 
 
 def test_a_four_slot_server_is_sent_about_what_it_serves() -> None:
@@ -150,11 +185,12 @@ def fill(limit: ConcurrencyLimit) -> list[int]:
 def test_timeouts_halve_the_limit_and_rate_limits_count_once_a_round() -> None:
     clock = Clock()
     limit = ConcurrencyLimit(64, timeout=100.0, clock=clock)
-    [first] = fill(limit)
-    clock.now = 0.2
-    limit.release(first, OK, 0.2)  # a fast first reply: the safe limit is far above the ceiling
-    assert limit.limit == 64
     tickets = fill(limit)
+    assert len(tickets) == 64 and limit.opening  # the opening wave: the whole ceiling
+    clock.now = 0.2
+    limit.release(tickets.pop(), OK, 0.2)  # a fast first reply: 64 is timeout-safe
+    assert limit.limit == 64 and not limit.opening
+    tickets += fill(limit)
     assert len(tickets) == 64
     limit.release(tickets.pop(), TIMEOUT)
     assert limit.limit == 32
@@ -167,15 +203,46 @@ def test_timeouts_halve_the_limit_and_rate_limits_count_once_a_round() -> None:
 def test_the_safe_limit_keeps_queued_work_within_the_timeout() -> None:
     clock = Clock()
     limit = ConcurrencyLimit(64, timeout=10.0, clock=clock)
-    [ticket] = fill(limit)
+    tickets = fill(limit)
     clock.now = 1.0
-    limit.release(ticket, OK, 1.0)  # 1 s replies, 10 s timeout: at most 3 queued in a row
+    limit.release(tickets.pop(), OK, 1.0)  # 1 s replies, 10 s timeout: at most 3 queued in a row
     assert limit.limit == 3
+    # no slot is refilled while the opening wave's 63 are still out: only below 3 in flight
+    assert fill(limit) == []
+    for _ in range(61):
+        limit.release(tickets.pop(), OK, 1.0)
+    assert limit.in_flight == 2 and len(fill(limit)) == 1
     limit = ConcurrencyLimit(8, timeout=2.0, clock=clock)
-    [ticket] = fill(limit)
+    tickets = fill(limit)
     clock.now += 1.0
-    limit.release(ticket, OK, 1.0)  # replies take half the timeout: never more than one in flight
+    limit.release(tickets.pop(), OK, 1.0)  # replies take half the timeout: one in flight
     assert limit.limit == 1
+
+
+def test_the_first_judged_round_settles_where_the_endpoint_queued() -> None:
+    # 16 at a 4-slot server with 1 s replies and a long timeout: answered 4 a second; the
+    # opening round measures a capacity of 4 and settles at 4 plus a quarter
+    clock = Clock()
+    limit = ConcurrencyLimit(16, timeout=1000.0, clock=clock)
+    tickets = fill(limit)
+    for second in range(1, 5):
+        clock.now = float(second)
+        for _ in range(4):
+            limit.release(tickets.pop(), OK, float(second))
+            tickets += fill(limit)
+    assert limit.limit == 5, limit.stats.to_json()
+    assert limit.stats.trace[-1][2] == "saturated"
+
+
+def test_a_round_with_a_request_that_failed_for_good_still_ends() -> None:
+    clock = Clock()
+    limit = ConcurrencyLimit(4, timeout=1000.0, clock=clock)
+    tickets = fill(limit)
+    clock.now = 1.0
+    limit.release(tickets.pop(), OTHER)  # an HTTP 400, not retried
+    for _ in range(3):
+        limit.release(tickets.pop(), OK, 1.0)
+    assert limit._round_id == 2  # the opening round was judged
 
 
 def test_fixed_concurrency_keeps_the_ceiling() -> None:

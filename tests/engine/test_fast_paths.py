@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from hopscore.engine import ChatResponse, ResponseCache, ResultLog, RowResult, run_batch, run_sync
+from hopscore.engine.cache import WRITE_BATCH, WRITE_DELAY_S
 from tests.conftest import run_cli
 from tests.openai_server import FakeOpenAI, Reply
 from tests.run.helpers import asked, gold_replies, load, rows, run_args
@@ -54,7 +55,8 @@ def test_cache_lookups_of_one_turn_are_one_query_and_answer_each_key(tmp_path: P
     assert found[20] is not None and found[20][0].content == "v0"
 
 
-def test_cache_writes_of_one_turn_are_one_transaction_and_none_is_lost(tmp_path: Path) -> None:
+def test_cache_writes_close_together_are_one_transaction_and_none_is_lost(
+        tmp_path: Path) -> None:
     cache = ResponseCache.in_dir(tmp_path)
     batches: list[int] = []
     original = cache._put_many
@@ -68,18 +70,23 @@ def test_cache_writes_of_one_turn_are_one_transaction_and_none_is_lost(tmp_path:
     async def go() -> None:
         for i in range(50):
             cache.put(f"k{i}", reply(f"v{i}"), None)
-        await asyncio.sleep(0)
-        for i in range(50, 60):  # queued just before closing: written too
+            await asyncio.sleep(0)  # replies of separate turns of the loop
+        await asyncio.sleep(WRITE_DELAY_S * 4)  # written without waiting for the close
+        cache._writer.submit(lambda: None).result()
+        assert batches == [50]
+        for i in range(50, 50 + WRITE_BATCH + 10):  # a full batch is handed over at once
             cache.put(f"k{i}", reply(f"v{i}"), None)
-        await cache.aclose()
+        cache._writer.submit(lambda: None).result()
+        assert batches[1:] == [WRITE_BATCH]
+        await cache.aclose()  # the 10 queued just before closing: written too
 
     asyncio.run(go())
-    assert batches == [50, 10]
+    assert batches == [50, WRITE_BATCH, 10]
     again = ResponseCache.in_dir(tmp_path)
     try:
-        assert len(again) == 60
-        hit = again.get("k59")
-        assert hit is not None and hit[0].content == "v59"
+        assert len(again) == 60 + WRITE_BATCH
+        hit = again.get(f"k{59 + WRITE_BATCH}")
+        assert hit is not None and hit[0].content == f"v{59 + WRITE_BATCH}"
     finally:
         again.close()
 

@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from hopscore.errors import HopscoreError, InputError
 from hopscore.io import Fields, iter_jsonl_numbered
@@ -83,6 +83,7 @@ class PromptInputs:
 
 E = TypeVar("E", bound=Example)
 P = TypeVar("P", bound=Prediction)
+P_co = TypeVar("P_co", bound=Prediction, covariant=True)
 
 
 @dataclass(slots=True)
@@ -96,6 +97,22 @@ class Predictions(Generic[P]):
     #: The file has no ids: ``by_id`` is keyed by 0-based position ("0", "1", ...) and the
     #: i-th prediction belongs to the i-th gold example (FEVEROUS ``prepare_submission.py``).
     by_position: bool = False
+    #: Predictions held compactly for one scoring pass instead of in ``by_id`` (which is then
+    #: empty): :meth:`Benchmark.predictions_for_scoring` of a benchmark whose files can be large.
+    stream: PredictionStream[P] | None = None
+
+
+class PredictionStream(Protocol[P_co]):
+    """Predictions that scoring takes one gold id at a time (each id asked for once)."""
+
+    def __len__(self) -> int:
+        """How many ids the file predicts."""
+
+    def take(self, example_id: str) -> P_co | None:
+        """The prediction of this id (None: not predicted); it is not kept afterwards."""
+
+    def unmatched(self) -> list[str]:
+        """The predicted ids never taken, in the file's order."""
 
 
 class Benchmark(ABC, Generic[E, P]):
@@ -129,6 +146,12 @@ class Benchmark(ABC, Generic[E, P]):
     @abstractmethod
     def load_predictions(self, path: Path) -> Predictions[P]:
         """Load predictions in the official format or the universal JSON Lines format."""
+
+    def predictions_for_scoring(self, path: Path) -> Predictions[P]:
+        """The predictions for one scoring pass (:func:`hopscore.scoring.score_files`): by
+        default :meth:`load_predictions`; a benchmark whose files can be large may hold them
+        compactly in :attr:`Predictions.stream` instead, with the same results and errors."""
+        return self.load_predictions(path)
 
     @abstractmethod
     def score(self, example: E, prediction: P | None) -> dict[str, float]:

@@ -68,15 +68,20 @@ def warn_unpredicted(predictions: Predictions[Any], part: str, has: Callable[[An
     if key_missing or not predictions.by_id:
         return
     missing = [pid for pid, prediction in predictions.by_id.items() if not has(prediction)]
+    warning = unpredicted_warning(predictions.source, part, metrics, missing,
+                                  len(predictions.by_id))
+    if warning:
+        predictions.warnings.append(warning)
+
+
+def unpredicted_warning(source: str, part: str, metrics: str, missing: list[str],
+                        total: int) -> str | None:
+    """The warning of :func:`warn_unpredicted` for the ids ``missing`` (of ``total``), if any."""
     if not missing:
-        return
-    total = len(predictions.by_id)
+        return None
     if len(missing) == total:
-        predictions.warnings.append(
-            f'{predictions.source}: no prediction has "{part}"; {metrics} score 0 for every '
-            "example")
-    else:
-        predictions.warnings.append(
-            f"{predictions.source}: {len(missing)} of {counted(total, 'prediction')} "
+        return (f'{source}: no prediction has "{part}"; {metrics} score 0 for every '
+                "example")
+    return (f"{source}: {len(missing)} of {counted(total, 'prediction')} "
             f'{agree(len(missing), "has", "have")} no "{part}" (first: '
             f"{', '.join(missing[:5])}); {agree(len(missing), 'its', 'their')} {metrics} score 0")

@@ -14,9 +14,8 @@ is not an integer is an error naming the record.
 
 from __future__ import annotations
 
-import mmap
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,8 +39,10 @@ from hopscore.benchmarks.formats import (
     universal_or_json,
     warn_unpredicted,
 )
+from hopscore.benchmarks.hotpot_stream import GoldReader, read_predictions_quickly, stream_gold
 from hopscore.errors import InputError
-from hopscore.io import Fields, bulk_load, json_type, load_json, write_json_atomic
+from hopscore.io import Fields, json_type, load_json, write_json_atomic
+from hopscore.jsonstream import is_json_list
 from hopscore.records import fast_init
 from hopscore.text import hotpot_prf, normalize_answer
 
@@ -148,18 +149,18 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
         'official {"answer": {id: str}, "sp": {id: [[title, sent_id]]}}; universal JSONL'
     )
 
-    def iter_gold(self, path: Path, *, aliases: Path | None = None) -> list[HotpotExample]:
-        """The gold examples for scoring, without their paragraphs (``context``).
+    def iter_gold(self, path: Path, *, aliases: Path | None = None) -> Iterable[HotpotExample]:
+        """The gold examples for scoring, without their paragraphs (``context``), streamed.
 
         Scoring reads no paragraph, and the paragraphs are nine tenths of the official file, so
-        the records are decoded with typed msgspec structs that skip them; the other fields are
-        checked as :meth:`load_gold` checks them. A file that the quick reading rejects goes
-        through :meth:`load_gold`, which names the problem.
+        the records are decoded with typed msgspec structs that skip them, a window of the file
+        at a time (:func:`hotpot_stream.stream_gold`: a million records in bounded memory); a
+        record that the quick reading rejects is checked as :meth:`load_gold` checks it, which
+        names the problem. A file that is not a JSON list goes to :meth:`load_gold` at once.
         """
-        records = read_gold_quickly(path)
-        if records is None:
+        if not is_json_list(path):
             return self.load_gold(path)
-        return check_unique_ids([record.example() for record in records], path)
+        return stream_gold(path, _GOLD_READER)  # type: ignore[return-value]
 
     def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[HotpotExample]:
         data = load_json(path)
@@ -184,6 +185,11 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
             type=record.str("type", None, nullable=True),
             level=record.str("level", None, nullable=True),
         )
+
+    def predictions_for_scoring(self, path: Path) -> Predictions[HotpotPrediction]:
+        """Official predictions indexed compactly (:func:`hotpot_stream.read_predictions_quickly`),
+        else (JSON Lines, anything unusual) :meth:`load_predictions`."""
+        return read_predictions_quickly(path, HotpotPrediction) or self.load_predictions(path)
 
     def load_predictions(self, path: Path) -> Predictions[HotpotPrediction]:
         data = universal_or_json(path)
@@ -347,33 +353,9 @@ class _QuickRecord(msgspec.Struct, rename={"id": "_id"}):
         )
 
 
-_QUICK_GOLD = msgspec.json.Decoder(list[_QuickRecord])
-_READ = mmap.ACCESS_READ
-
-
-def read_gold_quickly(path: Path) -> list[_QuickRecord] | None:
-    """The records of an official gold file, or None when anything is unusual about it.
-
-    None sends the caller to the checked reader, which accepts what the official script
-    accepts and names any problem; this one only has to agree with it on well-formed files.
-    (A key repeated inside one record keeps its last value here, as in the official reader.)
-    """
-    try:
-        with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=_READ) as m:
-            # mapped, not read: the file is parsed in place, without a copy
-            start = 3 if m[:3] == b"\xef\xbb\xbf" else 0
-            with bulk_load(), memoryview(m) as view:
-                records = _QUICK_GOLD.decode(view[start:])
-    except (OSError, ValueError):  # unreadable, or empty (which cannot be mapped)
-        return None
-    except msgspec.DecodeError:  # includes wrong types (ValidationError)
-        return None
-    for record in records:
-        if isinstance(record.id, bool) or not str(record.id).strip():
-            return None
-    return records
-
-
+_QUICK_LIST = msgspec.json.Decoder(list[_QuickRecord])
+_QUICK_RECORD = msgspec.json.Decoder(_QuickRecord)
+_GOLD_READER = GoldReader(_QUICK_LIST, _QUICK_RECORD, _QuickRecord, HotpotQA._gold_record)
 def answer_scores(prediction: str, gold: str) -> tuple[float, float, float, float]:
     """HotpotQA answer ``(em, f1, prec, recall)`` of one prediction against one gold answer."""
     pred_norm = normalize_answer(prediction)

@@ -2,8 +2,10 @@
 
 :class:`ChatBackend` is the whole contract, so a model that runs in-process (a local GGUF model,
 a test double) plugs into the same engine as an HTTP endpoint. :class:`OpenAIBackend` talks to
-any OpenAI-compatible endpoint (``POST {base_url}/chat/completions``) over one aiohttp session
-per endpoint: one connection pool and one TLS context however many requests are in flight.
+any OpenAI-compatible endpoint (``POST {base_url}/chat/completions``) over one connection pool
+per endpoint: :mod:`hopscore.engine.http1` for a plain ``http://`` URL that no proxy applies to
+(a server on this machine or the local network, where requests come fastest), else one aiohttp
+session (one TLS context however many requests are in flight).
 
 Why not the ``openai`` SDK: its per-request work (typed options, header merging, httpx models)
 cost about 1 ms of CPU per request, against about 0.1 ms for aiohttp (bench/judge_throughput.py
@@ -19,9 +21,12 @@ import contextlib
 import json
 import os
 import ssl
+import sys
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
 
 from hopscore.engine.classify import error_message, parse_body, status_error
+from hopscore.engine.http1 import CONNECT, CUT, MALFORMED, Http1Client, HTTPFailure
 from hopscore.engine.types import (
     CONNECTION,
     MALFORMED_BODY,
@@ -89,10 +94,13 @@ class OpenAIBackend:
             "User-Agent": user_agent,
         }
         self._session: aiohttp.ClientSession | None = None
-        import aiohttp  # noqa: F401  (imported now, not in the first request's time)
-
         self._proxy: Any = None
         self._proxy_auth: Any = None
+        self._lean: Http1Client | None = None
+        if _plain_http(self.url):
+            self._lean = Http1Client(self.url, self._headers)
+        else:
+            import aiohttp  # noqa: F401  (imported now, not in the first request's time)
 
     def _open(self) -> aiohttp.ClientSession:
         import aiohttp  # deferred: only a run that sends requests needs it
@@ -113,11 +121,13 @@ class OpenAIBackend:
         return self._session
 
     async def send(self, request: ChatRequest, timeout: float) -> ChatResponse:
+        body = {"model": request.model, "messages": request.messages, **request.body()}
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        if self._lean is not None:
+            return await self._send_lean(self._lean, data, timeout)
         import aiohttp
 
         session = self._session or self._open()
-        body = {"model": request.model, "messages": request.messages, **request.body()}
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         try:
             async with session.post(self.url, data=data, headers=self._headers,
                                     timeout=aiohttp.ClientTimeout(total=timeout),
@@ -148,10 +158,60 @@ class OpenAIBackend:
         text = payload.decode("utf-8", "replace")
         raise status_error(status, error_message(status, text), headers)
 
+    async def _send_lean(self, client: Http1Client, data: bytes, timeout: float
+                         ) -> ChatResponse:
+        try:
+            if sys.version_info >= (3, 11):
+                async with asyncio.timeout(timeout):
+                    reply = await client.post(data)
+            else:
+                reply = await asyncio.wait_for(client.post(data), timeout)
+        except asyncio.TimeoutError:
+            raise CallError(TIMEOUT, f"no response from {self.url} within {timeout:g} s") \
+                from None
+        except HTTPFailure as failure:
+            if failure.kind == CONNECT:
+                raise CallError(CONNECTION, f"cannot connect to {self.url}: {failure.message}") \
+                    from None
+            if failure.kind == MALFORMED:
+                raise CallError(MALFORMED_BODY, f"{self.url} sent an unreadable HTTP reply: "
+                                                f"{failure.message}") from None
+            if failure.kind == CUT:
+                raise CallError(CONNECTION, f"the reply from {self.url} was cut off: "
+                                            f"{failure.message}") from None
+            raise CallError(CONNECTION, f"{self.url} {failure.message}") from None
+        except OSError as exc:
+            raise CallError(CONNECTION, f"request to {self.url} failed: "
+                                        f"{type(exc).__name__}: {exc}") from None
+        if 200 <= reply.status < 300:
+            return parse_body(reply.body, reply.status)
+        text = reply.body.decode("utf-8", "replace")
+        raise status_error(reply.status, error_message(reply.status, text), reply.headers)
+
     async def aclose(self) -> None:
+        if self._lean is not None:
+            self._lean.close()
         if self._session is not None:
             session, self._session = self._session, None
             await session.close()
+
+
+def _plain_http(url: str) -> bool:
+    """Whether ``url`` is ``http://``, without user:password, and no proxy of the environment
+    applies to it (as aiohttp and urllib read ``HTTP_PROXY`` and ``NO_PROXY``)."""
+    if not url.startswith("http://"):
+        return False
+    parts = urlsplit(url)
+    if parts.username is not None or not parts.hostname:
+        return False
+    names = {name.lower() for name in os.environ if name.lower().endswith("_proxy")}
+    if not names - {"no_proxy"}:
+        return True
+    import urllib.request
+
+    if "http" not in urllib.request.getproxies():
+        return True
+    return bool(urllib.request.proxy_bypass(parts.hostname))
 
 
 def _reason(exc: Any) -> str:

@@ -9,7 +9,11 @@ its slot to another request.
 Time limits:
 
 * ``timeout`` bounds one attempt, from the moment it is sent (time queued for a slot in this
-  process does not count);
+  process does not count). An attempt of the opening wave (sent before the endpoint's first
+  reply, :mod:`hopscore.engine.limit`) is cut only when ``timeout`` has passed both since it
+  was sent and since the endpoint last answered one of the opening wave: a one-slot server
+  working through the wave answers one every reply-latency, and an attempt waiting its turn
+  there is not abandoned (to be computed twice);
 * the retry policy's deadline bounds one request over all its attempts and back-off waits
   (again without queue time): a Retry-After that would end past it is not waited for, and the
   last attempt only gets the time that is left.
@@ -18,7 +22,9 @@ Time limits:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -109,6 +115,8 @@ class ChatEngine:
         self._sleep = sleep
         #: the first failure that says every request would fail (a wrong key or model)
         self._fatal: CallError | None = None
+        #: when the endpoint last answered an attempt of the opening wave (perf_counter)
+        self._opening_answered = 0.0
 
     @property
     def start_interval(self) -> float:
@@ -144,11 +152,15 @@ class ChatEngine:
             if self._fatal is not None:  # the key or model is wrong: nothing more is sent
                 self.limit.release(ticket, OTHER)
                 return self._failed(key, self._fatal, log, started)
+            opening = self.limit.opening
             attempt_started = time.perf_counter()
             self.stats.requests_sent += 1
             outcome = OTHER
             try:
-                response = await self._attempt(request, budget, budget < self.timeout)
+                if opening:
+                    response = await self._opening_attempt(request, budget, budget < self.timeout)
+                else:
+                    response = await self._attempt(request, budget, budget < self.timeout)
                 outcome = OK
             except CallError as error:
                 outcome = TIMEOUT if error.kind == TIMED_OUT else \
@@ -159,7 +171,9 @@ class ChatEngine:
             finally:
                 elapsed = time.perf_counter() - attempt_started
                 self.limit.release(ticket, outcome, elapsed)
-            spent += elapsed
+            # what an opening attempt waited in the server's queue beyond the timeout is queue
+            # time, not the request's: it does not use up the deadline
+            spent += min(elapsed, budget)
             if failure is None:
                 log.append(AttemptRecord(response.status, None, elapsed))
                 if self.limit.waiting:  # the request given this slot goes out first, then
@@ -190,13 +204,52 @@ class ChatEngine:
         return CallResult(key, response, None, len(log), latency,
                           time.perf_counter() - started, attempt_log=tuple(log))
 
+    async def _opening_attempt(self, request: ChatRequest, budget: float, by_deadline: bool
+                               ) -> ChatResponse:
+        """An attempt of the opening wave: timed out only ``budget`` after both its sending and
+        the endpoint's last answer to the opening wave (see the module docstring)."""
+        sent = time.perf_counter()
+        # the backend's own timer is only a backstop: a wave of `concurrency` requests at a
+        # one-slot server, each answered within the budget
+        call = asyncio.ensure_future(self._attempt(request, budget * (self.concurrency + 1),
+                                                   by_deadline))
+        try:
+            while True:
+                cut = max(sent, self._opening_answered) + budget
+                done, _ = await asyncio.wait({call}, timeout=max(0.0, cut - time.perf_counter()))
+                if done:
+                    break
+                if max(sent, self._opening_answered) + budget <= time.perf_counter():
+                    call.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, CallError):
+                        await call
+                    raise CallError(TIMED_OUT, _timeout_text(budget, by_deadline))
+        except asyncio.CancelledError:
+            call.cancel()
+            raise
+        try:
+            response = call.result()
+        except CallError as error:
+            if error.status is not None:  # the endpoint answered, with an error
+                self._opening_answered = time.perf_counter()
+            if error.kind == TIMED_OUT:
+                error.message = _timeout_text(budget, by_deadline)
+            raise
+        self._opening_answered = time.perf_counter()
+        return response
+
     async def _attempt(self, request: ChatRequest, budget: float, by_deadline: bool
                        ) -> ChatResponse:
         try:
-            # The backend gets the budget too (its read timeout); wait_for is the hard bound
-            # that also catches a server trickling bytes forever.
-            response = await asyncio.wait_for(self.backend.send(request, budget),
-                                              timeout=budget)
+            # The backend gets the budget too (its read timeout); this is the hard bound that
+            # also catches a server trickling bytes forever (asyncio.timeout where there is
+            # one: wait_for runs the send as a task of its own, a task more per request)
+            if sys.version_info >= (3, 11):
+                async with asyncio.timeout(budget):
+                    response = await self.backend.send(request, budget)
+            else:
+                response = await asyncio.wait_for(self.backend.send(request, budget),
+                                                  timeout=budget)
         except asyncio.TimeoutError:
             raise CallError(TIMED_OUT, _timeout_text(budget, by_deadline)) from None
         except CallError as error:

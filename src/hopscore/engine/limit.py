@@ -1,17 +1,21 @@
 """How many requests are in flight at once: adapted to what the endpoint sustains.
 
-``--concurrency N`` is a ceiling. The engine starts with one request in flight, learns the
-endpoint's latency from it, and from then on decides once per *round* (as many completed
-requests as the limit was when the round began, about one round trip):
+``--concurrency N`` is a ceiling. The engine sends the *opening wave* at once (N requests,
+their slots opened a millisecond apart), learns the endpoint's latency from the first reply,
+and from then on decides once per *round* (as many completed requests as the limit was when
+the round began, about one round trip):
 
-* after the first round it **jumps** to the largest limit that is still *timeout-safe*; later
-  it doubles while throughput grows (by at least half the proportional gain). The round after
-  a change is not judged (new connections, a queue draining);
-* when a larger limit did not raise throughput and the requests queued (median latency over
-  twice the fastest: the endpoint is saturated, a one-slot server that serialises requests, a
-  small vLLM batch) it **settles** at the endpoint's measured
-  capacity (peak throughput x fastest latency, the bandwidth-delay product) plus a quarter,
-  never below the smaller limit that gave the same throughput;
+* at the **first reply** it comes down to what is *timeout-safe* even for a server with one
+  slot (``timeout / (3 x that reply's latency)``) when the ceiling is above it, and refills
+  no slot until fewer than that are in flight;
+* after the first round it goes to the largest limit that is timeout-safe for the capacity it
+  measured, or, when the requests queued (median latency over twice the fastest: the
+  endpoint is saturated, a one-slot server that serialises requests, a small vLLM batch), it
+  **settles** at that capacity (peak throughput x fastest latency, the bandwidth-delay
+  product) plus a quarter; later it doubles while throughput grows (by at least half the
+  proportional gain), and settles the same way when a larger limit did not raise throughput
+  (never below the smaller limit that gave the same throughput). The round after a change is
+  not judged (new connections, a queue draining);
 * when latencies rise until the limit is no longer timeout-safe, it comes down to what is;
 * it **backs off** at once on a timeout or a rate limit (halving; a 429 counts once a round),
   and after a rate limit it grows by quarters instead of jumping;
@@ -22,6 +26,17 @@ a request queued behind everything in flight must still finish well within ``--t
 (``limit <= capacity * timeout / (3 * slowest recent latency)``). A request that times out
 because it waited in the server's queue is sent again, and a server that does not notice the
 abandoned copy computes it twice; below that limit it never times out for waiting.
+
+The opening wave is sent before anything is known, so it is the one place where more could be
+queued than the timeout allows. Its requests are therefore timed differently (by the engine,
+:meth:`hopscore.engine.ChatEngine.complete`): an attempt of the opening wave is cut only when
+``--timeout`` has passed both since it was sent and since the endpoint last answered one of the
+opening wave. While a one-slot server works through the wave it answers one of them every
+reply-latency, so none of them is abandoned while it waits its turn (none is sent twice), and
+a request that hangs at a parallel server still ends ``--timeout`` after the wave's last reply.
+The one assumption is the one ``--timeout`` already makes: one request, once the server starts
+it, is answered within ``--timeout``. Everything sent after the first reply obeys the
+timeout-safe limit.
 
 Only rounds in which the limit was reached count (a run that has fewer requests to send than
 the limit says nothing about the endpoint). ``adaptive=False`` keeps the limit at the ceiling.
@@ -46,6 +61,8 @@ HEADROOM = 1.25
 QUEUED = 2.0
 #: probe higher after this many steady rounds
 PROBE_EVERY = 8
+#: seconds between the openings of the opening wave's slots (64 slots: 64 ms)
+OPENING_SPACING = 0.001
 
 OK, TIMEOUT, RATE_LIMIT, OTHER = "ok", "timeout", "rate_limit", "other"
 
@@ -83,7 +100,9 @@ class ConcurrencyLimit:
         self.timeout = timeout
         self.adaptive = adaptive and ceiling > 1
         self._clock = clock
-        self.limit = 1 if self.adaptive else ceiling
+        self.limit = ceiling
+        #: no reply yet: requests sent now belong to the opening wave (see the module docstring)
+        self.opening = self.adaptive
         self.in_flight = 0
         self._waiters: deque[asyncio.Future[int]] = deque()
         self._round_id = 0
@@ -99,9 +118,13 @@ class ConcurrencyLimit:
         self._steady = 0
         self._rate_limited = False
         self._transient = False
-        #: (when, old limit, seconds between openings) of a raise still being opened
+        #: (when, old limit, seconds between openings) of a raise still being opened, in real
+        #: time (time.monotonic: the clock of the event loop that wakes the waiters)
         self._ramp: tuple[float, int, float] | None = None
         self._round_start: float | None = None
+        #: the opening round's latencies include queueing at the ceiling: not kept as "slowest"
+        self._skip_slowest = False
+        self._opened = False
         self._new_round()
 
     # -- slots ---------------------------------------------------------------------------
@@ -127,6 +150,10 @@ class ConcurrencyLimit:
             raise
 
     def _take(self) -> int:
+        if not self._opened:
+            self._opened = True
+            if self.adaptive:
+                self._pace(0, OPENING_SPACING)
         self.in_flight += 1
         if self._round_start is None:
             self._round_start = self._clock()
@@ -157,26 +184,28 @@ class ConcurrencyLimit:
         if self._ramp is None:
             return self.limit
         start, old, spacing = self._ramp
-        opened = old + 1 + int((self._clock() - start) / spacing)
+        opened = old + 1 + int((time.monotonic() - start) / spacing)
         if opened >= self.limit:
             self._ramp = None
             return self.limit
         return opened
 
-    def _pace(self, old: int) -> None:
+    def _pace(self, old: int, spacing: float | None = None) -> None:
         """Open the slots of a raise one by one over half the fastest latency (at most 5 ms
-        apart): opened at once, requests go out together, come back together and queue for the
-        one thread that reads them, and stay in lock-step from then on."""
+        apart; the opening wave's ``spacing`` apart): opened at once, requests go out together,
+        come back together and queue for the one thread that reads them, and stay in lock-step
+        from then on."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        fastest = min(self._fastest) if self._fastest else 0.0
-        spacing = min(0.005, fastest / (2 * self.limit))
+        if spacing is None:
+            fastest = min(self._fastest) if self._fastest else 0.0
+            spacing = min(0.005, fastest / (2 * self.limit))
         added = self.limit - old
         if spacing <= 0 or added <= 1:
             return
-        self._ramp = (self._clock(), old, spacing)
+        self._ramp = (time.monotonic(), old, spacing)
         for step in range(1, added):
             loop.call_later(step * spacing, self._wake)
 
@@ -188,6 +217,7 @@ class ConcurrencyLimit:
         self._round_limit = self.limit
         self._round_start = None
         self._round_done = 0
+        self._round_failed = 0
         self._round_fastest = math.inf
         self._round_latencies: list[float] = []
         self._round_slowest = 0.0
@@ -210,21 +240,42 @@ class ConcurrencyLimit:
                 self._new_round()
                 self._round_backed_off = True
             return
-        if outcome != OK or latency is None or not this_round:
+        if outcome == OK and latency is not None and self.opening:
+            self._first_reply(latency)
+        if not this_round:
+            return
+        if outcome != OK or latency is None:
+            # a failed request ends its part of the round too (else a round with a request
+            # that failed for good would never end)
+            self._round_failed += 1
+            if self._round_done and self._round_done + self._round_failed >= self._round_limit:
+                self._end_round()
             return
         self._round_done += 1
         self._round_fastest = min(self._round_fastest, latency)
         self._round_latencies.append(latency)
         self._round_slowest = max(self._round_slowest, latency)
-        if self._round_done >= self._round_limit:
+        if self._round_done + self._round_failed >= self._round_limit:
             self._end_round()
+
+    def _first_reply(self, latency: float) -> None:
+        """The opening wave's first reply: come down to what would be timeout-safe even if
+        the endpoint served one request at a time (capacity 1)."""
+        self.opening = False
+        safe = max(1, math.floor(self.timeout / (SAFETY * max(latency, 1e-6))))
+        if safe < self.limit:
+            self._skip_slowest = True
+            self._set(safe, "first reply")
 
     def _end_round(self) -> None:
         now = self._clock()
         start = self._round_start if self._round_start is not None else now
         duration = max(now - start, 1e-6)
         self._fastest.append(self._round_fastest)
-        self._slowest.append(self._round_slowest)
+        if self._skip_slowest:
+            self._skip_slowest = False
+        else:
+            self._slowest.append(self._round_slowest)
         if not self._round_binding or self._transient:
             # a round with fewer requests than the limit says nothing about the endpoint; the
             # first round after a change is a transient (new connections, a queue draining)
@@ -238,11 +289,15 @@ class ConcurrencyLimit:
         top = min(self.ceiling, safe)
         limit = self.limit
         previous = self._previous
-        if previous is None:
+        queued = statistics.median(self._round_latencies) > QUEUED * min(self._fastest)
+        if previous is None and queued and not self._rate_limited:
+            # the first judged round already queued at the endpoint: it serves about
+            # `capacity` at once
+            new, why = min(top, max(1, math.ceil(capacity * HEADROOM))), "saturated"
+        elif previous is None:
             new, why = self._grow(limit, top, jump=True), "first round"
         elif limit > previous[0]:
             wanted = previous[1] * (1 + 0.5 * (limit / previous[0] - 1))
-            queued = statistics.median(self._round_latencies) > QUEUED * min(self._fastest)
             if throughput >= wanted or not queued:
                 new, why = self._grow(limit, top, jump=False), "throughput grew"
             else:
@@ -257,7 +312,13 @@ class ConcurrencyLimit:
         else:
             self._steady += 1
             new, why = limit, ""
-            if self._steady >= PROBE_EVERY and limit < top:
+            settled = max(1, math.ceil(capacity * HEADROOM))
+            if queued and settled < limit and not self._rate_limited:
+                # requests queue at the endpoint beyond what it serves at once (a server
+                # that does not serve in order can hide this from the first round)
+                new, why = settled, "saturated"
+                self._steady = 0
+            elif self._steady >= PROBE_EVERY and limit < top:
                 new, why = min(top, limit + max(1, limit // 4)), "probe"
                 self._steady = 0
         self._previous = (limit, throughput)
