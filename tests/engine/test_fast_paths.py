@@ -91,6 +91,27 @@ def test_cache_writes_close_together_are_one_transaction_and_none_is_lost(
         again.close()
 
 
+def test_a_write_waiting_for_its_transaction_is_read_back_at_once(tmp_path: Path) -> None:
+    """A reply cached a moment ago is a hit for the next request of the same process (MCR's
+    second round asks what its first did) before its batch has been committed."""
+    cache = ResponseCache.in_dir(tmp_path)
+    other = ResponseCache.in_dir(tmp_path)  # another process's view: only the database
+
+    async def go() -> None:
+        cache.put("k", reply("v"), 0.5)
+        hit = await cache.aget("k")
+        assert hit is not None and hit[0].content == "v" and hit[1] == 0.5
+        assert await other.aget("k") is None  # not committed yet
+        cache.flush()
+        assert cache._pending == {}  # committed: the database answers from now on
+        again = await other.aget("k")
+        assert again is not None and again[0].content == "v"
+        await cache.aclose()
+        await other.aclose()
+
+    asyncio.run(go())
+
+
 def test_a_cache_write_outside_an_event_loop_is_handed_over_at_once(tmp_path: Path) -> None:
     cache = ResponseCache.in_dir(tmp_path)
     cache.put("k", reply("v"), None)

@@ -93,6 +93,9 @@ class ResponseCache:
         self._reads: list[tuple[str, asyncio.Future[tuple[ChatResponse, float | None] | None]]] = []
         self._writes: list[tuple[str, ChatResponse, float | None]] = []
         self._writes_scheduled = False
+        # queued or in-flight writes, by key, until committed: this process reads its own
+        # writes at once, however long they wait for their transaction
+        self._pending: dict[str, tuple[ChatResponse, float | None]] = {}
 
     @classmethod
     def in_dir(cls, directory: Path, *, warn: Warn | None = None) -> ResponseCache:
@@ -155,7 +158,9 @@ class ResponseCache:
 
     def get(self, key: str) -> tuple[ChatResponse, float | None] | None:
         """The cached response and the latency it had when it was fetched, or None."""
-        return self._get_many([key]).get(key)
+        with self._lock:
+            pending = self._pending.get(key)
+        return pending if pending is not None else self._get_many([key]).get(key)
 
     def put_sync(self, key: str, response: ChatResponse, latency_s: float | None) -> None:
         self._put_many([(key, response, latency_s)])
@@ -190,6 +195,15 @@ class ResponseCache:
         if self.disabled or not entries:
             return
         try:
+            self._commit(entries)
+        finally:
+            with self._lock:  # committed or given up: the database answers from now on
+                for key, response, _ in entries:
+                    if key in self._pending and self._pending[key][0] is response:
+                        del self._pending[key]
+
+    def _commit(self, entries: Sequence[tuple[str, ChatResponse, float | None]]) -> None:
+        try:
             now = time.time()
             values = [(key, json.dumps(response.raw, ensure_ascii=False), latency, now)
                       for key, response, latency in entries]
@@ -213,6 +227,10 @@ class ResponseCache:
         event loop are answered by one query on the reader thread."""
         if self.disabled or self._closed:
             return None
+        with self._lock:
+            pending = self._pending.get(key)
+        if pending is not None:
+            return pending
         loop = asyncio.get_running_loop()
         future: asyncio.Future[tuple[ChatResponse, float | None] | None] = loop.create_future()
         if not self._reads:
@@ -238,6 +256,7 @@ class ResponseCache:
             return
         with self._lock:
             self._writes.append((key, response, latency_s))
+            self._pending[key] = (response, latency_s)
             full = len(self._writes) >= WRITE_BATCH
             if self._writes_scheduled and not full:
                 return
