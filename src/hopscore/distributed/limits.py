@@ -23,6 +23,16 @@ if TYPE_CHECKING:
     from hopscore.engine import ChatBackend, ChatRequest, ChatResponse
 
 
+def wake(waiting: deque[asyncio.Future[None]], count: int) -> None:
+    """Wake up to ``count`` of the asks in ``waiting``, oldest first (those already done, by a
+    timeout or a cancel, take no wake-up)."""
+    while count > 0 and waiting:
+        waiter = waiting.popleft()
+        if not waiter.done():
+            waiter.set_result(None)
+            count -= 1
+
+
 class Limiter:
     """One endpoint's concurrency limit across the cluster (a Ray actor): at most ``limit``
     attempts hold a slot at a time. Slots are counted per holder, so a dead worker's are freed
@@ -91,11 +101,7 @@ class Limiter:
         return count
 
     def _wake(self, count: int) -> None:
-        while count > 0 and self.waiting:
-            waiter = self.waiting.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                count -= 1
+        wake(self.waiting, count)
 
     def stats(self) -> dict[str, int]:
         return {"limit": self.limit, "used": self.used, "peak": self.peak}
@@ -242,11 +248,7 @@ class DriverSlots:
             self.limiter.give_back.remote(self.holder, surplus)
 
     def _wake(self, count: int) -> None:
-        while count > 0 and self._waiting:
-            waiter = self._waiting.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                count -= 1
+        wake(self._waiting, count)
 
 
 class GatedBackend:
