@@ -123,7 +123,12 @@ def test_auto_switches_to_text_when_tools_are_ignored(tmp_path: Path) -> None:
     assert overall(result) == "75.00"
     rows = samples(tmp_path / "run")
     assert {r["tool_protocol"] for r in rows.values()} <= {"native->text", "text"}
-    assert sum(r["tool_protocol"] == "native->text" for r in rows.values()) == 3
+    # the rows that began natively: as many as the distinct tasks among the native requests
+    # (one to three: which row's turn comes back first is the scheduler's; under load one row
+    # can take two of the three probing replies)
+    native_tasks = {b["messages"][1]["content"] for b in agent_bodies(server) if "tools" in b}
+    switched = sum(r["tool_protocol"] == "native->text" for r in rows.values())
+    assert 1 <= switched <= 3 and switched == len(native_tasks)
     assert all(r["tool_call_count"] >= 1 for r in rows.values())
     block = kept
     assert block["requested"] == "auto" and block["used"] == "text"
