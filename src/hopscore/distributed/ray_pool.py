@@ -36,11 +36,12 @@ import os
 import uuid
 from collections import deque
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from hopscore.distributed.actors import PoolCounts, remote_classes, stats_json
 from hopscore.distributed.head import LocalHead, connect, start_local
-from hopscore.distributed.limits import ClusterGate, DriverSlots, Limiter, RemoteSlots
+from hopscore.distributed.limits import ClusterGate, DriverSlots
 from hopscore.distributed.work import Built, WorkFactory
 from hopscore.engine import CallFailure, EngineStats, RowResult
 from hopscore.errors import HopscoreError
@@ -48,66 +49,6 @@ from hopscore.errors import HopscoreError
 #: Times an item may lose its worker before it is recorded as failed.
 MAX_LOSSES = 3
 WORKER_LOST = "worker_lost"
-def _classes(ray: Any) -> tuple[Any, Any]:
-    """The two actor classes, made remote on first use (so importing this module needs no Ray)."""
-    global _REMOTE
-    if _REMOTE is None:
-        limiter = ray.remote(num_cpus=0, max_concurrency=100_000)(Limiter)
-        worker = ray.remote(num_cpus=1, max_restarts=0, max_concurrency=100_000)(BatchWorker)
-        _REMOTE = (limiter, worker)
-    return _REMOTE
-
-
-_REMOTE: tuple[Any, Any] | None = None
-
-
-def _stats_json(stats: EngineStats | None) -> dict[str, Any]:
-    if stats is None:
-        return {}
-    return {"requests_sent": stats.requests_sent, "retries": stats.retries,
-            "cache_hits": stats.cache_hits, "failures": stats.failures,
-            "prompt_tokens": stats.prompt_tokens, "completion_tokens": stats.completion_tokens,
-            "failures_by_kind": dict(stats.failures_by_kind)}
-
-
-class BatchWorker:
-    """A Ray actor holding one built work function; :meth:`run` streams a batch's rows."""
-
-    def __init__(self, factory: WorkFactory, limiters: dict[str, Any], holder: str) -> None:
-        self.factory = factory
-        self.gate = ClusterGate({endpoint: RemoteSlots(limiter, holder)
-                                 for endpoint, limiter in limiters.items()})
-        self.built: Built | None = None
-        self.lock = asyncio.Lock()
-
-    def pid(self) -> int:
-        return os.getpid()
-
-    async def ready(self) -> int:
-        """Build the work function (before any batch comes); the process id."""
-        await self._built()
-        return os.getpid()
-
-    async def _built(self) -> Built:
-        async with self.lock:
-            if self.built is None:
-                self.built = await self.factory.build(self.gate)
-            return self.built
-
-    async def run(self, batch: list[tuple[str, Any]]) -> Any:
-        """Yield ``(key, RowResult, stats)`` for each item of ``batch`` as it finishes."""
-        built = await self._built()
-
-        async def one(key: str, item: Any) -> tuple[str, RowResult]:
-            return key, await built.work(item, key)
-
-        for finished in asyncio.as_completed([one(key, item) for key, item in batch]):
-            key, result = await finished
-            yield key, result, _stats_json(built.stats())
-
-    async def close(self) -> None:
-        if self.built is not None:
-            await self.built.close()
 
 
 @dataclass(slots=True)
@@ -130,39 +71,6 @@ class _Item:
     #: workers kept dying)
     local: Any = None
     losses: int = 0
-
-
-@dataclass(slots=True)
-class PoolCounts:
-    """What the pool did: for config.json and the tests."""
-
-    workers: int = 0
-    worker_deaths: int = 0
-    resent: int = 0
-    lost: int = 0
-    #: rows finished by the driver's own work function and by the workers
-    rows_on_driver: int = 0
-    rows_on_workers: int = 0
-    #: seconds from the pool's start until Ray was connected and until the first worker was
-    #: ready (None: not before the rows were done)
-    connected_s: float | None = None
-    first_worker_s: float | None = None
-    #: why Ray was not started or connected to (the job was too short to pay it back)
-    skipped: str | None = None
-    #: the most slots held at once, per endpoint (the driver's lease counted whole)
-    peak_in_flight: dict[str, int] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"executor": "ray", "workers": self.workers, "worker_deaths": self.worker_deaths,
-                "rows_resent": self.resent, "rows_lost": self.lost,
-                "rows_on_driver": self.rows_on_driver, "rows_on_workers": self.rows_on_workers,
-                "connected_s": _round(self.connected_s),
-                "first_worker_s": _round(self.first_worker_s), "skipped": self.skipped,
-                "peak_in_flight": self.peak_in_flight}
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 3)
 
 
 #: the holder under which the driver's own attempts count in a limiter
@@ -250,7 +158,7 @@ class RayPool:
         self.counts.connected_s = self._since()
         if self._closing:
             return
-        limiter_class, _ = _classes(self._ray)
+        limiter_class, _ = remote_classes(self._ray)
         for endpoint, limit in self.limits.items():
             slots = self.driver[endpoint]
             if self.local is None:  # the driver sends nothing
@@ -315,7 +223,7 @@ class RayPool:
         return asyncio.get_running_loop().time() - self._begun
 
     def _new_actor(self) -> _Actor:
-        _, worker_class = _classes(self._ray)
+        _, worker_class = remote_classes(self._ray)
         holder = uuid.uuid4().hex
         actor = _Actor(worker_class.remote(self.factory, self._limiters, holder), holder)
         task = asyncio.create_task(self._ready(actor))
@@ -446,7 +354,7 @@ class RayPool:
         total = EngineStats()
         snapshots = list(self._snapshots.values())
         if self.local is not None:
-            snapshots.append(_stats_json(self.local.stats()))
+            snapshots.append(stats_json(self.local.stats()))
         for snapshot in snapshots:
             total.requests_sent += int(snapshot.get("requests_sent", 0))
             total.retries += int(snapshot.get("retries", 0))
