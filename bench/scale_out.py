@@ -42,6 +42,7 @@ import contextlib
 import json
 import os
 import platform
+import secrets
 import shutil
 import socket
 import sqlite3
@@ -158,7 +159,9 @@ class Cluster:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
-        self.env = {"RAY_ADDRESS": f"127.0.0.1:{self.port}", "RAY_AUTH_MODE": "token"}
+        # token authentication with a token of its own (nothing read from ~/.ray)
+        self.env = {"RAY_ADDRESS": f"127.0.0.1:{self.port}", "RAY_AUTH_MODE": "token",
+                    "RAY_AUTH_TOKEN": secrets.token_hex(32)}
         ray = Path(sys.executable).with_name("ray")
         self.proc = subprocess.Popen(
             [str(ray), "start", "--head", "--block", "--node-ip-address", "127.0.0.1",
