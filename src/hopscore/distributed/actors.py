@@ -107,3 +107,44 @@ class PoolCounts:
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
+
+
+@dataclass(slots=True)
+class Actor:
+    """The driver's view of one worker actor."""
+
+    handle: Any
+    holder: str
+    inflight: int = 0
+    alive: bool = True
+    #: its work function is built: batches may go to it
+    ready: bool = False
+
+
+@dataclass(slots=True)
+class Item:
+    """One item the pool was handed: where its result goes, how often its worker died."""
+
+    key: str
+    #: what travels to the worker (None when the worker finds the item by its key)
+    item: Any
+    future: asyncio.Future[RowResult]
+    #: the driver's item (for the driver's own work, and the failed row of an item whose
+    #: workers kept dying)
+    local: Any = None
+    losses: int = 0
+
+
+def total_stats(snapshots: list[dict[str, Any]]) -> EngineStats:
+    """The sum of engine counts sent back by :func:`stats_json`."""
+    total = EngineStats()
+    for snapshot in snapshots:
+        total.requests_sent += int(snapshot.get("requests_sent", 0))
+        total.retries += int(snapshot.get("retries", 0))
+        total.cache_hits += int(snapshot.get("cache_hits", 0))
+        total.failures += int(snapshot.get("failures", 0))
+        total.prompt_tokens += int(snapshot.get("prompt_tokens", 0))
+        total.completion_tokens += int(snapshot.get("completion_tokens", 0))
+        for kind, n in (snapshot.get("failures_by_kind") or {}).items():
+            total.failures_by_kind[kind] = total.failures_by_kind.get(kind, 0) + int(n)
+    return total

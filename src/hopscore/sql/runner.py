@@ -299,7 +299,7 @@ async def _grade_on_ray(input_path: Path, todo: dict[int, str], work: SqlWork,
     # than processes: a process never waits for the driver to hand it the next line
     execution = await ray_execution(work, limits={}, per_worker=2, workers=workers,
                                     local=local, local_workers=2 * sandbox.workers,
-                                    rows=len(todo))
+                                    rows=len(todo), local_cpus=sandbox.workers)
     slots = asyncio.Semaphore(execution.workers)
 
     async def one(item: InputLine) -> None:
