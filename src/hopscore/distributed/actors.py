@@ -148,3 +148,15 @@ def total_stats(snapshots: list[dict[str, Any]]) -> EngineStats:
         for kind, n in (snapshot.get("failures_by_kind") or {}).items():
             total.failures_by_kind[kind] = total.failures_by_kind.get(kind, 0) + int(n)
     return total
+
+
+def ray_line(counts: dict[str, Any]) -> str:
+    """Where ``--executor ray``'s rows ran: the driver's share and the workers'."""
+    line = (f"ray: {counts.get('rows_on_driver', 0)} rows on the driver, "
+            f"{counts.get('rows_on_workers', 0)} on {counts.get('workers', 0)} workers")
+    if counts.get("skipped"):
+        line += f"; Ray was not used: {counts['skipped']}"
+    if counts.get("worker_deaths"):
+        line += (f"; {counts['worker_deaths']} workers died, {counts.get('rows_resent', 0)} "
+                 f"rows sent again, {counts.get('rows_lost', 0)} failed for it")
+    return line

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from hopscore.distributed import Built, Gate, ray_execution
+from hopscore.distributed.actors import ray_line
 from hopscore.engine.batch import RowResult
 from hopscore.engine.resume import ResultLog
 from hopscore.engine.types import CallFailure
@@ -195,8 +196,10 @@ def run_sql_match(input_path: Path, output_path: Path, options: MatchOptions, *,
     try:
         if ray:
             work = SqlWork(options, settings, executor.memory_mb)
-            asyncio.run(_grade_on_ray(input_path, todo, work, executor, log, on_row,
-                                      ray_workers))
+            counts = asyncio.run(_grade_on_ray(input_path, todo, work, executor, log, on_row,
+                                               ray_workers))
+            if warn is not None and counts:
+                warn.print(ray_line(counts), markup=False, highlight=False)
         else:
             _grade_pending(input_path, todo, options, executor, settings, log, on_row)
     finally:
@@ -281,13 +284,14 @@ class SqlWork:
 async def _grade_on_ray(input_path: Path, todo: dict[int, str], work: SqlWork,
                         sandbox: SqlExecutor, log: ResultLog,
                         on_row: Callable[[dict[str, Any]], None] | None,
-                        workers: int | None) -> None:
-    """The lines of ``todo`` graded on Ray workers; each verdict is appended here as it comes.
+                        workers: int | None) -> dict[str, Any]:
+    """The lines of ``todo`` graded on Ray workers; each verdict is appended here as it comes;
+    where the rows ran (the pool's counts; empty when nothing was to do).
     The driver grades too, while Ray starts and beside the workers, in ``sandbox`` (the
     command's, as many processes as a local run's ``--workers``: the driver grades at a local
     run's pace until workers are ready, and the pace it measures is a local run's)."""
     if not todo:
-        return
+        return {}
 
     async def local(gate: Gate) -> Built:
         async def keep() -> None:  # the command closes its sandbox
@@ -324,3 +328,4 @@ async def _grade_on_ray(input_path: Path, todo: dict[int, str], work: SqlWork,
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await execution.close()
+    return execution.describe()
