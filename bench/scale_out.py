@@ -288,9 +288,10 @@ def summary_flag(name: str, label: str, work: Path) -> list[str]:
 def ray_counts(name: str, label: str, work: Path) -> dict[str, Any]:
     path = work / f"{name}-{label}.summary.json"
     if not path.exists():  # sql-match: its "ray:" line says where the rows ran
-        line = next((x for x in LAST_STDERR[0].splitlines() if x.startswith("ray: ")), "")
+        err = LAST_STDERR[0]
+        line = " ".join(err[err.find("ray: "):].split()) if "ray: " in err else ""  # unwrapped
         found = re.match(r"ray: (\d+) rows on the driver, (\d+) on (\d+) workers"
-                         r"(?:; Ray was not used: (.*))?", line)
+                         r"(?:; Ray was not used: (.*?))?(?: wrote .*)?$", line)
         if found is None:
             return {}
         return {"pool": {"rows_on_driver": int(found[1]), "rows_on_workers": int(found[2]),
