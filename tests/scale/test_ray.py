@@ -95,7 +95,7 @@ def test_ray_sql_match_equals_local(tmp_path: Path) -> None:
     assert strip(jsonl(tmp_path / "ray.jsonl")) == strip(jsonl(tmp_path / "local.jsonl"))
     # the driver grades on both CPUs (--workers default: this machine's): a local Ray of 2
     # CPUs could only share them, so it is not started
-    assert "ray: 31 rows on the driver, 0 on 0 workers; Ray was not used" in ray.stderr
+    assert "ray: 32 rows on the driver, 0 on 0 workers; Ray was not used" in ray.stderr
     accuracy = next(line for line in local.stdout.splitlines() if line.startswith("accuracy"))
     assert accuracy in ray.stdout
 
