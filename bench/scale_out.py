@@ -42,6 +42,8 @@ import contextlib
 import json
 import os
 import platform
+import re
+import secrets
 import shutil
 import socket
 import sqlite3
@@ -128,6 +130,10 @@ class PeakMemory:
         self._thread.join()
 
 
+#: the standard error of the last command :func:`run_all` ran (sql-match's ``ray:`` line)
+LAST_STDERR: list[str] = [""]
+
+
 def run_all(commands: list[list[str]], cluster: Cluster | None = None
             ) -> tuple[float, float]:
     """Start every command at once; (wall seconds until all ended, peak MiB). ``cluster``: the
@@ -141,6 +147,7 @@ def run_all(commands: list[list[str]], cluster: Cluster | None = None
         memory.roots = [p.pid for p in procs] + ([cluster.pid] if cluster is not None else [])
         for proc, command in zip(procs, commands, strict=True):
             _, err = proc.communicate()
+            LAST_STDERR[0] = err
             if proc.returncode not in (0,):
                 raise SystemExit(f"failed ({proc.returncode}): hopscore {' '.join(command)}\n"
                                  f"{err[-2000:]}")
@@ -158,7 +165,9 @@ class Cluster:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
-        self.env = {"RAY_ADDRESS": f"127.0.0.1:{self.port}", "RAY_AUTH_MODE": "token"}
+        # token authentication with a token of its own (nothing read from ~/.ray)
+        self.env = {"RAY_ADDRESS": f"127.0.0.1:{self.port}", "RAY_AUTH_MODE": "token",
+                    "RAY_AUTH_TOKEN": secrets.token_hex(32)}
         ray = Path(sys.executable).with_name("ray")
         self.proc = subprocess.Popen(
             [str(ray), "start", "--head", "--block", "--node-ip-address", "127.0.0.1",
@@ -278,8 +287,16 @@ def summary_flag(name: str, label: str, work: Path) -> list[str]:
 
 def ray_counts(name: str, label: str, work: Path) -> dict[str, Any]:
     path = work / f"{name}-{label}.summary.json"
-    if not path.exists():
-        return {}
+    if not path.exists():  # sql-match: its "ray:" line says where the rows ran
+        err = LAST_STDERR[0]
+        line = " ".join(err[err.find("ray: "):].split()) if "ray: " in err else ""  # unwrapped
+        found = re.match(r"ray: (\d+) rows on the driver, (\d+) on (\d+) workers"
+                         r"(?:; Ray was not used: (.*?))?(?: wrote .*)?$", line)
+        if found is None:
+            return {}
+        return {"pool": {"rows_on_driver": int(found[1]), "rows_on_workers": int(found[2]),
+                         "workers": int(found[3]), "skipped": found[4],
+                         "connected_s": None, "first_worker_s": None}}
     executor = json.loads(path.read_text()).get("executor", {})
     keep = ("rows_on_driver", "rows_on_workers", "connected_s", "first_worker_s", "workers",
             "skipped")
@@ -392,11 +409,11 @@ def table(title: str, results: dict[str, Any]) -> list[str]:
             ready = ("no worker was ready before the rows were done"
                      if pool["first_worker_s"] is None else
                      f"the first worker ready at {pool['first_worker_s']:.1f} s")
-            if pool.get("skipped"):
-                connected, ready = "Ray was not started or connected to", f"{pool['skipped']}"
             connected = ("not connected before the rows were done"
                          if pool["connected_s"] is None else
                          f"Ray connected at {pool['connected_s']:.1f} s")
+            if pool.get("skipped"):
+                connected, ready = "Ray was not used", f"{pool['skipped']}"
             lines += [f"{text}: {pool['rows_on_driver']} rows on the driver, "
                       f"{pool['rows_on_workers']} on the workers; {connected}, {ready}.", ""]
     for label, text in EXECUTORS[1:]:
@@ -433,8 +450,9 @@ def model_lines(title: str, m: dict[str, Any], note: str) -> list[str]:
         lines.append(f"| {k} | {row['shards_s']:.1f} | {row['shards_speedup']:.2f}x | {ray} |")
     if any(row["ray_s"] is None for row in m["k"].values()):
         lines += ["", "Ray: n/a: in the measured runs the driver did every row (the job was "
-                  "shorter than Ray's start pays back), so nothing of Ray's workers was "
-                  "measured to model."]
+                  "shorter than Ray's start pays back, or the workers would have had only the "
+                  "CPUs the driver already uses), so nothing of Ray's workers was measured "
+                  "to model."]
     return [*lines, ""]
 
 

@@ -93,6 +93,9 @@ def test_ray_sql_match_equals_local(tmp_path: Path) -> None:
     ray = run_cli("sql-match", *common, "-o", tmp_path / "ray.jsonl", *RAY, env=ENV)
     assert ray.returncode == 0, ray.stderr
     assert strip(jsonl(tmp_path / "ray.jsonl")) == strip(jsonl(tmp_path / "local.jsonl"))
+    # the driver grades on both CPUs (--workers default: this machine's): a local Ray of 2
+    # CPUs could only share them, so it is not started
+    assert "ray: 31 rows on the driver, 0 on 0 workers; Ray was not used" in ray.stderr
     accuracy = next(line for line in local.stdout.splitlines() if line.startswith("accuracy"))
     assert accuracy in ray.stdout
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -162,6 +162,8 @@ def judge(
     )
     print_table(console, summary_table(summary))
     if summary.executor.get("executor") == "ray":
+        from hopscore.distributed.actors import ray_line
+
         err_console.print(ray_line(summary.executor), markup=False, highlight=False)
     for line in summary_warnings(summary):
         err_console.print(f"warning: {line}", style="yellow", markup=False, highlight=False)
@@ -182,18 +184,6 @@ def judge(
         raise typer.Exit(1)
     if summary.truncated_unscored:
         raise typer.Exit(1)
-
-
-def ray_line(counts: dict[str, Any]) -> str:
-    """Where ``--executor ray``'s rows ran: the driver's share and the workers'."""
-    line = (f"ray: {counts.get('rows_on_driver', 0)} rows on the driver, "
-            f"{counts.get('rows_on_workers', 0)} on {counts.get('workers', 0)} workers")
-    if counts.get("skipped"):
-        line += f"; Ray was not used: {counts['skipped']}"
-    if counts.get("worker_deaths"):
-        line += (f"; {counts['worker_deaths']} workers died, {counts.get('rows_resent', 0)} "
-                 f"rows sent again, {counts.get('rows_lost', 0)} failed for it")
-    return line
 
 
 def summary_warnings(s: JudgeSummary) -> list[str]:

@@ -52,18 +52,22 @@ def local_execution(built: Built, workers: int) -> Execution:
 async def ray_execution(factory: WorkFactory, *, limits: dict[str, int], per_worker: int,
                         workers: int | None,
                         local: Callable[[Gate], Awaitable[Built]] | None = None,
-                        local_workers: int = 0, rows: int | None = None) -> Execution:
+                        local_workers: int = 0, rows: int | None = None,
+                        local_cpus: int = 0) -> Execution:
     """``--executor ray``: the work on Ray workers (see :mod:`hopscore.distributed.ray_pool`).
 
     ``local``: builds the driver's own work function (given the gate that puts its attempts
     under the same global limits as the workers'); the driver then works on rows with it at
     once, ``local_workers`` at a time, while Ray starts or connects in the background, and goes
     on beside the workers once they are ready. ``rows``: how many rows there are to do (when
-    known): no worker is made when the driver is nearly done by the time Ray is up."""
+    known): no worker is made when the driver is nearly done by the time Ray is up.
+    ``local_cpus``: the CPUs the driver's own work keeps busy (sql-match's sandbox): no worker
+    is placed on them (:mod:`hopscore.distributed.placement`)."""
     from hopscore.distributed.ray_pool import RayPool
 
     pool = RayPool(factory, limits=limits, per_worker=per_worker, workers=workers,
-                   local_workers=local_workers if local is not None else 0, rows=rows)
+                   local_workers=local_workers if local is not None else 0, rows=rows,
+                   local_cpus=local_cpus if local is not None else 0)
     built = await local(pool.driver_gate()) if local is not None else None
     await pool.start(built)
     # the driver's loops start spread out as in a local run (see run_batch)

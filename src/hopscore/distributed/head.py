@@ -116,6 +116,30 @@ def start_local(workers: int | None) -> LocalHead | None:
     return LocalHead(workers or os.cpu_count() or 1)
 
 
+#: seconds to wait for RAY_ADDRESS's server to take a connection
+_REACH_S = 5.0
+
+
+def check_address() -> None:
+    """Raise a clear error when ``RAY_ADDRESS`` names a server that takes no connection (a
+    TCP connect to its host and port, without importing Ray). ``auto`` and ``local``, which
+    Ray resolves itself, are left to Ray."""
+    address = os.environ.get("RAY_ADDRESS", "").strip()
+    if not address or address in ("auto", "local"):
+        return
+    where = address.split("://", 1)[-1].split("/", 1)[0]
+    host, _, port = where.rpartition(":")
+    if not host or not port.isdigit():
+        raise HopscoreError(f"--executor ray: RAY_ADDRESS={address} is not host:port (or "
+                            "ray://host:port)")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=_REACH_S):
+            pass
+    except OSError as exc:
+        raise HopscoreError(f"--executor ray: cannot reach RAY_ADDRESS={address}: {exc}; is "
+                            "the cluster running and reachable from here?") from None
+
+
 def import_ray() -> Any:
     try:
         import ray

@@ -34,13 +34,21 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections import deque
 from contextlib import suppress
-from dataclasses import dataclass, field
 from typing import Any
 
-from hopscore.distributed.head import LocalHead, connect, start_local
-from hopscore.distributed.limits import ClusterGate, DriverSlots, Limiter, RemoteSlots
+from hopscore.distributed.actors import (
+    Actor,
+    Item,
+    PoolCounts,
+    remote_classes,
+    stats_json,
+    total_stats,
+)
+from hopscore.distributed.head import LocalHead, check_address, connect, start_local
+from hopscore.distributed.limits import ClusterGate, DriverSlots
+from hopscore.distributed.pace import PACE_S, PROBE_S, Pace
+from hopscore.distributed.placement import Reservation, no_room, reserve, workers_for
 from hopscore.distributed.work import Built, WorkFactory
 from hopscore.engine import CallFailure, EngineStats, RowResult
 from hopscore.errors import HopscoreError
@@ -48,133 +56,10 @@ from hopscore.errors import HopscoreError
 #: Times an item may lose its worker before it is recorded as failed.
 MAX_LOSSES = 3
 WORKER_LOST = "worker_lost"
-def _classes(ray: Any) -> tuple[Any, Any]:
-    """The two actor classes, made remote on first use (so importing this module needs no Ray)."""
-    global _REMOTE
-    if _REMOTE is None:
-        limiter = ray.remote(num_cpus=0, max_concurrency=100_000)(Limiter)
-        worker = ray.remote(num_cpus=1, max_restarts=0, max_concurrency=100_000)(BatchWorker)
-        _REMOTE = (limiter, worker)
-    return _REMOTE
-
-
-_REMOTE: tuple[Any, Any] | None = None
-
-
-def _stats_json(stats: EngineStats | None) -> dict[str, Any]:
-    if stats is None:
-        return {}
-    return {"requests_sent": stats.requests_sent, "retries": stats.retries,
-            "cache_hits": stats.cache_hits, "failures": stats.failures,
-            "prompt_tokens": stats.prompt_tokens, "completion_tokens": stats.completion_tokens,
-            "failures_by_kind": dict(stats.failures_by_kind)}
-
-
-class BatchWorker:
-    """A Ray actor holding one built work function; :meth:`run` streams a batch's rows."""
-
-    def __init__(self, factory: WorkFactory, limiters: dict[str, Any], holder: str) -> None:
-        self.factory = factory
-        self.gate = ClusterGate({endpoint: RemoteSlots(limiter, holder)
-                                 for endpoint, limiter in limiters.items()})
-        self.built: Built | None = None
-        self.lock = asyncio.Lock()
-
-    def pid(self) -> int:
-        return os.getpid()
-
-    async def ready(self) -> int:
-        """Build the work function (before any batch comes); the process id."""
-        await self._built()
-        return os.getpid()
-
-    async def _built(self) -> Built:
-        async with self.lock:
-            if self.built is None:
-                self.built = await self.factory.build(self.gate)
-            return self.built
-
-    async def run(self, batch: list[tuple[str, Any]]) -> Any:
-        """Yield ``(key, RowResult, stats)`` for each item of ``batch`` as it finishes."""
-        built = await self._built()
-
-        async def one(key: str, item: Any) -> tuple[str, RowResult]:
-            return key, await built.work(item, key)
-
-        for finished in asyncio.as_completed([one(key, item) for key, item in batch]):
-            key, result = await finished
-            yield key, result, _stats_json(built.stats())
-
-    async def close(self) -> None:
-        if self.built is not None:
-            await self.built.close()
-
-
-@dataclass(slots=True)
-class _Actor:
-    handle: Any
-    holder: str
-    inflight: int = 0
-    alive: bool = True
-    #: its work function is built: batches may go to it
-    ready: bool = False
-
-
-@dataclass(slots=True)
-class _Item:
-    key: str
-    #: what travels to the worker (None when the worker finds the item by its key)
-    item: Any
-    future: asyncio.Future[RowResult]
-    #: the driver's item (for the driver's own work, and the failed row of an item whose
-    #: workers kept dying)
-    local: Any = None
-    losses: int = 0
-
-
-@dataclass(slots=True)
-class PoolCounts:
-    """What the pool did: for config.json and the tests."""
-
-    workers: int = 0
-    worker_deaths: int = 0
-    resent: int = 0
-    lost: int = 0
-    #: rows finished by the driver's own work function and by the workers
-    rows_on_driver: int = 0
-    rows_on_workers: int = 0
-    #: seconds from the pool's start until Ray was connected and until the first worker was
-    #: ready (None: not before the rows were done)
-    connected_s: float | None = None
-    first_worker_s: float | None = None
-    #: why Ray was not started or connected to (the job was too short to pay it back)
-    skipped: str | None = None
-    #: the most slots held at once, per endpoint (the driver's lease counted whole)
-    peak_in_flight: dict[str, int] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"executor": "ray", "workers": self.workers, "worker_deaths": self.worker_deaths,
-                "rows_resent": self.resent, "rows_lost": self.lost,
-                "rows_on_driver": self.rows_on_driver, "rows_on_workers": self.rows_on_workers,
-                "connected_s": _round(self.connected_s),
-                "first_worker_s": _round(self.first_worker_s), "skipped": self.skipped,
-                "peak_in_flight": self.peak_in_flight}
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 3)
 
 
 #: the holder under which the driver's own attempts count in a limiter
 DRIVER = "driver"
-#: Ray is started or connected to only when the driver has at least this many seconds of
-#: work left at its pace: Ray and its workers take 4 to 10 s to start here (a busy 2-core
-#: machine) and take CPU from the driver meanwhile, so they need more than that to pay back
-WORKER_PAYOFF_S = 15.0
-#: the window over which the driver's pace is measured, seconds
-_PACE_S = 1.0
-#: seconds the driver works alone before it decides whether Ray is worth starting
-_PROBE_S = 2.0
 #: seconds the workers' clean-up gets at the end
 _CLOSE_S = 5.0
 #: workers assumed, for the items kept in flight, on a cluster whose size is not known yet
@@ -188,13 +73,17 @@ class RayPool:
 
     def __init__(self, factory: WorkFactory, *, limits: dict[str, int], per_worker: int,
                  workers: int | None = None, local_workers: int = 0,
-                 rows: int | None = None) -> None:
+                 rows: int | None = None, local_cpus: int = 0) -> None:
         self.factory = factory
         self.limits = limits
         self.per_worker = max(1, per_worker)
         self.requested = workers
         self.local: Built | None = None
         self.local_workers = local_workers
+        #: CPUs the driver's own work keeps busy (its SQL sandbox): no worker goes on them
+        #: (:mod:`hopscore.distributed.placement`)
+        self.local_cpus = local_cpus
+        self._reserved = Reservation()
         #: the rows to do (None: not known, as when they are made while the run goes)
         self.rows = rows
         self.driver = {endpoint: DriverSlots(limit, DRIVER) for endpoint, limit in limits.items()}
@@ -206,18 +95,15 @@ class RayPool:
         self._probing = False
         self._failed: BaseException | None = None
         self._begun = 0.0
-        self._actors: list[_Actor] = []
+        self._actors: list[Actor] = []
         self._limiters: dict[str, Any] = {}
-        self._queue: asyncio.Queue[_Item] = asyncio.Queue()
+        self._queue: asyncio.Queue[Item] = asyncio.Queue()
         self._room = asyncio.Event()
         self._snapshots: dict[str, dict[str, Any]] = {}
         self._connecting: asyncio.Task[None] | None = None
         self._dispatcher: asyncio.Task[None] | None = None
         self._loops: list[asyncio.Task[None]] = []
-        #: when the driver's last rows finished (its pace)
-        self._finished: deque[float] = deque()
-        #: the most rows the driver finished within one window
-        self._best = 0
+        self._pace = Pace()
         self._batches: set[asyncio.Task[None]] = set()
 
     def driver_gate(self) -> ClusterGate:
@@ -231,6 +117,9 @@ class RayPool:
         """Connect (``local`` None), or start the driver's loops on ``local`` and connect in
         the background."""
         self._begun = asyncio.get_running_loop().time()
+        # a RAY_ADDRESS naming nothing reachable is an error at once, also for a job that
+        # ends before Ray would be asked for
+        await asyncio.to_thread(check_address)
         self.local = local
         if local is None or self.local_workers <= 0:
             self.local = None
@@ -250,7 +139,21 @@ class RayPool:
         self.counts.connected_s = self._since()
         if self._closing:
             return
-        limiter_class, _ = _classes(self._ray)
+        cpus = int(self._ray.cluster_resources().get("CPU", 1))
+        if self.local is not None:
+            self._reserved = await reserve(self._ray, self.local_cpus)
+        count = workers_for(cpus, self._reserved.cpus, self.requested)
+        if count <= 0 and self._reserved.cpus > 0:
+            # every CPU of the cluster is one the driver already uses: no worker, no
+            # limiter; the driver does every row (its lease stays whole)
+            self.counts.skipped = no_room(cpus, self._reserved.cpus, self._head is not None)
+            self._reserved.release(self._ray)
+            if self._started:
+                await asyncio.to_thread(self._ray.shutdown)
+                self._started = False
+            return
+        count = max(1, count)  # a cluster of no CPU yet: one worker waits for its autoscaler
+        limiter_class, _ = remote_classes(self._ray)
         for endpoint, limit in self.limits.items():
             slots = self.driver[endpoint]
             if self.local is None:  # the driver sends nothing
@@ -259,46 +162,33 @@ class RayPool:
             # made holding the whole limit for the driver (its lease until workers are ready)
             self._limiters[endpoint] = limiter_class.remote(limit, {slots.holder: limit})
             slots.hand_over(self._limiters[endpoint])
-        cpus = int(self._ray.cluster_resources().get("CPU", 1))
-        count = max(1, min(self.requested or cpus, cpus))
         for _ in range(count):
             self._actors.append(self._new_actor())
         self.counts.workers = count
         self._dispatcher = asyncio.create_task(self._dispatch())
 
     def _nearly_done(self) -> bool:
-        """True when the driver, at the pace it has kept so far, will finish the rows left
-        too soon for Ray and its workers to pay back their start (:data:`WORKER_PAYOFF_S`):
-        then Ray is not started or connected to yet (it would only take CPU from the driver).
+        """True when the driver will finish the rows too soon for Ray to pay back its start
+        (:mod:`hopscore.distributed.pace`): then Ray is not started or connected to yet.
         Needs the number of rows."""
         if self.local is None or self.rows is None:
             return False
-        done = self.counts.rows_on_driver
-        elapsed = self._since()
-        # the driver's best pace over a second (the first seconds' ramp, and Ray's start
-        # taking CPU meanwhile, make the whole run's pace too slow), else the whole run's
-        pace = max(self._best / _PACE_S, done / max(elapsed, 1e-9))
-        if done <= 0 or pace <= 0:
-            return False
-        left = (self.rows - done) / pace
-        if left >= WORKER_PAYOFF_S:
-            return False
-        if self.counts.skipped is None:  # the first time: what the decision was made on
-            self.counts.skipped = (
-                f"the driver had {self.rows - done} rows left after {elapsed:.1f} s, about "
-                f"{left:.1f} s at its pace, under the {WORKER_PAYOFF_S:.0f} s a worker needs "
-                "to pay back its start")
-        return True
+        why = self._pace.too_short(self.rows, self._since())
+        if why is not None and self.counts.skipped is None:  # what the decision was made on
+            self.counts.skipped = why
+        return why is not None
 
     async def _connect_or_fail(self) -> None:
         try:
+            if self._no_local_room():
+                return
             if self.rows is not None:
                 # Ray is started (or connected to) only for a job that outlasts a worker's
                 # start: the driver's pace is measured first, before Ray takes any CPU
                 self._probing = True
-                await asyncio.sleep(_PROBE_S)
+                await asyncio.sleep(PROBE_S)
                 while not self._closing and self._nearly_done():
-                    await asyncio.sleep(_PACE_S / 2)
+                    await asyncio.sleep(PACE_S / 2)
                 self._probing = False
                 if self._closing:
                     return
@@ -311,19 +201,30 @@ class RayPool:
                 if not entry.future.done():
                     entry.future.set_exception(exc)
 
+    def _no_local_room(self) -> bool:
+        """True when the local Ray to start would have only CPUs the driver's own work uses
+        (then it is not started: it could run no worker)."""
+        if os.environ.get("RAY_ADDRESS") or self.local_cpus <= 0:
+            return False
+        cpus = self.requested or os.cpu_count() or 1
+        if cpus > self.local_cpus:
+            return False
+        self.counts.skipped = no_room(cpus, cpus, True)
+        return True
+
     def _since(self) -> float:
         return asyncio.get_running_loop().time() - self._begun
 
-    def _new_actor(self) -> _Actor:
-        _, worker_class = _classes(self._ray)
+    def _new_actor(self) -> Actor:
+        _, worker_class = remote_classes(self._ray)
         holder = uuid.uuid4().hex
-        actor = _Actor(worker_class.remote(self.factory, self._limiters, holder), holder)
+        actor = Actor(worker_class.remote(self.factory, self._limiters, holder), holder)
         task = asyncio.create_task(self._ready(actor))
         self._batches.add(task)
         task.add_done_callback(self._batches.discard)
         return actor
 
-    async def _ready(self, actor: _Actor) -> None:
+    async def _ready(self, actor: Actor) -> None:
         """Batches go to ``actor`` once its work function is built (a worker that is still
         starting takes none: the driver goes on with them meanwhile)."""
         exceptions = self._ray.exceptions
@@ -402,6 +303,7 @@ class RayPool:
                                timeout=_CLOSE_S)
         if self.local is not None:
             await self.local.close()
+        self._reserved.release(self._ray)
         if self._started:
             await asyncio.to_thread(self._ray.shutdown)
         if self._head is not None and not self._head.stopped:
@@ -414,7 +316,7 @@ class RayPool:
             raise self._failed
         future: asyncio.Future[RowResult] = asyncio.get_running_loop().create_future()
         sent = item if self.factory.ships_items else None
-        self._queue.put_nowait(_Item(key, sent, future, item))
+        self._queue.put_nowait(Item(key, sent, future, item))
         return await future
 
     async def _local_loop(self) -> None:
@@ -432,35 +334,21 @@ class RayPool:
                 continue
             if not entry.future.done():
                 self.counts.rows_on_driver += 1
-                now = asyncio.get_running_loop().time()
-                self._finished.append(now)
-                while self._finished[0] < now - _PACE_S:
-                    self._finished.popleft()
-                self._best = max(self._best, len(self._finished))
+                self._pace.finished(asyncio.get_running_loop().time())
                 entry.future.set_result(result)
 
     @property
     def stats(self) -> EngineStats:
         """The request counts of the driver and every worker (a dead worker's up to its last
         row)."""
-        total = EngineStats()
         snapshots = list(self._snapshots.values())
         if self.local is not None:
-            snapshots.append(_stats_json(self.local.stats()))
-        for snapshot in snapshots:
-            total.requests_sent += int(snapshot.get("requests_sent", 0))
-            total.retries += int(snapshot.get("retries", 0))
-            total.cache_hits += int(snapshot.get("cache_hits", 0))
-            total.failures += int(snapshot.get("failures", 0))
-            total.prompt_tokens += int(snapshot.get("prompt_tokens", 0))
-            total.completion_tokens += int(snapshot.get("completion_tokens", 0))
-            for kind, n in (snapshot.get("failures_by_kind") or {}).items():
-                total.failures_by_kind[kind] = total.failures_by_kind.get(kind, 0) + int(n)
-        return total
+            snapshots.append(stats_json(self.local.stats()))
+        return total_stats(snapshots)
 
     # --- dispatching ------------------------------------------------------------------------
 
-    def _free_actor(self) -> _Actor | None:
+    def _free_actor(self) -> Actor | None:
         live = [a for a in self._actors
                 if a.alive and a.ready and a.inflight < self.per_worker]
         return min(live, key=lambda a: a.inflight) if live else None
@@ -489,7 +377,7 @@ class RayPool:
             self._batches.add(task)
             task.add_done_callback(self._batches.discard)
 
-    async def _run(self, actor: _Actor, batch: list[_Item]) -> None:
+    async def _run(self, actor: Actor, batch: list[Item]) -> None:
         exceptions = self._ray.exceptions
         pending = {item.key: item for item in batch}
         try:
@@ -517,7 +405,7 @@ class RayPool:
                 exceptions.ObjectLostError) as exc:
             self._lost(actor, list(pending.values()), exc)
 
-    def _lost(self, actor: _Actor, unfinished: list[_Item], exc: BaseException) -> None:
+    def _lost(self, actor: Actor, unfinished: list[Item], exc: BaseException) -> None:
         """A worker died: free its slots, put a fresh worker in its place, send its
         unfinished items again (or fail them after :data:`MAX_LOSSES` deaths)."""
         if actor.alive:

@@ -18,13 +18,14 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from hopscore.distributed import Built, Gate, ray_execution
+from hopscore.distributed.actors import ray_line
 from hopscore.engine.batch import RowResult
 from hopscore.engine.resume import ResultLog
 from hopscore.engine.types import CallFailure
@@ -195,7 +196,10 @@ def run_sql_match(input_path: Path, output_path: Path, options: MatchOptions, *,
     try:
         if ray:
             work = SqlWork(options, settings, executor.memory_mb)
-            asyncio.run(_grade_on_ray(input_path, todo, work, log, on_row, ray_workers))
+            counts = asyncio.run(_grade_on_ray(input_path, todo, work, executor, log, on_row,
+                                               ray_workers))
+            if warn is not None and counts:
+                warn.print(ray_line(counts), markup=False, highlight=False)
         else:
             _grade_pending(input_path, todo, options, executor, settings, log, on_row)
     finally:
@@ -253,15 +257,21 @@ class SqlWork:
     ships_items: ClassVar[bool] = True
 
     async def build(self, gate: Gate | None) -> Built:
+        """A Ray worker's: a sandbox of one process (the actor holds one CPU)."""
         sandbox = SqlExecutor(1, memory_mb=self.memory_mb)
         sandbox.__enter__()
+
+        async def close() -> None:
+            sandbox.__exit__(None, None, None)
+
+        return self.on(sandbox, close)
+
+    def on(self, sandbox: SqlExecutor, close: Callable[[], Awaitable[None]]) -> Built:
+        """The grading in ``sandbox``; ``close``: the clean-up of whoever owns it."""
 
         async def work(item: InputLine, key: str) -> RowResult:
             row = await asyncio.to_thread(_grade, item, self.options, sandbox, key, self.settings)
             return RowResult(_checked(row, self.options))
-
-        async def close() -> None:
-            sandbox.__exit__(None, None, None)
 
         return Built(work, lambda: None, close)
 
@@ -271,15 +281,29 @@ class SqlWork:
         return {**verdict.to_json(), "key": key, "settings": self.settings}
 
 
-async def _grade_on_ray(input_path: Path, todo: dict[int, str], work: SqlWork, log: ResultLog,
+async def _grade_on_ray(input_path: Path, todo: dict[int, str], work: SqlWork,
+                        sandbox: SqlExecutor, log: ResultLog,
                         on_row: Callable[[dict[str, Any]], None] | None,
-                        workers: int | None) -> None:
-    """The lines of ``todo`` graded on Ray workers; each verdict is appended here as it comes."""
+                        workers: int | None) -> dict[str, Any]:
+    """The lines of ``todo`` graded on Ray workers; each verdict is appended here as it comes;
+    where the rows ran (the pool's counts; empty when nothing was to do).
+    The driver grades too, while Ray starts and beside the workers, in ``sandbox`` (the
+    command's, as many processes as a local run's ``--workers``: the driver grades at a local
+    run's pace until workers are ready, and the pace it measures is a local run's)."""
     if not todo:
-        return
-    # the driver grades too (its own sandbox) while Ray starts, and beside the workers
+        return {}
+
+    async def local(gate: Gate) -> Built:
+        async def keep() -> None:  # the command closes its sandbox
+            return None
+
+        return work.on(sandbox, keep)
+
+    # two of the driver's loops per sandbox process, as a local run keeps more lines in flight
+    # than processes: a process never waits for the driver to hand it the next line
     execution = await ray_execution(work, limits={}, per_worker=2, workers=workers,
-                                    local=work.build, local_workers=2, rows=len(todo))
+                                    local=local, local_workers=2 * sandbox.workers,
+                                    rows=len(todo), local_cpus=sandbox.workers)
     slots = asyncio.Semaphore(execution.workers)
 
     async def one(item: InputLine) -> None:
@@ -304,3 +328,4 @@ async def _grade_on_ray(input_path: Path, todo: dict[int, str], work: SqlWork, l
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await execution.close()
+    return execution.describe()
