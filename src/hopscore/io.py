@@ -12,7 +12,6 @@ import csv
 import gc
 import json
 import os
-import re
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -23,6 +22,7 @@ from typing import Any, BinaryIO, NoReturn
 import msgspec
 
 from hopscore.errors import InputError, Location
+from hopscore.jsontext import dumps_encodable
 
 _MISSING: Any = object()
 
@@ -205,25 +205,10 @@ _DECODER = msgspec.json.Decoder()
 _ENCODER = msgspec.json.Encoder()
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def escape_surrogates(text: str) -> str:
-    """JSON text with every lone surrogate written as its ``\\uXXXX`` escape.
-
-    ``json.dumps(..., ensure_ascii=False)`` keeps a lone surrogate (valid JSON such as
-    ``"\\ud800 x"`` decodes to one) as a raw character, which UTF-8 cannot encode; escaped, the
-    text encodes and decodes back to the same string. Surrogates only occur inside JSON strings,
-    so the replacement is always an escape within a string.
-    """
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
 def json_text(value: Any, *, indent: int | None = None) -> str:
     """``json.dumps`` with UTF-8 characters unescaped that is always encodable as UTF-8."""
     separators = (",", ":") if indent is None else None
-    return escape_surrogates(json.dumps(value, ensure_ascii=False, indent=indent,
-                                        separators=separators))
+    return dumps_encodable(value, indent=indent, separators=separators)
 
 
 def json_line(value: Any) -> str:
@@ -392,7 +377,7 @@ def write_json_atomic(path: Path | str, value: Any, *, indent: int | None = 2) -
     fd, tmp = temp_beside(p)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(escape_surrogates(json.dumps(value, ensure_ascii=False, indent=indent)))
+            handle.write(dumps_encodable(value, indent=indent))
             handle.write("\n")
         os.replace(tmp, p)
     except BaseException:
@@ -417,7 +402,7 @@ def write_text_atomic(path: Path | str, text: str) -> None:
 def write_jsonl_atomic(path: Path | str, rows: Iterable[Any]) -> None:
     """Write one JSON value per line, atomically."""
     write_text_atomic(path, "".join(
-        escape_surrogates(json.dumps(r, ensure_ascii=False)) + "\n" for r in rows))
+        dumps_encodable(r) + "\n" for r in rows))
 
 
 class Fields:

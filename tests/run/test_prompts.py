@@ -143,3 +143,76 @@ def test_sample_is_mcrs_seeded_draw_and_limit_the_first_k() -> None:
     assert select(examples, settings("bamboogle", limit=3)) == [0, 1, 2]  # type: ignore[arg-type]
     with pytest.raises(HopscoreError, match="exclude each other"):
         settings("bamboogle", limit=2, sample=3).check()
+
+
+def _split_line_by_line(text: str, name: str) -> list[dict[str, str]]:
+    """split_messages as hopscore wrote it before its one-pass path (a regex per line): the
+    oracle of the messages, hence of the prompt hashes and cache keys, it must keep."""
+    import re
+
+    role_line = re.compile(r"^\[\[(system|user|assistant)\]\]\s*$")
+    if "[[" not in text:
+        if not text.strip():
+            raise HopscoreError(f"{name}: the template rendered no message")
+        return [{"role": "user", "content": text.strip("\n").strip()}]
+    messages: list[dict[str, str]] = []
+    role: str | None = None
+    lines: list[str] = []
+
+    def close() -> None:
+        content = "\n".join(lines).strip("\n")
+        if role is None:
+            if content.strip():
+                messages.append({"role": "user", "content": content.strip()})
+            return
+        if not content.strip():
+            raise HopscoreError(f"{name}: the [[{role}]] message rendered empty")
+        messages.append({"role": role, "content": content.strip()})
+
+    for line in text.splitlines():
+        match = role_line.match(line.strip())
+        if match:
+            close()
+            role, lines = match.group(1), []
+        else:
+            lines.append(line)
+    close()
+    if not messages:
+        raise HopscoreError(f"{name}: the template rendered no message")
+    if messages[-1]["role"] != "user":
+        raise HopscoreError(f"{name}: the last message must be a user message, "
+                            f"not {messages[-1]['role']}")
+    return messages
+
+
+_PIECES = ["[[system]]", "[[user]]", "[[assistant]]", "[[tool]]", "[[ user ]]", "[[user]]x",
+           "\n", "\n", "\n", " ", "\t", "\x1f", "\xa0", "\u3000", "\r\n", "\r", "\x0b", "\x85",
+           "\u2028", "text", "Q: a?", "[[", "]]", "é"]
+
+
+def _outcome(split: object, text: str) -> object:
+    try:
+        return split(text, "t")  # type: ignore[operator]
+    except HopscoreError as exc:
+        return str(exc)
+
+
+@pytest.mark.parametrize("text", [
+    "[[system]]\nS\n[[user]]\nU", "  [[system]]  \nS\n\t[[user]]\xa0\nU\n", "A\n[[user]]\nB\n",
+    "[[user]]\n[[user]]\nU", "[[user]]\nU\n[[assistant]]\n", "[[system]]\n\n[[user]]\nU",
+    "[[user]]\r\nU\r\n[[assistant]]\r\nA\r\n[[user]]\r\nV", "[[user]]x\n[[user]]\nU",
+])
+def test_split_messages_one_pass_is_line_by_line(text: str) -> None:
+    assert _outcome(split_messages, text) == _outcome(_split_line_by_line, text)
+
+
+def test_split_messages_one_pass_on_random_text() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=600, deadline=None)
+    @given(st.lists(st.sampled_from(_PIECES), max_size=16).map("".join))
+    def check(text: str) -> None:
+        assert _outcome(split_messages, text) == _outcome(_split_line_by_line, text)
+
+    check()

@@ -27,7 +27,8 @@ from typing import Any
 
 from hopscore.analysis.scored import ScoredSet
 from hopscore.errors import HopscoreError
-from hopscore.io import escape_surrogates, json_line, temp_beside
+from hopscore.io import json_line, temp_beside
+from hopscore.jsontext import escape_surrogates
 
 FORMATS = ("parquet", "csv", "jsonl")
 BASE_COLUMNS = ("run", "source", "benchmark", "model", "id", "metric", "value", "missing",

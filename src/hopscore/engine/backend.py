@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import ssl
 import sys
@@ -36,6 +35,7 @@ from hopscore.engine.types import (
     ChatResponse,
 )
 from hopscore.errors import HopscoreError
+from hopscore.jsontext import dumps as json_text
 
 if TYPE_CHECKING:
     import aiohttp
@@ -122,7 +122,7 @@ class OpenAIBackend:
 
     async def send(self, request: ChatRequest, timeout: float) -> ChatResponse:
         body = {"model": request.model, "messages": request.messages, **request.body()}
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        data = json_text(body).encode("utf-8")  # json.dumps(body, ensure_ascii=False)
         if self._lean is not None:
             return await self._send_lean(self._lean, data, timeout)
         import aiohttp

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from hopscore.errors import HopscoreError, InputError, Location
-from hopscore.io import escape_surrogates, temp_beside
+from hopscore.io import temp_beside
+from hopscore.jsontext import dumps_encodable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -125,7 +126,7 @@ class ResultLog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = self.path.open("ab")
             self._end = self._handle.tell()
-        text = escape_surrogates(json.dumps(row, ensure_ascii=False))  # lone surrogates escaped
+        text = dumps_encodable(row)  # json.dumps(row, ensure_ascii=False), lone surrogates escaped
         data = text.encode("utf-8") + b"\n"
         self._handle.write(data)
         self._handle.flush()

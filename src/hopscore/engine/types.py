@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from hopscore.jsontext import dumps as json_text
 
 #: Failure kinds. Retryable ones are retried by the engine; the others fail at once.
 RATE_LIMIT = "rate_limit"  # HTTP 429
@@ -28,7 +29,7 @@ RETRYABLE_KINDS = frozenset(
 
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no whitespace: equal values give equal text (for hashing)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return json_text(value, sort_keys=True, separators=(",", ":"))  # ensure_ascii=False
 
 
 def sha256_text(text: str) -> str:
@@ -77,23 +78,22 @@ class ChatRequest:
         params.update(self.extra)
         return params
 
-    def cache_key(self, endpoint: str) -> str:
-        """sha256 over the endpoint, model, messages, every sent parameter and the cache tag."""
+    def cache_key(self, endpoint: str, messages_json: str | None = None) -> str:
+        """sha256 over the endpoint, model, messages, every sent parameter and the cache tag.
+
+        ``messages_json``: ``canonical_json(self.messages)`` when the caller has it already
+        (a run hashes the prompt too), so that the messages are encoded once; the text hashed
+        is the same either way."""
         known = self._keys.get(endpoint)
         if known is not None:
             return known
-        key = self._keys[endpoint] = sha256_text(
-            canonical_json(
-                {
-                    "endpoint": endpoint,
-                    "model": self.model,
-                    "messages": self.messages,
-                    "params": self.body(),
-                    "tag": self.cache_tag,
-                    "require_content": self.require_content,
-                }
-            )
-        )
+        messages = canonical_json(self.messages) if messages_json is None else messages_json
+        # canonical_json of {endpoint, messages, model, params, require_content, tag}, written
+        # in three pieces so that the messages are encoded once: the keys sort as written
+        rest = canonical_json({"model": self.model, "params": self.body(),
+                               "require_content": self.require_content, "tag": self.cache_tag})
+        text = f'{{"endpoint":{canonical_json(endpoint)},"messages":{messages},{rest[1:]}'
+        key = self._keys[endpoint] = sha256_text(text)
         return key
 
 

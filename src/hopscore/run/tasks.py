@@ -227,11 +227,12 @@ def _task(
     )  # fmt: skip
     choices = tuple((c["label"], c["text"]) for c in variables.get("choices", ()))
     hints = Hints(kind=kind, choices=choices, unit=variables.get("unit"))
+    messages_json = canonical_json(messages)  # encoded once: the prompt's hash and the key's
     key = sha256_text(canonical_json({
-        "id": example.id, "request": request.cache_key(endpoint), "protocol": settings.protocol,
-        "extraction": settings.extraction, "marker": marker,
+        "id": example.id, "request": request.cache_key(endpoint, messages_json),
+        "protocol": settings.protocol, "extraction": settings.extraction, "marker": marker,
     }))  # fmt: skip
-    return Task(example, request, hints, retrieved, key, sha256_text(canonical_json(messages)))
+    return Task(example, request, hints, retrieved, key, sha256_text(messages_json))
 
 
 def corpus_info(corpus: Corpus | None, settings: RunSettings) -> dict[str, Any] | None:
