@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import _cli_env
 from tests.hdr.world import ALL_TASKS, build_world, scripted
 from tests.openai_server import FakeOpenAI
-from tests.sql.test_workers import _alive, _workers_of
+from tests.sql.test_workers import _alive, _workers_of, wait_until_querying
 
 ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
 TASK = {"id": "sql2s_busy", "final_question": "Busy case: which city hosts the best seller's "
@@ -43,7 +43,7 @@ def test_a_busy_run_sql_ends_with_the_run(how: signal.Signals, tmp_path: Path) -
                 time.sleep(0.05)
                 workers = _workers_of(proc.pid)
             assert workers, "no SQL worker started"
-            time.sleep(0.5)  # the worker is inside the endless query now
+            wait_until_querying(workers)  # the worker is inside the endless query now
             started = time.monotonic()
             proc.send_signal(how)
             proc.wait(timeout=30)

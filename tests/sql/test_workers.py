@@ -51,6 +51,30 @@ def _workers_of(parent: int) -> list[int]:
     return found
 
 
+def _open_databases(pid: int) -> int:
+    """How many SQLite files process ``pid`` has open (a worker opens one for each query)."""
+    count = 0
+    try:
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return 0
+    for fd in fds:
+        try:
+            count += os.readlink(fd).endswith(".sqlite")
+        except OSError:
+            continue
+    return count
+
+
+def wait_until_querying(workers: list[int], wait_s: float = 60) -> None:
+    """Wait until every one of ``workers`` has its database open: it is inside its query (an
+    event, where a fixed sleep would be too short on a busy machine)."""
+    deadline = time.monotonic() + wait_s
+    while not all(_open_databases(pid) for pid in workers):
+        assert time.monotonic() < deadline, "the workers did not start their queries"
+        time.sleep(0.02)
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -76,7 +100,7 @@ def _start_busy_run(tmp_path: Path, *timeout: str) -> tuple[subprocess.Popen[byt
         time.sleep(0.05)
         workers = _workers_of(proc.pid)
     assert len(workers) == 2, "the workers did not start"
-    time.sleep(0.3)  # both are inside their query now
+    wait_until_querying(workers)
     return proc, workers
 
 
