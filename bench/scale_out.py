@@ -2,7 +2,10 @@
 
 * ``sql``: 2,000 S2SQL gradings (``hopscore sql-match``) whose gold and agent queries are
   CPU-heavy (a 300 x 300 self-join, about 12 ms each here);
-* ``judge``: a 1,000-row ``hopscore judge`` over a loopback endpoint answering after 0.2 s.
+* ``judge``: a 1,000-row ``hopscore judge`` over a loopback endpoint answering after 0.2 s;
+* ``judge-long`` (not run unless asked): the same judge on 8,000 rows (about 50 s here), long
+  enough for ``--executor ray`` to start its workers, so that what Ray's workers cost per row
+  is measured (on 1,000 rows, and in S2SQL, the driver does every row: see below).
 
 Each is run as a user runs it (the CLI, in subprocesses): the local executor; 2 shards started
 at once then ``hopscore merge``; ``--executor ray`` on an embedded local Ray with 2 CPUs, which
@@ -25,6 +28,7 @@ its concurrency limit, which shrinks with k only if the endpoint grows with k: t
     python bench/scale_out.py --sql-rows 200 --judge-rows 100   # a quick look
     python bench/scale_out.py --workloads judge   # one workload again (the other's figures
                                                   # are kept from scale_out.json)
+    python bench/scale_out.py --workloads judge-long   # Ray's workers at work
 
 ``--executor ray`` overlaps Ray's start with work: the driver judges rows with its local engine
 from the start, Ray is started (or connected to) only when the driver's pace says the job
@@ -281,8 +285,9 @@ def compare(results: dict[str, Any], label: str, path: Path, local_out: Path) ->
 
 def summary_flag(name: str, label: str, work: Path) -> list[str]:
     """The judge's --summary-json (its executor block says where the rows ran)."""
-    return ["--summary-json", str(work / f"{name}-{label}.summary.json")] if name == "judge" \
-        else []
+    if not name.startswith("judge"):
+        return []
+    return ["--summary-json", str(work / f"{name}-{label}.summary.json")]
 
 
 def ray_counts(name: str, label: str, work: Path) -> dict[str, Any]:
@@ -471,24 +476,25 @@ def run_sql(work: Path, rows: int, cores: int) -> dict[str, Any]:
     return {"rows": rows, **results, "model": model(results, fixed, rows, cores)}
 
 
-def run_judge(work: Path, rows: int, latency: float, concurrency: int) -> dict[str, Any]:
+def run_judge(work: Path, rows: int, latency: float, concurrency: int,
+              name: str = "judge") -> dict[str, Any]:
     server = subprocess.Popen([sys.executable, str(REPO / "bench" / "loopback_server.py"),
                                "--latency", str(latency)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         assert server.stdout is not None
         url = server.stdout.readline().strip()
-        judge = judge_input(work, rows)
+        judge = judge_input(work / name, rows)
         base = ["judge", "-i", str(judge), "--model", "bench", "--base-url", url,
                 "--no-cache", "--no-progress"]
         c = str(concurrency)
-        results = measure("judge", base, "-o", work, local_extra=["-c", c],
+        results = measure(name, base, "-o", work, local_extra=["-c", c],
                           shard_extra=["-c", str(concurrency // 2)], ray_extra=["-c", c])
-        small_judge = judge_input(work / "small", 20)
+        small_judge = judge_input(work / name / "small", 20)
         judge_small = ["judge", "-i", str(small_judge), "--model", "bench", "--base-url",
                        url, "--no-cache", "--no-progress"]
-        fixed = fixed_costs("judge", judge_small, "-o", work, ["-c", c], ["-c", c])
-        measure_on_cluster("judge", base, judge_small, "-o", work, results, fixed, ["-c", c])
+        fixed = fixed_costs(name, judge_small, "-o", work, ["-c", c], ["-c", c])
+        measure_on_cluster(name, base, judge_small, "-o", work, results, fixed, ["-c", c])
     finally:
         assert server.stdin is not None
         server.stdin.close()
@@ -523,18 +529,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sql-rows", type=int, default=2000)
     parser.add_argument("--judge-rows", type=int, default=1000)
+    parser.add_argument("--long-judge-rows", type=int, default=8000)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--workloads", default="sql,judge",
-                        help="sql, judge or both (a workload left out keeps the figures "
-                        "scale_out.json has for it)")
+                        help="sql, judge, judge-long, comma-separated (a workload left out "
+                        "keeps the figures scale_out.json has for it)")
     args = parser.parse_args()
     wanted = {w.strip() for w in args.workloads.split(",") if w.strip()}
-    if not wanted or wanted - {"sql", "judge"}:
-        raise SystemExit("--workloads: sql, judge or sql,judge")
+    if not wanted or wanted - {"sql", "judge", "judge-long"}:
+        raise SystemExit("--workloads: sql, judge, judge-long (comma-separated)")
     cores = 2
     previous: dict[str, Any] = {}
-    if wanted != {"sql", "judge"} and (RESULTS / "scale_out.json").exists():
+    if wanted != {"sql", "judge", "judge-long"} and (RESULTS / "scale_out.json").exists():
         previous = json.loads((RESULTS / "scale_out.json").read_text())
     report: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
                                           "platform": platform.platform()}}
@@ -545,11 +552,16 @@ def main() -> None:
         if "judge" in wanted:
             report["judge"] = measured(lambda: run_judge(work, args.judge_rows, args.latency,
                                                          args.concurrency))
+        if "judge-long" in wanted:
+            report["judge_long"] = measured(lambda: run_judge(
+                work, args.long_judge_rows, args.latency, args.concurrency, "judge_long"))
     for name in ("sql", "judge"):
         if name not in report:
             if name not in previous:
                 raise SystemExit(f"scale_out.json has no {name} figures: run that workload too")
             report[name] = previous[name]
+    if "judge_long" not in report and "judge_long" in previous:
+        report["judge_long"] = previous["judge_long"]
     sql, judge = report["sql"], report["judge"]
     lines = ["# Scaling out on one machine: local executor, 2 shards, Ray with 2 CPUs", "",
              "Measured by `python bench/scale_out.py` (each workload's executors side by side "
@@ -570,6 +582,15 @@ def main() -> None:
         "endpoint's limit grows with k (more replicas behind it); against one rate-limited "
         "endpoint, more machines do not make the judge faster, and Ray's global limit keeps "
         "them from overrunning it. The rows above assume the limit grows with k.")
+    long = report.get("judge_long")
+    if long is not None:
+        lines += table(f"{long['rows']}-row judge (long enough for Ray's workers), "
+                       f"{long['latency_s']} s loopback latency, concurrency "
+                       f"{long['concurrency']}", long)
+        lines += [when(long), ""] if when(long) else []
+        lines += model_lines("long judge", long["model"],
+                             "The same judge as above, with rows enough for Ray's workers to "
+                             "start and take batches: the Ray rows above are what they cost.")
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "scale_out.json").write_text(json.dumps(report, indent=2) + "\n")
     (RESULTS / "scale_out.md").write_text("\n".join(lines))
