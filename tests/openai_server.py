@@ -215,6 +215,8 @@ class FakeOpenAI:
         self._attempts: dict[str, int] = {}
         self._stopping = threading.Event()
         self.in_flight = 0
+        #: the client ports of the requests being answered now (which process is waiting)
+        self.in_flight_ports: set[int] = set()
         #: the most requests that were being answered at the same moment
         self.max_in_flight = 0
         self._server = _Server(("127.0.0.1", 0), _handler_class(self))
@@ -245,6 +247,11 @@ class FakeOpenAI:
     def prompts(self) -> list[str]:
         with self._lock:
             return [entry.prompt for entry in self.log]
+
+    def ports_in_flight(self) -> set[int]:
+        """The client ports of the requests being answered at this moment."""
+        with self._lock:
+            return set(self.in_flight_ports)
 
     def count(self, needle: str) -> int:
         """How many requests had ``needle`` in their prompt."""
@@ -321,6 +328,7 @@ def _handler_class(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             with server._lock:
                 server.in_flight += 1
                 server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                server.in_flight_ports.add(self.client_address[1])
             try:
                 if server.slots is not None:
                     with server.slots:
@@ -330,6 +338,7 @@ def _handler_class(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             finally:
                 with server._lock:
                     server.in_flight -= 1
+                    server.in_flight_ports.discard(self.client_address[1])
 
         def _answer(self, reply: Reply, body: dict[str, Any], prompt: str) -> None:
             wait = server.latency + reply.delay

@@ -52,6 +52,7 @@ def dumps(value: Any, *, sort_keys: bool = False, separators: tuple[str, str] | 
         return unicode.encode(value)
     return text.encode("ascii").decode("raw_unicode_escape")
 
+
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -100,6 +102,48 @@ def test_ray_sql_match_equals_local(tmp_path: Path) -> None:
     assert accuracy in ray.stdout
 
 
+
+def heavy_rows(work: Path, n: int) -> tuple[Path, Path]:
+    """``n`` S2SQL rows whose queries are CPU-heavy (a 1,200 x 1,200 self-join, about 70 ms
+    each) over one database, and its root."""
+    root = work / "dbs"
+    db = root / "heavy" / "heavy_template.sqlite"
+    db.parent.mkdir(parents=True)
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE t (x INTEGER)")
+    con.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(1200)])
+    con.commit()
+    con.close()
+    rows = []
+    for i in range(n):
+        gold = f"SELECT count(*) FROM t a, t b WHERE (a.x * b.x + {i}) % 7 = {i % 7}"
+        agent = gold if i % 5 else gold.replace("% 7 =", "% 5 =")
+        rows.append(json.dumps({"instance_id": f"q{i}", "db": "heavy", "gold_sql": gold,
+                                "response": f"```sql\n{agent}\n```"}))
+    source = work / "heavy.jsonl"
+    source.write_text("\n".join(rows) + "\n")
+    return source, root
+
+
+def test_ray_workers_grade_sql_match_rows_as_the_driver_does(tmp_path: Path) -> None:
+    """The driver grades with one sandbox process and Ray has a CPU left for a worker: a job
+    long enough for Ray's start to pay back has rows graded by the worker's own sandbox, and
+    the output is the local executor's."""
+    source, root = heavy_rows(tmp_path, 300)
+    common = ["-i", source, "--db-root", root, "--timeout", "30"]
+    local = run_cli("sql-match", *common, "-o", tmp_path / "local.jsonl", "--workers", "2")
+    assert local.returncode == 0, local.stderr
+    ray = run_cli("sql-match", *common, "-o", tmp_path / "ray.jsonl", "--workers", "1", *RAY,
+                  env=ENV)
+    assert ray.returncode == 0, ray.stderr
+    assert strip(jsonl(tmp_path / "ray.jsonl")) == strip(jsonl(tmp_path / "local.jsonl"))
+    line = " ".join(ray.stderr[ray.stderr.index("ray: "):].split())
+    found = re.match(r"ray: (\d+) rows on the driver, (\d+) on (\d+) workers?", line)
+    assert found is not None, line
+    driver, workers, pool = map(int, found.groups())
+    assert driver + workers == 300 and pool == 1, line
+    assert driver > 0 and workers > 0, line
+
 def test_ray_hdr_agent_equals_local(tmp_path: Path) -> None:
     extra = copies()
     world = build_world(tmp_path, [*TASKS, *extra])
@@ -154,8 +198,8 @@ def cmdline(pid: int) -> str:
         return ""
 
 
-def sockets_to(pid: int, port: int) -> int:
-    """How many TCP connections process ``pid`` has open to ``127.0.0.1:port``."""
+def ports_to(pid: int, port: int) -> set[int]:
+    """The local ports of the TCP connections process ``pid`` has open to ``127.0.0.1:port``."""
     inodes = set()
     with contextlib.suppress(OSError):
         for fd in Path(f"/proc/{pid}/fd").iterdir():
@@ -163,14 +207,14 @@ def sockets_to(pid: int, port: int) -> int:
                 target = os.readlink(fd)
                 if target.startswith("socket:["):
                     inodes.add(target[8:-1])
-    count = 0
+    found = set()
     with contextlib.suppress(OSError):
         for line in Path(f"/proc/{pid}/net/tcp").read_text().splitlines()[1:]:
             fields = line.split()
-            remote, state, inode = fields[2], fields[3], fields[9]
+            local, remote, state, inode = fields[1], fields[2], fields[3], fields[9]
             if state == "01" and inode in inodes and int(remote.split(":")[1], 16) == port:
-                count += 1
-    return count
+                found.add(int(local.split(":")[1], 16))
+    return found
 
 
 def test_a_killed_worker_loses_and_duplicates_nothing(tmp_path: Path) -> None:
@@ -192,18 +236,22 @@ def test_a_killed_worker_loses_and_duplicates_nothing(tmp_path: Path) -> None:
         try:
             deadline = time.monotonic() + 150
             workers: list[int] = []
+            busy: list[int] = []
             while time.monotonic() < deadline and proc.poll() is None:
                 workers = [p for p in descendants(proc.pid) if "BatchWorker" in cmdline(p)]
-                # both workers up and sending: each holds rows
-                if len(workers) == 2 and all(sockets_to(p, port) for p in workers):
-                    break
-                time.sleep(0.05)
+                # both workers up and sending, and one with a request being answered now:
+                # it holds rows (a worker whose batch just ended holds none, and its death
+                # would go unseen were no batch sent to it again)
+                if len(workers) == 2 and all(ports_to(p, port) for p in workers):
+                    busy = [p for p in workers if ports_to(p, port) & server.ports_in_flight()]
+                    if busy:
+                        break
+                time.sleep(0.02)
             assert proc.poll() is None, "the driver finished before the workers sent anything"
-            assert len(workers) == 2, [cmdline(p) for p in descendants(proc.pid)]
-            time.sleep(0.5)
+            assert len(workers) == 2 and busy, [cmdline(p) for p in descendants(proc.pid)]
             # the driver and the workers together, all sending
             assert server.max_in_flight <= 4
-            os.kill(workers[0], signal.SIGKILL)  # one worker, by its pid, mid-run
+            os.kill(busy[0], signal.SIGKILL)  # one worker, by its pid, mid-request
             server.latency = 0.05
             stdout, stderr = proc.communicate(timeout=240)
         finally:
