@@ -102,7 +102,6 @@ def test_ray_sql_match_equals_local(tmp_path: Path) -> None:
     assert accuracy in ray.stdout
 
 
-
 def heavy_rows(work: Path, n: int) -> tuple[Path, Path]:
     """``n`` S2SQL rows whose queries are CPU-heavy (a 1,200 x 1,200 self-join, about 70 ms
     each) over one database, and its root."""
@@ -143,6 +142,7 @@ def test_ray_workers_grade_sql_match_rows_as_the_driver_does(tmp_path: Path) -> 
     driver, workers, pool = map(int, found.groups())
     assert driver + workers == 300 and pool == 1, line
     assert driver > 0 and workers > 0, line
+
 
 def test_ray_hdr_agent_equals_local(tmp_path: Path) -> None:
     extra = copies()
