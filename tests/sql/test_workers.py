@@ -8,11 +8,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from hopscore.sql.sandbox import SqlExecutor
 from tests.conftest import SRC
 from tests.sql.dbs import build_shop
 
@@ -126,3 +128,38 @@ def test_ctrl_c_exits_within_two_seconds(timeout: str, tmp_path: Path) -> None:
     assert proc.stderr is not None and b"Traceback" not in proc.stderr.read()
     time.sleep(0.2)
     assert not any(map(_alive, workers))
+
+
+
+def _terminate_while_waiting(db: Path) -> None:
+    """Three threads on a sandbox of two workers busy with endless queries (the third waits
+    for a worker); terminate() ends all three waits at once."""
+    executor = SqlExecutor(2)
+    results: list[object] = []
+
+    def wait() -> None:
+        results.append(executor.execute(db, ENDLESS, timeout_s=0))
+
+    threads = [threading.Thread(target=wait) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 60
+    while len(executor.worker_pids()) < 2:
+        assert time.monotonic() < deadline, "the workers did not start"
+        time.sleep(0.02)
+    wait_until_querying(executor.worker_pids())
+    started = time.monotonic()
+    executor.terminate()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert not any(t.is_alive() for t in threads), "a thread still waits on its worker"
+    assert time.monotonic() - started < 3
+    assert len(results) == 3
+
+
+def test_terminate_wakes_every_thread_waiting_on_an_endless_query(tmp_path: Path) -> None:
+    """What Ctrl-C does to a run without a timeout, in process and five times over: a wait
+    once missed the end of a pipe closed under it and hung the run for good."""
+    db = build_shop(tmp_path / "shop.sqlite")
+    for _ in range(5):
+        _terminate_while_waiting(db)

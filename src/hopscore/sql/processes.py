@@ -28,6 +28,8 @@ _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # the folder holding
 #: One BLAS thread per worker: the workers already use every core, and each thread would
 #: reserve address space under the worker's memory limit.
 _WORKER_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+#: how often a thread waiting for a reply looks whether its worker was killed meanwhile
+_KILLED_POLL_S = 0.2
 
 
 class Spawner:
@@ -79,20 +81,34 @@ class Worker:
         self.proc = _SPAWNER.popen([sys.executable, "-I", "-B", "-c", _BOOT, _PACKAGE_PARENT,
                                     str(memory_bytes), str(os.getpid())])
         self._finalizer = weakref.finalize(self, _kill, self.proc)
+        #: set by :meth:`kill` (from any thread): a reply being waited for will not come
+        self.killed = False
 
     def send(self, payload: bytes) -> None:
         """Send one request (OSError when the process is gone)."""
         assert self.proc.stdin is not None
-        self.proc.stdin.write(FRAME.pack(len(payload)) + payload)
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write(FRAME.pack(len(payload)) + payload)
+            self.proc.stdin.flush()
+        except ValueError:  # its pipe was closed: killed (kill() from another thread)
+            raise BrokenPipeError("worker was killed") from None
 
     def receive(self, deadline: float | None,
                 on_progress: Callable[[bytes], None] | None = None) -> bytes | None:
         """The reply, or None when the deadline passed first (EOFError when the process died).
 
-        Progress frames met on the way are handed to ``on_progress``."""
+        Progress frames met on the way are handed to ``on_progress``. A worker killed from
+        another thread (:meth:`kill`, Ctrl-C) ends the wait within :data:`_KILLED_POLL_S`
+        with EOFError: the wait does not rely on the pipe's end of file alone, since killing
+        closes the pipe, and a pipe closed while (or just before) it is polled may never
+        report one (its descriptor can even be reused by another file meanwhile)."""
         assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
+        if self.killed:
+            raise EOFError("worker was killed")
+        try:
+            fd = self.proc.stdout.fileno()
+        except ValueError:  # closed: killed meanwhile
+            raise EOFError("worker was killed") from None
         buffer = bytearray()
         with selectors.DefaultSelector() as selector:
             selector.register(fd, selectors.EVENT_READ)
@@ -111,14 +127,19 @@ class Worker:
                 wait = None if deadline is None else deadline - time.monotonic()
                 if wait is not None and wait <= 0:
                     return None
-                if not selector.select(wait):
-                    return None
+                ready = selector.select(_KILLED_POLL_S if wait is None
+                                        else min(wait, _KILLED_POLL_S))
+                if self.killed:
+                    raise EOFError("worker was killed")
+                if not ready:
+                    continue  # the deadline is looked at above
                 chunk = os.read(fd, 1 << 20)
                 if not chunk:
                     raise EOFError("worker closed its output")
                 buffer += chunk
 
     def kill(self) -> None:
+        self.killed = True
         self._finalizer()
 
     def close(self) -> None:
