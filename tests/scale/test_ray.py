@@ -21,6 +21,7 @@ from tests.conftest import SRC, run_cli
 from tests.hdr.world import ALL_TASKS, SCRIPTS, TASKS, build_world, scripted
 from tests.judge.test_judge_cli import honest, judge_args, make_rows, write_rows
 from tests.openai_server import FakeOpenAI
+from tests.procs import open_files
 from tests.run.helpers import run_args
 from tests.scale.helpers import jsonl, load, same_bytes, same_json, same_rows, strip
 from tests.scale.test_merge_files import sql_rows
@@ -200,13 +201,7 @@ def cmdline(pid: int) -> str:
 
 def ports_to(pid: int, port: int) -> set[int]:
     """The local ports of the TCP connections process ``pid`` has open to ``127.0.0.1:port``."""
-    inodes = set()
-    with contextlib.suppress(OSError):
-        for fd in Path(f"/proc/{pid}/fd").iterdir():
-            with contextlib.suppress(OSError):
-                target = os.readlink(fd)
-                if target.startswith("socket:["):
-                    inodes.add(target[8:-1])
+    inodes = {target[8:-1] for target in open_files(pid) if target.startswith("socket:[")}
     found = set()
     with contextlib.suppress(OSError):
         for line in Path(f"/proc/{pid}/net/tcp").read_text().splitlines()[1:]:

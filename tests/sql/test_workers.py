@@ -16,6 +16,7 @@ import pytest
 
 from hopscore.sql.sandbox import SqlExecutor
 from tests.conftest import SRC
+from tests.procs import open_files
 from tests.sql.dbs import build_shop
 
 
@@ -55,17 +56,7 @@ def _workers_of(parent: int) -> list[int]:
 
 def _open_databases(pid: int) -> int:
     """How many SQLite files process ``pid`` has open (a worker opens one for each query)."""
-    count = 0
-    try:
-        fds = list(Path(f"/proc/{pid}/fd").iterdir())
-    except OSError:
-        return 0
-    for fd in fds:
-        try:
-            count += os.readlink(fd).endswith(".sqlite")
-        except OSError:
-            continue
-    return count
+    return sum(target.endswith(".sqlite") for target in open_files(pid))
 
 
 def wait_until_querying(workers: list[int], wait_s: float = 60) -> None:
@@ -128,7 +119,6 @@ def test_ctrl_c_exits_within_two_seconds(timeout: str, tmp_path: Path) -> None:
     assert proc.stderr is not None and b"Traceback" not in proc.stderr.read()
     time.sleep(0.2)
     assert not any(map(_alive, workers))
-
 
 
 def _terminate_while_waiting(db: Path) -> None:
