@@ -175,7 +175,7 @@ def run_command(
         help="Variable holding the search service's key (sent as a bearer header)."),
     search_timeout: float = typer.Option(
         30.0, "--search-timeout", metavar="SECONDS", min=0.001, rich_help_panel=HDR,
-        help="Seconds per search call."),
+        help="Seconds per search or fetch call, in all (body included)."),
     max_turns: int = typer.Option(
         300, "--max-turns", metavar="N", min=1, rich_help_panel=HDR,
         help="Model requests per attempt (paper: 300)."),

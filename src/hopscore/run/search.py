@@ -22,12 +22,15 @@ and may raise any exception: the tools turn it into an ``Error: ...`` observatio
 
 from __future__ import annotations
 
+import contextlib
 import html.parser
+import http.client
 import ipaddress
 import json
 import re
 import socket
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -181,9 +184,107 @@ class _GuardedRedirects(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
-def _read_capped(response: Any, max_bytes: int) -> tuple[bytes, bool]:
-    data: bytes = response.read(max_bytes + 1)
-    return data[:max_bytes], len(data) > max_bytes
+class DeadlineExceeded(TimeoutError):
+    """A call to the search or fetch service did not end within its total deadline."""
+
+
+class _Deadline:
+    """The total deadline of one call: when it passes, the call's sockets are shut down, which
+    ends a read blocked on a server that sends one byte every few seconds (a socket timeout
+    only bounds each read)."""
+
+    def __init__(self, seconds: float, what: str) -> None:
+        self.seconds = seconds
+        self.what = what
+        self.end = time.monotonic() + seconds
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def left(self) -> float:
+        return max(0.001, self.end - time.monotonic())
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            expired = self.expired
+        if expired:
+            _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+    def check(self) -> None:
+        if self.expired or time.monotonic() >= self.end:
+            raise self.error()
+
+    def error(self) -> DeadlineExceeded:
+        return DeadlineExceeded(f"the {self.what} did not answer in full within its deadline "
+                                f"of {self.seconds:g} s")
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+def _shut(sock: socket.socket) -> None:
+    # socket.socket's own shutdown: an SSL socket's would first try to unwrap
+    with contextlib.suppress(OSError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+def _watched(base: type[http.client.HTTPConnection], deadline: _Deadline) -> Any:
+    class Connection(base):  # type: ignore[valid-type,misc]
+        def connect(self) -> None:
+            own = getattr(self, "timeout", None)
+            setattr(self, "timeout", min(own or deadline.seconds, deadline.left()))  # noqa: B010
+            super().connect()
+            deadline.watch(getattr(self, "sock"))  # noqa: B009
+
+    return Connection
+
+
+class _DeadlineHTTP(urllib.request.HTTPHandler):
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def http_open(self, req: Any) -> Any:
+        return self.do_open(_watched(http.client.HTTPConnection, self.deadline), req)
+
+
+class _DeadlineHTTPS(urllib.request.HTTPSHandler):
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def https_open(self, req: Any) -> Any:
+        return self.do_open(_watched(http.client.HTTPSConnection, self.deadline), req,
+                            context=self._context)  # type: ignore[attr-defined]
+
+
+def _read_capped(response: Any, max_bytes: int, deadline: _Deadline | None = None
+                 ) -> tuple[bytes, bool]:
+    """At most ``max_bytes`` of the body (and whether there was more), read in pieces so the
+    deadline is looked at between them."""
+    parts: list[bytes] = []
+    size = 0
+    while size <= max_bytes:
+        if deadline is not None:
+            deadline.check()
+        piece: bytes = response.read(min(65536, max_bytes + 1 - size))
+        if not piece:
+            break
+        parts.append(piece)
+        size += len(piece)
+    data = b"".join(parts)
+    return data[:max_bytes], size > max_bytes
 
 
 def _charset(headers: Message) -> str:
@@ -216,22 +317,44 @@ class HttpSearch:
         self._headers = {"User-Agent": USER_AGENT, "Accept": "application/json, text/*;q=0.9"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
-        handlers: list[Any] = [] if allow_private else [_GuardedRedirects()]
-        self._page_opener = urllib.request.build_opener(*handlers)
-        self._api_opener = urllib.request.build_opener()
 
-    def _post(self, url: str, body: dict[str, Any]) -> tuple[bytes, Message]:
+    def _open(self, request: urllib.request.Request, what: str, *, page: bool = False
+              ) -> tuple[bytes, Message, bool]:
+        """The body (at most ``max_bytes``), headers and whether the body was longer, all read
+        within the call's total deadline (``timeout``)."""
+        deadline = _Deadline(self.timeout, what)
+        handlers: list[Any] = [_DeadlineHTTP(deadline), _DeadlineHTTPS(deadline)]
+        if page and not self.allow_private:
+            handlers.append(_GuardedRedirects())
+        opener = urllib.request.build_opener(*handlers)
+        try:
+            with opener.open(request, timeout=self.timeout) as response:
+                data, over = _read_capped(response, self.max_bytes, deadline)
+                headers = response.headers
+            deadline.check()
+        except DeadlineExceeded:
+            raise
+        except (OSError, http.client.HTTPException) as exc:
+            if deadline.expired or isinstance(exc, TimeoutError) or \
+                    isinstance(getattr(exc, "reason", None), TimeoutError):
+                raise deadline.error() from None
+            raise
+        finally:
+            deadline.cancel()
+        return data, headers, over
+
+    def _post(self, url: str, body: dict[str, Any], what: str) -> tuple[bytes, Message]:
         request = urllib.request.Request(
             url, data=json.dumps(body).encode("utf-8"), method="POST",
             headers={**self._headers, "Content-Type": "application/json"})
-        with self._api_opener.open(request, timeout=self.timeout) as response:
-            data, over = _read_capped(response, self.max_bytes)
-            if over:
-                raise ValueError(f"the service's reply is larger than {self.max_bytes} bytes")
-            return data, response.headers
+        data, headers, over = self._open(request, what)
+        if over:
+            raise ValueError(f"the service's reply is larger than {self.max_bytes} bytes")
+        return data, headers
 
     def search(self, query: str, count: int) -> list[SearchHit]:
-        data, headers = self._post(self.search_url, {"query": query, "count": count})
+        data, headers = self._post(self.search_url, {"query": query, "count": count},
+                                   "search service")
         try:
             body = json.loads(data.decode(_charset(headers), errors="replace"))
         except ValueError:
@@ -240,7 +363,7 @@ class HttpSearch:
 
     def fetch(self, url: str) -> str:
         if self.fetch_url is not None:
-            data, headers = self._post(self.fetch_url, {"url": url})
+            data, headers = self._post(self.fetch_url, {"url": url}, "fetch service")
             text = data.decode(_charset(headers), errors="replace")
             if "json" in (headers.get_content_type() or ""):
                 body = json.loads(text)
@@ -257,9 +380,7 @@ class HttpSearch:
         elif urllib.parse.urlsplit(url).scheme not in ("http", "https"):
             raise ValueError(f"only http and https URLs can be fetched, not {url!r}")
         request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
-        with self._page_opener.open(request, timeout=self.timeout) as response:
-            data, _ = _read_capped(response, self.max_bytes)
-            headers = response.headers
+        data, headers, _ = self._open(request, f"page {url}", page=True)
         text = data.decode(_charset(headers), errors="replace")
         if "html" in (headers.get_content_type() or "") or "<html" in text[:400].lower():
             text = html_to_text(text)
