@@ -115,6 +115,13 @@ _ERROR_REPLY = re.compile(
         requests|quota\s+exceeded|service\s+unavailable|internal\s+server\s+error|bad\s+gateway|
         gateway\s+time-?out|upstream\s+(?:connect\s+)?error|the\s+server\s+is\s+overloaded|
         server\s+overloaded|overloaded_error|request\s+timed\s+out)\b[^\n]{0,200}$
+      | (?:(?:api|upstream|provider|proxy|gateway|server|model|openai|litellm)[\s_]*)?
+        error\s*[:\-]\s*[^\n]{0,200}?\b(?:overloaded|over\s+capacity|at\s+capacity|
+        rate[\s_-]?limit\w*|too\s+many\s+requests|(?:temporarily\s+)?unavailable|try\s+again|
+        retry|timed\s+out|time-?out|quota)\b[^\n]{0,200}$      # "Error: ... overloaded. Retry."
+      | (?:the\s+)?(?:upstream\s+)?(?:model|server|service|provider|api|engine|endpoint|backend)
+        (?:\s+[\w.-]+){0,2}\s+is\s+(?:currently\s+|temporarily\s+)?(?:overloaded|over\s+
+        capacity|at\s+capacity|unavailable)\b[^\n]{0,200}$  # "The upstream model is overloaded."
     )""",
     re.IGNORECASE | re.VERBOSE,
 )

@@ -189,3 +189,28 @@ def reference_verdict(raw: str) -> tuple[bool, bool]:
     if match is None:
         return False, False
     return match.group(1).lower() == "yes", True
+
+
+#: What a provider's error notice says (an overloaded or rate-limited upstream, a gateway that
+#: timed out), as some gateways send it as a 200 reply's text instead of an error status.
+_PROVIDER_ERROR = re.compile(
+    r"\b(?:overloaded|over\s+capacity|at\s+capacity|rate[\s_-]?limit\w*|too\s+many\s+requests|"
+    r"(?:temporarily|service|currently)\s+unavailable|try\s+again|please\s+retry|timed\s+out|"
+    r"quota\s+exceeded|internal\s+server\s+error|bad\s+gateway|gateway\s+time-?out|"
+    r"upstream\s+(?:connect\s+)?error)\b",
+    re.IGNORECASE,
+)
+#: Longer replies are never taken for a provider's error notice.
+MAX_NOTICE_CHARS = 600
+
+
+def provider_error(raw: str) -> str | None:
+    """The reply itself when a judge reply that gave no verdict reads as a provider's error
+    notice (short, no label line, and it says overloaded, rate limit, unavailable, try again,
+    ...), else None. Such a reply is a failed request, never a verdict."""
+    text = strip_thinking(raw).strip()
+    if not text or len(text) > MAX_NOTICE_CHARS or _fields(text):
+        return None
+    if _PROVIDER_ERROR.search(text) is None:
+        return None
+    return " ".join(text.split())[:200]

@@ -35,8 +35,9 @@ from hopscore.engine import (
     sha256_text,
     warn_printer,
 )
+from hopscore.engine.types import API_ERROR
 from hopscore.errors import HopscoreError, Interrupted
-from hopscore.judge.parse import parse_judge_output
+from hopscore.judge.parse import parse_judge_output, provider_error
 from hopscore.judge.prompt import JudgePrompt
 from hopscore.judge.rows import (
     EMPTY_RESPONSE,
@@ -238,6 +239,15 @@ class _Judge:
             return RowResult(self._retries(row, retry), done=False, failure=call.failure)
         raw = (call.response.content or "").strip()
         verdict = parse_judge_output(raw)
+        notice = None if verdict.parse_ok else provider_error(raw)
+        if notice is not None:  # an error notice sent as a reply: a failed request
+            failure = CallFailure(API_ERROR, "the judge's reply is a provider's error message, "
+                                  f"not a verdict: {notice!r}", call.response.status)
+            row = build_row(item, key, self.meta, ERROR, raw_output=raw, call=call,
+                            error=str(failure))
+            # asked anew by the next run, not answered from the cache
+            row[META_FIELD].update(error=failure.to_json(), unparsed_retries=retry + 1)
+            return RowResult(row, done=False, failure=failure)
         status, error = JUDGED, None
         if call.response.finish_reason == "length" and self.config.on_truncation == "error":
             status = TRUNCATED
