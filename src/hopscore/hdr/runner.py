@@ -72,6 +72,7 @@ from hopscore.judge.prompt import JudgePrompt
 from hopscore.judge.runner import JudgeConfig
 from hopscore.outputs import claim, output_dir
 from hopscore.reruns import REFUSE, SIDE, prepare_results
+from hopscore.run.caps import cap_sample
 from hopscore.run.providers import ModelSpec, endpoint_for, make_backend, resolve_base_url
 from hopscore.run.search import Bm25Search, HttpSearch, SearchBackend
 from hopscore.scoring import ScoreReport
@@ -186,6 +187,7 @@ class _AttemptWorker:
         row = {"run_key": key, "id": task.id, "instance_id": task.id, "attempt": index,
                "hybrid_type": task.hybrid_type, "db": task.db, "trajectory_file": relative,
                **attempt.summary()}
+        row = cap_sample(row, kept=[name for name in row if name not in DROPPABLE])
         # the conversation travels with the row to the process that writes the output
         row[CONVERSATION] = {
             "instance_id": task.id, "attempt": index, "model": str(self.prepared.spec),
@@ -197,6 +199,9 @@ class _AttemptWorker:
 
 #: The field of an attempt's row that carries its conversation until it is written.
 CONVERSATION = "_trajectory"
+#: What of an attempt's row may be replaced by a note of its size when the row is over the
+#: caps of a sample row (:mod:`hopscore.run.caps`; the rest is only cut a text at a time).
+DROPPABLE = ("tool_calls", "request_attempts", "tools_used")
 
 
 def writing_trajectories(out: Path, work: Callable[[Any, str], Awaitable[RowResult]]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hopscore import rowcap
 from hopscore.engine.types import CallResult, canonical_json, sha256_text
 from hopscore.errors import HopscoreError, InputError, Location
 from hopscore.io import Fields, iter_jsonl_checked, json_type
@@ -243,35 +244,13 @@ def build_row(
     return cap_row(row, meta.max_cell_chars, meta.max_row_bytes)
 
 
-def _clip(text: str, limit: int) -> str:
-    return f"{text[:limit]} … [{len(text):,} chars]"
-
-
-def _size(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"))
-
-
 def cap_row(row: dict[str, Any], max_cell_chars: int, max_row_bytes: int) -> dict[str, Any]:
-    """``row`` with every text field longer than ``max_cell_chars`` cut, and, if its line is
-    still longer than ``max_row_bytes``, its biggest fields replaced by a note of their size;
-    ``judge.truncated`` and ``judge.truncated_fields`` say so. The ``judge`` object is never
-    cut: the resume key lives there, and nothing cut is needed to resume."""
-    cut: list[str] = []
-    out: dict[str, Any] = {}
-    for name, value in row.items():
-        if name != META_FIELD and isinstance(value, str) and len(value) > max_cell_chars:
-            out[name] = _clip(value, max_cell_chars)
-            cut.append(name)
-        else:
-            out[name] = value
-    if _size(out) > max_row_bytes:
-        sizes = sorted(((_size(v), k) for k, v in out.items() if k != META_FIELD), reverse=True)
-        for size, name in sizes:
-            out[name] = f"[{size:,} bytes cut: the row is over {max_row_bytes:,} bytes]"
-            cut.append(name)
-            if _size(out) <= max_row_bytes:
-                break
+    """``row`` within the caps of :mod:`hopscore.rowcap` (every text longer than
+    ``max_cell_chars`` cut, then, if its line is still longer than ``max_row_bytes``, its
+    biggest fields replaced by a note of their size); ``judge.truncated`` and
+    ``judge.truncated_fields`` say so. The ``judge`` object is never cut: the resume key lives
+    there, and nothing cut is needed to resume."""
+    out, cut = rowcap.cap_row(row, max_cell_chars, max_row_bytes, whole=(META_FIELD,))
     if cut:
-        out[META_FIELD] = {**out[META_FIELD], "truncated": True,
-                           "truncated_fields": sorted(set(cut), key=cut.index)}
+        out[META_FIELD] = {**out[META_FIELD], "truncated": True, "truncated_fields": cut}
     return out

@@ -47,6 +47,7 @@ from hopscore.engine import (
 from hopscore.errors import HopscoreError, Interrupted
 from hopscore.outputs import claim, output_dir
 from hopscore.reruns import REFUSE, prepare_results
+from hopscore.run.caps import cap_sample, kept_text
 from hopscore.run.extract import extract_flexible, extract_mcr, extract_strict
 from hopscore.run.finish import finish_run, run_differences, write_config
 from hopscore.run.providers import make_backend
@@ -164,8 +165,9 @@ class _Worker:
         else:
             answer = flexible if self.settings.extraction == "flexible" else strict
         prediction = None
-        if not abstained:
-            prediction = bench.make_prediction(task.example, model_answer(answer, output, task))
+        if not abstained:  # from what the row keeps, as the end of the run reads it again
+            prediction = bench.make_prediction(task.example, model_answer(
+                None if answer is None else kept_text(answer), kept_text(output), task))
         scores = bench.score(task.example, prediction)
         return {
             "raw_output": output,
@@ -294,7 +296,8 @@ class RunWork:
             task = item if item is not None else tasks.get(key)
             if task is None:
                 raise prepared_elsewhere(key, "example")
-            return await worker(task, key)
+            result = await worker(task, key)
+            return RowResult(cap_sample(result.row), result.done, result.failure)
 
         return Built(work, lambda: engine.stats, engine.aclose, engine.start_interval)
 

@@ -39,6 +39,7 @@ from hopscore.engine import (
     sha256_text,
 )
 from hopscore.errors import HopscoreError
+from hopscore.run.caps import kept_text
 from hopscore.run.evidence import CachedSource, EvidenceSource
 from hopscore.run.extract import Hints, _map, clean
 from hopscore.run.metareason import META_MODES, META_STOP, meta_context, read_meta
@@ -340,9 +341,9 @@ class StrategyWorker:
         abstained = bool(last["abstained"])
         prediction = None
         sources = tuple(retrieved) if plan.source is not None else None
-        if not abstained:
-            prediction = self.benchmark.make_prediction(
-                example, ModelAnswer(answer, raw, sources, sources))
+        if not abstained:  # from what the row keeps, as the end of the run reads it again
+            prediction = self.benchmark.make_prediction(example, ModelAnswer(
+                None if answer is None else kept_text(answer), kept_text(raw), sources, sources))
         mcr_score = methods[final_name]["score"] if plan.protocol == "mcr" else None
         return {
             **base, "strategy": plan.strategy, "raw_output": raw,
