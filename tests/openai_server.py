@@ -4,8 +4,8 @@ Replies are chosen by the request's prompt text: ``responder(prompt, attempt)`` 
 :class:`Reply`, where ``attempt`` counts the requests already seen with that exact prompt
 (0 for the first). A :class:`Reply` can be a normal completion or an injected fault: any HTTP
 status with headers (429 + Retry-After), a stalled connection, a malformed body, empty choices,
-null content. Every request is logged (:attr:`FakeOpenAI.log`) so tests can assert exactly
-which prompts were sent and how often.
+null content, a body trickled a byte at a time (``trickle``). Every request is logged
+(:attr:`FakeOpenAI.log`) so tests can assert exactly which prompts were sent and how often.
 
 A :class:`ServerBehaviour` makes it behave like the real servers hopscore was run against
 (see docs/servers.md): llama-cpp-python answering HTTP 500 to an assistant tool-call turn whose
@@ -51,6 +51,8 @@ class Reply:
     tool_calls: list[dict[str, Any]] | None = None
     #: the choice's finish_reason (default: "tool_calls" with tool calls, else "stop")
     finish_reason: str | None = None
+    #: send the body one byte every ``trickle`` seconds (a server that never times out a read)
+    trickle: float = 0.0
 
 
 def judge_reply(correct: bool, answer: str = "x", confidence: str = "90%") -> Reply:
@@ -357,9 +359,10 @@ def _handler_class(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             payload = reply.json_body
             if payload is None:
                 payload = _completion(reply, body, prompt, server.behaviour)
-            self._send(reply.status, json.dumps(payload).encode(), reply.headers)
+            self._send(reply.status, json.dumps(payload).encode(), reply.headers, reply.trickle)
 
-        def _send(self, status: int, data: bytes, headers: dict[str, str]) -> None:
+        def _send(self, status: int, data: bytes, headers: dict[str, str],
+                  trickle: float = 0.0) -> None:
             try:
                 self.send_response(status)
                 if not any(k.lower() == "content-type" for k in headers):
@@ -368,7 +371,15 @@ def _handler_class(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                if not trickle:
+                    self.wfile.write(data)
+                    return
+                self.wfile.flush()
+                for index in range(len(data)):
+                    if server._stopping.wait(trickle):
+                        return
+                    self.wfile.write(data[index:index + 1])
+                    self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
                 pass
 

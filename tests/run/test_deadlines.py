@@ -8,6 +8,7 @@ as long as the service kept trickling.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -20,7 +21,7 @@ import pytest
 
 from hopscore.run.search import DeadlineExceeded, HttpSearch
 from tests.conftest import run_cli
-from tests.openai_server import FakeOpenAI
+from tests.openai_server import FakeOpenAI, Reply
 from tests.run.chain_script import scripted_chains
 from tests.run.helpers import MODEL, rows
 from tests.run.test_strategies import SEED, meta, plans, sample_gold
@@ -172,3 +173,45 @@ def test_a_self_ask_run_against_a_trickling_search_service_ends(tmp_path: Path,
     assert "DeadlineExceeded" in row["error"]["message"]
     assert "within its deadline of 1 s" in row["error"]["message"]
     assert took < 60, took  # before: alive for as long as the service trickled (~45 min)
+
+
+def _complete(base_url: str, timeout: float, lean: bool) -> tuple[Any, float]:
+    from hopscore.engine import ChatEngine, ChatRequest, OpenAIBackend, RetryPolicy
+
+    async def go() -> Any:
+        backend = OpenAIBackend(base_url, "k")
+        if not lean:  # through aiohttp, as an https:// endpoint or one behind a proxy
+            backend._lean = None
+        engine = ChatEngine(backend, timeout=timeout, retry=RetryPolicy(max_retries=0))
+        try:
+            return await engine.complete(ChatRequest(
+                model="m", messages=[{"role": "user", "content": "q"}]))
+        finally:
+            await engine.aclose()
+
+    started = time.monotonic()
+    result = asyncio.run(go())
+    return result, time.monotonic() - started
+
+
+@pytest.mark.parametrize("lean", [True, False])
+def test_a_trickling_model_reply_ends_at_the_request_timeout(lean: bool) -> None:
+    # a 300-byte completion at a byte every 0.2 s: a minute, cut at the 1.5 s timeout
+    with FakeOpenAI(lambda prompt, attempt: Reply("x", trickle=0.2)) as server:
+        result, took = _complete(server.base_url, 1.5, lean)
+    assert result.response is None and result.failure.kind == "timeout"
+    assert 1.4 < took < 6, took
+
+
+@pytest.mark.parametrize("lean", [True, False])
+def test_a_huge_model_reply_is_refused_at_the_body_cap(lean: bool) -> None:
+    from hopscore.engine.http1 import MAX_BODY
+
+    content = "y" * (MAX_BODY + 1000)
+    with FakeOpenAI(lambda prompt, attempt: Reply(content)) as server:
+        result, took = _complete(server.base_url, 60, lean)
+        assert len(server.log) == 1  # not retried: the same request gets the same reply
+    assert result.response is None
+    assert result.failure.kind == "response_too_large"
+    assert f"over {MAX_BODY:,}" in result.failure.message
+    assert took < 20, took

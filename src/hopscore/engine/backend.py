@@ -25,10 +25,19 @@ from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from hopscore.engine.classify import error_message, parse_body, status_error
-from hopscore.engine.http1 import CONNECT, CUT, MALFORMED, Http1Client, HTTPFailure
+from hopscore.engine.http1 import (
+    CONNECT,
+    CUT,
+    MALFORMED,
+    MAX_BODY,
+    TOO_LARGE,
+    Http1Client,
+    HTTPFailure,
+)
 from hopscore.engine.types import (
     CONNECTION,
     MALFORMED_BODY,
+    RESPONSE_TOO_LARGE,
     TIMEOUT,
     CallError,
     ChatRequest,
@@ -132,7 +141,7 @@ class OpenAIBackend:
             async with session.post(self.url, data=data, headers=self._headers,
                                     timeout=aiohttp.ClientTimeout(total=timeout),
                                     proxy=self._proxy, proxy_auth=self._proxy_auth) as reply:
-                payload = await reply.read()
+                payload = await _read_capped(reply, self.url)
                 status = reply.status
                 headers = dict(reply.headers) if status >= 300 else {}
         except asyncio.TimeoutError:
@@ -176,6 +185,9 @@ class OpenAIBackend:
             if failure.kind == MALFORMED:
                 raise CallError(MALFORMED_BODY, f"{self.url} sent an unreadable HTTP reply: "
                                                 f"{failure.message}") from None
+            if failure.kind == TOO_LARGE:
+                raise CallError(RESPONSE_TOO_LARGE, f"the reply from {self.url} is too large: "
+                                                    f"{failure.message}") from None
             if failure.kind == CUT:
                 raise CallError(CONNECTION, f"the reply from {self.url} was cut off: "
                                             f"{failure.message}") from None
@@ -194,6 +206,23 @@ class OpenAIBackend:
         if self._session is not None:
             session, self._session = self._session, None
             await session.close()
+
+
+async def _read_capped(reply: Any, url: str) -> bytes:
+    """A reply's body, or :data:`RESPONSE_TOO_LARGE` once it passes ``MAX_BODY`` bytes."""
+    length = reply.content_length
+    if length is not None and length > MAX_BODY:
+        raise CallError(RESPONSE_TOO_LARGE, f"the reply from {url} is too large: a body of "
+                                            f"{length:,} bytes (Content-Length), over {MAX_BODY:,}")
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in reply.content.iter_chunked(1 << 16):
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise CallError(RESPONSE_TOO_LARGE, f"the reply from {url} is too large: a body "
+                                                f"over {MAX_BODY:,} bytes")
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 def _plain_http(url: str) -> bool:

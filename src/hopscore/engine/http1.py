@@ -31,8 +31,10 @@ from urllib.parse import urlsplit
 KEEPALIVE_S = 3.0
 #: the longest status line and headers accepted
 MAX_HEAD = 64 * 1024
+#: the longest body accepted (before decoding; a decoded body is held to it too)
+MAX_BODY = 32 * 1024 * 1024
 
-CONNECT, CLOSED, CUT, MALFORMED = "connect", "closed", "cut", "malformed"
+CONNECT, CLOSED, CUT, MALFORMED, TOO_LARGE = "connect", "closed", "cut", "malformed", "too_large"
 
 
 class HTTPFailure(Exception):
@@ -57,8 +59,13 @@ class _Malformed(Exception):
     pass
 
 
+class _TooLarge(Exception):
+    pass
+
+
 class _Connection(asyncio.Protocol):
-    def __init__(self) -> None:
+    def __init__(self, max_body: int = MAX_BODY) -> None:
+        self.max_body = max_body
         self.transport: asyncio.Transport | None = None
         self.buf = bytearray()
         self.waiter: asyncio.Future[Reply] | None = None
@@ -92,11 +99,14 @@ class _Connection(asyncio.Protocol):
         self.buf += data
         try:
             self._parse(waiter)
-        except _Malformed as exc:
+            if not waiter.done() and len(self.buf) + len(self._body) > self.max_body:
+                raise _TooLarge(f"a body over {self.max_body:,} bytes")
+        except (_Malformed, _TooLarge) as exc:
             self.reusable = False
             self.close()
             if not waiter.done():
-                waiter.set_exception(HTTPFailure(MALFORMED, str(exc)))
+                kind = TOO_LARGE if isinstance(exc, _TooLarge) else MALFORMED
+                waiter.set_exception(HTTPFailure(kind, str(exc)))
 
     def eof_received(self) -> bool:
         return False  # close the transport; connection_lost follows
@@ -111,6 +121,8 @@ class _Connection(asyncio.Protocol):
                 self._finish(waiter, bytes(self.buf))
             except _Malformed as error:
                 waiter.set_exception(HTTPFailure(MALFORMED, str(error)))
+            except _TooLarge as error:
+                waiter.set_exception(HTTPFailure(TOO_LARGE, str(error)))
             return
         reason = f": {exc}" if exc is not None else ""
         if not self._received:
@@ -166,6 +178,9 @@ class _Connection(asyncio.Protocol):
                 raise _Malformed(f"Content-Length {lowered['content-length']!r}") from None
             if self._length < 0:
                 raise _Malformed(f"Content-Length {self._length}")
+            if self._length > self.max_body:
+                raise _TooLarge(f"a body of {self._length:,} bytes (Content-Length), over "
+                                f"{self.max_body:,}")
         elif status in (204, 304):
             self._length = 0
         else:
@@ -212,7 +227,7 @@ class _Connection(asyncio.Protocol):
         assert self._head is not None
         status, headers = self._head
         if self._encoding in ("gzip", "x-gzip", "deflate"):
-            body = _decode(body, self._encoding)
+            body = _decode(body, self._encoding, self.max_body)
         self._start()
         waiter.set_result(Reply(status, headers, body))
 
@@ -244,14 +259,21 @@ def _parse_head(head: bytes) -> tuple[int, dict[str, str]]:
     return int(parts[1]), headers
 
 
-def _decode(body: bytes, encoding: str) -> bytes:
+def _decode(body: bytes, encoding: str, limit: int = MAX_BODY) -> bytes:
+    def inflate(wbits: int) -> bytes:
+        decoder = zlib.decompressobj(wbits)
+        out = decoder.decompress(body, limit + 1)
+        if len(out) > limit:
+            raise _TooLarge(f"a {encoding} body that decodes to over {limit:,} bytes")
+        return out
+
     try:
         if encoding == "deflate":
             try:
-                return zlib.decompress(body)
+                return inflate(zlib.MAX_WBITS)
             except zlib.error:
-                return zlib.decompress(body, -zlib.MAX_WBITS)  # raw deflate, as some send
-        return zlib.decompress(body, 16 + zlib.MAX_WBITS)
+                return inflate(-zlib.MAX_WBITS)  # raw deflate, as some send
+        return inflate(16 + zlib.MAX_WBITS)
     except zlib.error as exc:
         raise _Malformed(f"a {encoding} body that does not decode ({exc})") from None
 

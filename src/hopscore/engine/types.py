@@ -20,6 +20,8 @@ CLIENT_ERROR = "client_error"  # other 4xx (bad request, context too long): not 
 FATAL = "fatal"  # 401, 403, 404: credentials or model name wrong; stops a batch
 BACKEND_ERROR = "backend_error"  # anything else a backend raised
 API_ERROR = "api_error"  # a 2xx that carries an error object, or whose reply is an error message
+#: a reply body over the backend's cap (engine/http1.MAX_BODY): not retried
+RESPONSE_TOO_LARGE = "response_too_large"
 
 RETRYABLE_KINDS = frozenset(
     {RATE_LIMIT, SERVER_ERROR, TIMEOUT, CONNECTION, MALFORMED_BODY, EMPTY_CHOICES, EMPTY_CONTENT,
