@@ -215,3 +215,20 @@ def test_a_huge_model_reply_is_refused_at_the_body_cap(lean: bool) -> None:
     assert result.failure.kind == "response_too_large"
     assert f"over {MAX_BODY:,}" in result.failure.message
     assert took < 20, took
+
+
+def test_the_agents_search_and_fetch_tools_end_at_the_deadline(hostile: HostileService) -> None:
+    from hopscore.hdr.tools import ToolLimits, Toolset
+    from hopscore.sql.sandbox import SqlExecutor
+
+    backend = HttpSearch(hostile.url("/trickle-body"), fetch_url=hostile.url("/trickle-head"),
+                         timeout=1.0)
+    with SqlExecutor(workers=1) as executor:
+        # the tools' own bound (60 s by default) is far off: the call's deadline ends it
+        tools = Toolset(db_path=None, knowledge=None, search=backend, executor=executor,
+                        limits=ToolLimits(backend_timeout_s=60.0))
+        for name, arguments in (("web_search", {"query": "q"}), ("web_fetch", {"url": "u"})):
+            started = time.monotonic()
+            result = asyncio.run(tools.call(name, arguments))
+            assert time.monotonic() - started < 6
+            assert result.kind == "timeout" and result.text.endswith("failed: timed out")
