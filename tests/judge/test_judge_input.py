@@ -78,7 +78,8 @@ def test_a_huge_judge_reply_is_capped_in_the_row(tmp_path: Path) -> None:
         assert max(map(len, lines)) <= 1_000_000
         first = json.loads(lines[0])
         assert first["correct"] is True and first["parse_ok"] is True  # judged on the full reply
-        assert first["judge"]["truncated"] is True
+        assert first["judge"]["row_truncated"] is True
+        assert first["judge"]["truncated"] is False  # the reply was not cut at max_tokens
         assert {"raw_judge_output", "reasoning", "response"} <= \
             set(first["judge"]["truncated_fields"])
         assert first["raw_judge_output"].endswith(f" … [{len(huge):,} chars]")
@@ -87,3 +88,7 @@ def test_a_huge_judge_reply_is_capped_in_the_row(tmp_path: Path) -> None:
         sent = len(server.log)
         again = run_cli(*args, env={"JUDGE_API_KEY": "sk-test"})
         assert again.returncode == 0 and len(server.log) == sent
+        # a capped row is no reply cut at max_tokens: --on-truncation error keeps it too
+        strict = run_cli(*args, "--on-truncation", "error", env={"JUDGE_API_KEY": "sk-test"})
+        assert strict.returncode == 0, strict.stderr
+        assert len(server.log) == sent

@@ -247,10 +247,11 @@ def build_row(
 def cap_row(row: dict[str, Any], max_cell_chars: int, max_row_bytes: int) -> dict[str, Any]:
     """``row`` within the caps of :mod:`hopscore.rowcap` (every text longer than
     ``max_cell_chars`` cut, then, if its line is still longer than ``max_row_bytes``, its
-    biggest fields replaced by a note of their size); ``judge.truncated`` and
-    ``judge.truncated_fields`` say so. The ``judge`` object is never cut: the resume key lives
-    there, and nothing cut is needed to resume."""
+    biggest fields replaced by a note of their size); ``judge.row_truncated`` and
+    ``judge.truncated_fields`` say so (``judge.truncated`` says the judge's reply was cut at
+    max_tokens). The ``judge`` object is never cut: the resume key lives there, and nothing
+    cut is needed to resume."""
     out, cut = rowcap.cap_row(row, max_cell_chars, max_row_bytes, whole=(META_FIELD,))
     if cut:
-        out[META_FIELD] = {**out[META_FIELD], "truncated": True, "truncated_fields": cut}
+        out[META_FIELD] = {**out[META_FIELD], "row_truncated": True, "truncated_fields": cut}
     return out
