@@ -130,17 +130,17 @@ class Input:
 def output_file(path: Path | str, option: str = "--output", *,
                 create_parents: bool = False) -> Output:
     """A file output (``-o out.jsonl``)."""
-    return Output(Path(path).expanduser(), option, False, (), create_parents)
+    return Output(Path(path), option, False, (), create_parents)
 
 
 def output_dir(path: Path | str, option: str = "--output-dir", *, writes: Sequence[str] = (),
                create_parents: bool = False) -> Output:
     """A directory output and the names the command writes inside it."""
-    return Output(Path(path).expanduser(), option, True, tuple(writes), create_parents)
+    return Output(Path(path), option, True, tuple(writes), create_parents)
 
 
 def as_input(value: Input | Path | str, option: str = "") -> Input:
-    return value if isinstance(value, Input) else Input(Path(value).expanduser(), option)
+    return value if isinstance(value, Input) else Input(Path(value), option)
 
 
 # --- location checks -------------------------------------------------------------------------
