@@ -147,7 +147,7 @@ def _scan(path: Path) -> list[bytes] | None:
     elif lines:
         try:
             json.loads(lines[-1])
-        except ValueError:
+        except (ValueError, RecursionError):
             lines.pop()  # torn: ResultLog.load cuts it
     return [line for line in lines if line.strip()]
 
@@ -157,7 +157,7 @@ def _rows(lines: Iterable[bytes]) -> list[tuple[bytes, dict[str, Any]]] | None:
     for line in lines:
         try:
             row = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not a file of ours: ResultLog.load says where
             return None
         if not isinstance(row, dict):
             return None

@@ -111,3 +111,48 @@ def test_sql_match_shards_merge_into_the_unsharded_file(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "compare" in refused.stderr
     mixed = run_cli("merge", outs[0], tmp_path / "whole.jsonl", "-o", tmp_path / "m.jsonl")
     assert mixed.returncode == 2 and "not the output of a judge or sql-match run" in mixed.stderr
+
+
+def test_merge_names_a_line_nested_too_deeply(tmp_path: Path) -> None:
+    """A 100,000-deep line in a shard's results file (or its shard record) is a located error,
+    exit 2, never a RecursionError (exit 3)."""
+    root = tmp_path / "dbs"
+    build_shop(root / "shop" / "shop_template.sqlite")
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in sql_rows(6)))
+    common = ["--db-root", root, "--timeout", "10", "--workers", "1"]
+    outs = [tmp_path / f"v.{i}.jsonl" for i in range(2)]
+    for index, out in enumerate(outs):
+        shard = run_cli("sql-match", "-i", source, "-o", out, *common, "--shard", f"{index}/2")
+        assert shard.returncode == 0, shard.stderr
+    deep = "[" * 100_000 + "]" * 100_000
+    lines = len(outs[1].read_text().splitlines())
+    with outs[1].open("a") as handle:
+        handle.write(deep + "\n")
+    result = run_cli("merge", *outs, "-o", tmp_path / "m.jsonl")
+    assert result.returncode == 2, result.stderr
+    assert f"{outs[1]}:{lines + 1}:" in result.stderr, result.stderr
+    assert "nested too deeply" in result.stderr and "Traceback" not in result.stderr
+    sidecar = outs[0].with_name(outs[0].name + ".shard.json")
+    sidecar.write_text(deep)
+    record = run_cli("merge", *outs, "-o", tmp_path / "m.jsonl")
+    assert record.returncode == 2, record.stderr
+    assert str(sidecar) in record.stderr and "nested too deeply" in record.stderr
+    assert not (tmp_path / "m.jsonl").exists()
+
+
+def test_a_rerun_onto_a_file_with_a_line_nested_too_deeply_is_refused(tmp_path: Path) -> None:
+    """Resuming sql-match onto an output holding a 100,000-deep line: exit 2 naming the line
+    (the rerun check and the results log read it), never a RecursionError."""
+    root = tmp_path / "dbs"
+    build_shop(root / "shop" / "shop_template.sqlite")
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in sql_rows(3)))
+    out = tmp_path / "v.jsonl"
+    common = ["-i", source, "-o", out, "--db-root", root, "--timeout", "10", "--workers", "1"]
+    assert run_cli("sql-match", *common).returncode == 0
+    with out.open("a") as handle:
+        handle.write("[" * 100_000 + "]" * 100_000 + "\n")
+    again = run_cli("sql-match", *common)
+    assert again.returncode == 2, again.stderr
+    assert f"{out}:5:" in again.stderr and "unreadable line" in again.stderr

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hopscore.errors import HopscoreError, InputError, Location
-from hopscore.io import load_json
+from hopscore.io import load_json, parse_json_line
 from hopscore.shard import Shard, sidecar_path
 
 #: Missing rows listed per shard in an error message.
@@ -164,12 +164,16 @@ def read_rows(path: Path, key_of: Callable[[dict[str, Any]], str | None]) -> Sto
         last = number == len(lines)
         try:
             row = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
             if last:
                 stored.torn = True
                 break
-            raise InputError(Location(str(path), line=number), "unreadable line in a shard's "
-                             "results file") from None
+            where = Location(str(path), line=number)
+            try:
+                row = parse_json_line(raw, where)
+            except InputError as exc:
+                raise InputError(where, f"unreadable line in a shard's results file "
+                                 f"({exc.message})") from None
         key = key_of(row) if isinstance(row, dict) else None
         if key is None:
             raise InputError(Location(str(path), line=number),
