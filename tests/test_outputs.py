@@ -226,3 +226,42 @@ def test_written_files_follow_the_umask(tmp_path: Path, mask: int) -> None:
                    preexec_fn=lambda: os.umask(mask))
     for name in ("a.json", "b.txt", "scores.jsonl", "log.jsonl"):
         assert (tmp_path / name).stat().st_mode & 0o777 == 0o666 & ~mask, name
+
+
+def test_too_many_open_files_never_names_a_module_of_hopscore(tmp_path: Path) -> None:
+    """A lazy import that fails for want of descriptors (EMFILE) is reported as too many open
+    files, exit 2, not as '.../hopscore/merge/runs.py: Too many open files'."""
+    script = textwrap.dedent("""
+        import importlib, resource, sys
+        from hopscore.launch import guarded
+        import hopscore.cli, hopscore.errors, hopscore.outputs  # loaded by every command
+        hopscore.cli.err_console  # made before the descriptors run out
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(
+            resource.RLIMIT_NOFILE)[1]))
+        held = []
+        try:
+            while True:
+                held.append(open(sys.argv[1], "rb"))
+        except OSError:
+            pass
+        def command():
+            try:
+                importlib.import_module("hopscore.merge.runs")
+            finally:  # as a command's own descriptors are closed when its error leaves it
+                for handle in held:
+                    handle.close()
+        guarded(command)
+    """)
+    target = tmp_path / "f"
+    target.write_bytes(b"x")
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    done = subprocess.run([sys.executable, "-c", script, str(target)], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "too many open files (this process may open 64; raise it with ulimit -n)" in \
+        done.stderr
+    assert "while loading the Python module hopscore.merge" in done.stderr
+    assert ".py" not in done.stderr and "Traceback" not in done.stderr
+    # a file of the user's is still named
+    named = OSError(errno.EMFILE, "Too many open files", str(tmp_path / "out.py"))
+    assert environment_error(named).startswith(f"{tmp_path / 'out.py'}: too many open files")

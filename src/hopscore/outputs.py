@@ -43,8 +43,10 @@ error does not carry a file name, as a failed ``write`` does).
 from __future__ import annotations
 
 import errno
+import importlib.machinery
 import json
 import os
+import site
 import socket
 import stat
 import sys
@@ -59,8 +61,10 @@ from hopscore.errors import HopscoreError
 
 try:
     import fcntl
+    import resource
 except ImportError:  # pragma: no cover - not POSIX: no locking, everything else still checked
     fcntl = None  # type: ignore[assignment]
+    resource = None  # type: ignore[assignment]
 
 #: Refuse to start when the output's file system has less free space than this.
 MIN_FREE_BYTES = 1 << 20
@@ -557,6 +561,39 @@ def claimed() -> list[Output]:
 # --- environment faults while writing ---------------------------------------------------------
 
 
+def _too_many_files(number: int) -> str:
+    if number == errno.ENFILE:
+        return "too many open files on this machine (the system's limit)"
+    try:
+        limit = f" (this process may open {resource.getrlimit(resource.RLIMIT_NOFILE)[0]}; " \
+                "raise it with ulimit -n)"
+    except (AttributeError, OSError, ValueError):  # not POSIX
+        limit = ""
+    return "too many open files" + limit
+
+
+def _module_of(name: str) -> str | None:
+    """The dotted name of the Python module whose file ``name`` is (a source, bytecode or
+    extension file of hopscore itself, the standard library or the installed packages; never
+    a file of the current folder, which a user may write), else None."""
+    suffix = next((end for end in importlib.machinery.all_suffixes() if name.endswith(end)), None)
+    if suffix is None:
+        return None
+    roots = {str(Path(__file__).resolve().parent.parent), os.path.dirname(os.__file__)}
+    with suppress(Exception):  # no imports here: this runs when descriptors have run out
+        roots.update(site.getsitepackages())
+        roots.add(site.getusersitepackages())
+    path = os.path.abspath(name)
+    for root in roots:
+        base = os.path.join(os.path.abspath(root), "")
+        if path.startswith(base):
+            parts = path[len(base):-len(suffix)].split(os.sep)
+            if parts[-1] == "__init__":
+                parts.pop()
+            return ".".join(part.split(".")[0] for part in parts) or None
+    return None
+
+
 def environment_error(exc: BaseException) -> str | None:
     """The one-line message for an OSError caused by the environment, else None (a bug)."""
     if not isinstance(exc, OSError) or exc.errno not in ENVIRONMENT_ERRNOS:
@@ -564,6 +601,13 @@ def environment_error(exc: BaseException) -> str | None:
     what = exc.strerror or str(exc)
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         what = "no space left on device" if exc.errno == errno.ENOSPC else "disk quota exceeded"
+    if exc.errno in (errno.EMFILE, errno.ENFILE):
+        what = _too_many_files(exc.errno)
+    module = _module_of(str(exc.filename)) if exc.filename else None
+    if module is not None:
+        # Python failed to load a module (hopscore's, the standard library's): the file is
+        # not the user's and not at fault; the environment is
+        return f"{what}, while loading the Python module {module}"
     if exc.filename:
         return f"{exc.filename}: {what}"
     outputs = claimed()

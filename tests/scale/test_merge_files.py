@@ -4,10 +4,13 @@ file, byte for byte; merge refuses shards of other settings or inputs."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import run_cli
+from tests.conftest import SRC, run_cli
 from tests.judge.test_judge_cli import honest, judge_args, make_rows, write_rows
 from tests.openai_server import FakeOpenAI, Reply
 from tests.scale.helpers import jsonl, load, strip
@@ -156,3 +159,40 @@ def test_a_rerun_onto_a_file_with_a_line_nested_too_deeply_is_refused(tmp_path: 
     again = run_cli("sql-match", *common)
     assert again.returncode == 2, again.stderr
     assert f"{out}:5:" in again.stderr and "unreadable line" in again.stderr
+
+
+def test_merge_holds_no_descriptor_per_shard(tmp_path: Path) -> None:
+    """300 sql-match shards merged by a process that may open 256 files (1,100 shards under
+    1,024 failed with 'Too many open files', naming hopscore's own source file): the merge
+    holds one shard's lock at a time, and its file equals the unsharded run's."""
+    import resource
+
+    from hopscore.shard import Shard
+    from hopscore.sql.runner import MatchOptions, run_sql_match
+    from hopscore.sql.sandbox import SqlExecutor
+
+    count = 300
+    root = tmp_path / "dbs"
+    build_shop(root / "shop" / "shop_template.sqlite")
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in sql_rows(40)))
+    outs = [tmp_path / "shards" / f"v.{i}.jsonl" for i in range(count)]
+    with SqlExecutor(1) as executor:  # the library sql-match runs on: one sandbox for all
+        run_sql_match(source, tmp_path / "whole.jsonl", MatchOptions(db_root=root),
+                      executor=executor)
+        for index, out in enumerate(outs):
+            run_sql_match(source, out, MatchOptions(db_root=root), executor=executor,
+                          shard=Shard(index, count))
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE,
+                           (256, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+    merged = tmp_path / "merged.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    done = subprocess.run([sys.executable, "-m", "hopscore", "merge", *map(str, outs), "-o",
+                           str(merged)], env=env, capture_output=True, text=True,
+                          preexec_fn=limit, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"merged {count} shards" in done.stderr
+    assert without_timing(merged) == without_timing(tmp_path / "whole.jsonl")

@@ -2,13 +2,16 @@
 their rows without touching them, and the report of rows that are missing.
 
 Shard outputs are only read: a torn last line (a shard killed mid-write) is skipped here, not cut
-off, and nothing is written next to them.
+off, and nothing is written next to them. No shard is being written while it is read: its own
+lock (:mod:`hopscore.outputs`) is held for the read (:func:`reading`), one shard at a time, so
+that a merge of thousands of shards holds one descriptor for them, not one per shard.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -141,6 +144,31 @@ def check_output(out: Path, outputs: Sequence[ShardOutput]) -> None:
                          "into a file of its own")
 
 
+@contextmanager
+def reading(output: ShardOutput) -> Iterator[None]:
+    """Hold ``output``'s own lock while the block reads it: a shard still being written is
+    refused (:class:`MergeError` naming its pid). A shard in a place this process cannot
+    write (read-only) cannot be written by anyone either, and is read as it is."""
+    from hopscore.outputs import Output, OutputBusy, OutputError, lock_output
+
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(lock_output(Output(output.path, "shard", output.path.is_dir())))
+        except OutputBusy as exc:
+            raise MergeError(f"a shard is still running: {exc}") from None
+        except OutputError:
+            pass
+        yield
+
+
+def check_not_running(outputs: Sequence[ShardOutput]) -> None:
+    """Refuse at once, before any shard is read, when one of them is being written (each lock
+    is taken and given back: none is held)."""
+    for output in outputs:
+        with reading(output):
+            pass
+
+
 @dataclass(slots=True)
 class StoredRows:
     """The latest row of each key in one shard's results file, with its exact bytes."""
@@ -201,7 +229,8 @@ def collect(outputs: Sequence[ShardOutput], files: Callable[[ShardOutput], Path]
     out = Collected()
     holder: dict[str, ShardOutput] = {}
     for output in outputs:
-        stored = read_rows(files(output), key_of)
+        with reading(output):
+            stored = read_rows(files(output), key_of)
         if stored.torn:
             warn(f"note: {files(output)} ends in a torn line (its shard was killed while "
                  "writing); that row counts as missing")
