@@ -155,7 +155,7 @@ def test_two_judges_on_one_file_under_two_names(tmp_path: Path) -> None:
     def held(prompt: str, attempt: int) -> Reply:
         calls.append(prompt)
         asked.set()
-        release.wait(120)
+        release.wait(60)
         return honest(prompt, attempt)
 
     source = write_rows(tmp_path / "in.jsonl", make_rows(6))

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import SRC, run_cli
 from tests.judge.test_judge_cli import honest, judge_args, make_rows, write_rows
 from tests.openai_server import FakeOpenAI, Reply
@@ -161,6 +163,7 @@ def test_a_rerun_onto_a_file_with_a_line_nested_too_deeply_is_refused(tmp_path: 
     assert f"{out}:5:" in again.stderr and "unreadable line" in again.stderr
 
 
+@pytest.mark.slow  # 300 shards: about 9 s
 def test_merge_holds_no_descriptor_per_shard(tmp_path: Path) -> None:
     """300 sql-match shards merged by a process that may open 256 files (1,100 shards under
     1,024 failed with 'Too many open files', naming hopscore's own source file): the merge
