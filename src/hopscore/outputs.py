@@ -371,10 +371,10 @@ def _file_lock_path(target: Path) -> Path:
     return real.parent / f".{real.name}.lock"
 
 
-def _holder_text() -> bytes:
+def _holder_text(target: Path) -> bytes:
     command = " ".join(["hopscore", *sys.argv[1:]]) if sys.argv else "hopscore"
     info = {"pid": os.getpid(), "host": socket.gethostname(), "command": command[:500],
-            "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "output": str(target.absolute())}
     return (json.dumps(info, ensure_ascii=False) + "\n").encode("utf-8")
 
 
@@ -395,7 +395,9 @@ def _read_holder(fd: int) -> dict[str, object]:
     return {}
 
 
-def _busy(output: Output, target: Path, holder: dict[str, object]) -> OutputBusy:
+def _busy(output: Output, target: Path, holder: dict[str, object], *,
+          unnamed: bool = False) -> OutputBusy:
+    """``unnamed``: the holder writes the file under another name, not known here."""
     pid = holder.get("pid")
     pid_value = pid if isinstance(pid, int) else None
     who = f"pid {pid_value}" if pid_value is not None else "pid unknown"
@@ -407,6 +409,11 @@ def _busy(output: Output, target: Path, holder: dict[str, object]) -> OutputBusy
     details = "".join([f", since {since}" if isinstance(since, str) else "",
                        f": {command}" if isinstance(command, str) else ""])
     where = "" if target == output.path else f" ({target})"
+    other = holder.get("output")
+    if isinstance(other, str) and other != str(target.absolute()):  # another name of it
+        where += f" (the same file as {other})"
+    elif unnamed:
+        where += " (the same file, under another name)"
     return OutputBusy(f"{output.label}{where} is being written by another hopscore process "
                       f"({who}{details}); wait for it to finish or choose another output",
                       pid_value)
@@ -445,7 +452,7 @@ def _acquire(output: Output, target: Path, path: Path) -> int:
                 continue
             try:
                 os.ftruncate(fd, 0)
-                os.pwrite(fd, _holder_text(), 0)
+                os.pwrite(fd, _holder_text(target), 0)
             except OSError as exc:
                 _remove(path, fd)
                 raise _open_error(output, path, exc) from None
@@ -557,12 +564,9 @@ def _busy_file(output: Output, target: Path, info: os.stat_result) -> OutputBusy
                 os.close(fd)
             if found.get("pid") == holder.pid:
                 record = found
-    busy = _busy(output, target, record)
-    same = f"the same file as {other}" if other else "a file (under another name)"
-    where = "" if target == output.path else f" ({target})"
-    text = str(busy).replace(f"{output.label}{where} is being written",
-                             f"{output.label}{where} is {same}, which is being written", 1)
-    return OutputBusy(text, busy.pid)
+    if other is not None:
+        record["output"] = other  # the name the holder writes it by
+    return _busy(output, target, record, unnamed=other is None and "output" not in record)
 
 
 @contextmanager
