@@ -226,3 +226,118 @@ def test_written_files_follow_the_umask(tmp_path: Path, mask: int) -> None:
                    preexec_fn=lambda: os.umask(mask))
     for name in ("a.json", "b.txt", "scores.jsonl", "log.jsonl"):
         assert (tmp_path / name).stat().st_mode & 0o777 == 0o666 & ~mask, name
+
+
+def test_too_many_open_files_never_names_a_module_of_hopscore(tmp_path: Path) -> None:
+    """A lazy import that fails for want of descriptors (EMFILE) is reported as too many open
+    files, exit 2, not as '.../hopscore/merge/runs.py: Too many open files'."""
+    script = textwrap.dedent("""
+        import importlib, resource, sys
+        from hopscore.launch import guarded
+        import hopscore.cli, hopscore.errors, hopscore.outputs  # loaded by every command
+        hopscore.cli.err_console  # made before the descriptors run out
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(
+            resource.RLIMIT_NOFILE)[1]))
+        held = []
+        try:
+            while True:
+                held.append(open(sys.argv[1], "rb"))
+        except OSError:
+            pass
+        def command():
+            try:
+                importlib.import_module("hopscore.merge.runs")
+            finally:  # as a command's own descriptors are closed when its error leaves it
+                for handle in held:
+                    handle.close()
+        guarded(command)
+    """)
+    target = tmp_path / "f"
+    target.write_bytes(b"x")
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    done = subprocess.run([sys.executable, "-c", script, str(target)], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "too many open files (this process may open 64; raise it with ulimit -n)" in \
+        done.stderr
+    assert "while loading the Python module hopscore.merge" in done.stderr
+    assert ".py" not in done.stderr and "Traceback" not in done.stderr
+    # a file of the user's is still named
+    named = OSError(errno.EMFILE, "Too many open files", str(tmp_path / "out.py"))
+    assert environment_error(named).startswith(f"{tmp_path / 'out.py'}: too many open files")
+
+
+def test_one_file_under_two_names_has_one_writer(tmp_path: Path) -> None:
+    """The lock follows the file, not its name: a hard link, a symbolic link or a symlinked
+    folder to an output another process holds is refused, naming both paths (issue 22)."""
+    real = tmp_path / "a.jsonl"
+    real.write_text("")
+    hard = tmp_path / "hard.jsonl"
+    hard.hardlink_to(real)
+    soft = tmp_path / "soft.jsonl"
+    soft.symlink_to(real)
+    holder = _holder(real, "file")
+    try:
+        for other in (hard, soft):
+            second = _second(other, "file")
+            assert second.stdout.startswith(f"busy {holder.pid}|"), second
+            assert str(other) in second.stdout and str(real) in second.stdout, second.stdout
+            assert f"(the same file as {real})" in second.stdout, second.stdout
+        assert "the same file as" in _second(hard, "file").stdout
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(30)
+    assert _second(hard, "file").stdout.strip() == "got it"
+    # an output that does not exist yet, in a folder reached through a symbolic link
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    alias = tmp_path / "alias"
+    alias.symlink_to(folder)
+    holder = _holder(folder / "new.jsonl", "file")
+    try:
+        second = _second(alias / "new.jsonl", "file")
+        assert second.stdout.startswith(f"busy {holder.pid}|"), second
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(30)
+
+
+def test_a_file_a_running_directory_writes_has_no_other_writer_by_a_link(tmp_path: Path
+                                                                           ) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "samples.jsonl").write_text("")
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.hardlink_to(run / "samples.jsonl")
+    holder = _holder(run, "dir")
+    try:
+        second = _second(elsewhere, "file")
+        assert second.stdout.startswith(f"busy {holder.pid}|"), second
+        assert "samples.jsonl" in second.stdout and str(elsewhere) in second.stdout
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(30)
+
+
+def test_locks_are_reentrant_through_links_in_one_process(tmp_path: Path) -> None:
+    real = tmp_path / "a.jsonl"
+    real.write_text("")
+    hard = tmp_path / "hard.jsonl"
+    hard.hardlink_to(real)
+    with claim(output_file(real)), claim(output_file(hard)):  # one process: shared
+        assert holds(real)
+    assert not holds(real)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "hard.jsonl"]
+
+
+def test_an_output_hard_linked_into_an_input_folder_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "scores.jsonl").write_text("{}\n")
+    out = tmp_path / "out.jsonl"
+    out.hardlink_to(data / "scores.jsonl")
+    with pytest.raises(OutputError, match="inside the input folder"):
+        refuse_inputs([output_file(out)], [Input(data, "input")])

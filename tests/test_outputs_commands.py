@@ -135,3 +135,68 @@ def test_hdr_tasks_and_demo_claim_their_outputs(tmp_path: Path) -> None:
     shutil.rmtree(demo)
     missing = run_cli("demo", "--scores-only", "--output-dir", tmp_path / "no" / "demo")
     assert missing.returncode == 2 and "does not exist" in _error_line(missing)
+
+
+def test_two_judges_on_one_file_under_two_names(tmp_path: Path) -> None:
+    """Two real ``hopscore judge`` processes whose outputs are one file through a hard link or a
+    symbolic link: the second exits 2 naming both paths before any request, the first finishes,
+    and its file resumes (issue 22: both wrote, lines interleaved, every rerun was blocked)."""
+    import subprocess
+    import sys
+    import threading
+
+    from tests.conftest import _cli_env
+    from tests.judge.test_judge_cli import honest, judge_args, make_rows, write_rows
+    from tests.openai_server import FakeOpenAI, Reply
+
+    asked, release = threading.Event(), threading.Event()
+    calls: list[str] = []
+
+    def held(prompt: str, attempt: int) -> Reply:
+        calls.append(prompt)
+        asked.set()
+        release.wait(60)
+        return honest(prompt, attempt)
+
+    source = write_rows(tmp_path / "in.jsonl", make_rows(6))
+    out = tmp_path / "judged.jsonl"
+    out.write_text("")
+    hard, soft = tmp_path / "hard.jsonl", tmp_path / "soft.jsonl"
+    hard.hardlink_to(out)
+    soft.symlink_to(out)
+    env = {"HOPSCORE_CACHE_DIR": str(tmp_path / "cache"), "JUDGE_API_KEY": "sk-test"}
+    with FakeOpenAI(held) as server:
+        first = subprocess.Popen([sys.executable, "-m", "hopscore",
+                                  *judge_args(server, source, out, "--concurrency", "1")],
+                                 env=_cli_env(env), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        try:
+            assert asked.wait(120), "the first judge sent no request"
+            requests = len(calls)
+            for other in (hard, soft):
+                second = run_cli(*judge_args(server, source, other), env=env)
+                assert second.returncode == 2, second
+                line = _error_line(second)
+                assert str(other) in line and f"pid {first.pid}" in line, line
+                assert str(out) in line, line
+            assert len(calls) == requests  # the second ones sent nothing
+        finally:
+            release.set()
+            _, err = first.communicate(timeout=120)
+        assert first.returncode == 0, err
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        assert len(rows) == 6
+        again = run_cli(*judge_args(server, source, hard), env=env)
+        assert again.returncode == 0, again.stderr
+        assert "resumed" in again.stderr or len(out.read_text().splitlines()) == 6
+
+
+def test_export_never_writes_over_its_input_through_a_hard_link(tmp_path: Path) -> None:
+    scored = _score_dir(tmp_path)
+    original = (scored / "scores.jsonl").read_bytes()
+    link = tmp_path / "table.jsonl"
+    link.hardlink_to(scored / "scores.jsonl")
+    result = run_cli("export", scored, "-o", link)
+    assert result.returncode == 2, result
+    assert "inside the input folder" in _error_line(result)
+    assert (scored / "scores.jsonl").read_bytes() == original and link.read_bytes() == original

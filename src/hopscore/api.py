@@ -180,6 +180,7 @@ def score(
     from hopscore.hub import official_gold
     from hopscore.inference.clusters import ClusterSpec
     from hopscore.inference.spec import IntervalSpec
+    from hopscore.reruns import scored_from
     from hopscore.scoring import score_files
 
     bench = benchmarks.get(benchmark)
@@ -202,7 +203,9 @@ def score(
         report = score_files(
             bench, gold_file.path, path, None if output_dir is None else Path(output_dir),
             aliases=None if aliases is None else Path(aliases), intervals=spec,
-            clusters=clusters, read_predictions=reader)
+            clusters=clusters, read_predictions=reader,
+            scored_from=None if output_dir is None else scored_from(gold_file.path,
+                                                                    gold_file.source))
         report.warnings[:0] = list(gold_file.warnings)
         report.warnings = [rename.text(w) for w in report.warnings]
     return report

@@ -112,6 +112,8 @@ def load_json(path: Path | str) -> Any:
             return json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except json.JSONDecodeError as exc:
         _json_error(p, text, exc)
+    except RecursionError:
+        raise InputError(p, "invalid JSON: nested too deeply to read") from None
     except _DuplicateKey as exc:
         raise InputError(p, f"duplicate key {exc.args[0]!r} in one JSON object") from None
 

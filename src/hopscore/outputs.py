@@ -16,14 +16,19 @@ one line naming the path) when one fails; nothing has been written by then:
    folder, the place is writable (a read-only folder or file system is named), and the file
    system has at least :data:`MIN_FREE_BYTES` free.
 2. **Outputs are never inputs** (:func:`refuse_inputs`): an output file that is one of the
-   inputs (same file by device and inode: hard links and symlinks included), or a directory
+   inputs (same file by device and inode: hard links and symlinks included, also into an
+   input folder read as a whole), or a directory
    output that would write over an input file inside it (``score -p d/scores.jsonl -o d``), or
    an output inside a folder that is read as a whole (an HDR task folder), is refused and the
    input is left as it is.
 3. **One writer per output** (:func:`lock_output`): an exclusive ``fcntl.flock`` on a lock file
    (``DIR/.hopscore.lock`` for a directory output, ``.NAME.lock`` beside a file output, and one
    per file a directory output writes, so that ``judge -o runs/x/samples.jsonl`` cannot write
-   into a running ``run -o runs/x``). The lock file holds the holder's pid and command; a
+   into a running ``run -o runs/x``). The lock follows the file, not its name: lock files are
+   placed with every symbolic link resolved, and an output file that exists is also locked
+   itself (its inode), so that a hard link under another name is refused too
+   (:mod:`hopscore.fileholders` finds the holder and the name it writes by). The lock file
+   holds the holder's pid and command; a
    second process on the same output fails at once with :class:`OutputBusy` naming both. The
    kernel drops the lock when the holder dies (even by SIGKILL), so a stale lock file never
    blocks anyone. Locks are re-entrant inside one process: a library function that claims an
@@ -43,15 +48,17 @@ error does not carry a file name, as a failed ``write`` does).
 from __future__ import annotations
 
 import errno
+import importlib.machinery
 import json
 import os
+import site
 import socket
 import stat
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager, suppress
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,8 +66,10 @@ from hopscore.errors import HopscoreError
 
 try:
     import fcntl
+    import resource
 except ImportError:  # pragma: no cover - not POSIX: no locking, everything else still checked
     fcntl = None  # type: ignore[assignment]
+    resource = None  # type: ignore[assignment]
 
 #: Refuse to start when the output's file system has less free space than this.
 MIN_FREE_BYTES = 1 << 20
@@ -130,17 +139,17 @@ class Input:
 def output_file(path: Path | str, option: str = "--output", *,
                 create_parents: bool = False) -> Output:
     """A file output (``-o out.jsonl``)."""
-    return Output(Path(path).expanduser(), option, False, (), create_parents)
+    return Output(Path(path), option, False, (), create_parents)
 
 
 def output_dir(path: Path | str, option: str = "--output-dir", *, writes: Sequence[str] = (),
                create_parents: bool = False) -> Output:
     """A directory output and the names the command writes inside it."""
-    return Output(Path(path).expanduser(), option, True, tuple(writes), create_parents)
+    return Output(Path(path), option, True, tuple(writes), create_parents)
 
 
 def as_input(value: Input | Path | str, option: str = "") -> Input:
-    return value if isinstance(value, Input) else Input(Path(value).expanduser(), option)
+    return value if isinstance(value, Input) else Input(Path(value), option)
 
 
 # --- location checks -------------------------------------------------------------------------
@@ -304,10 +313,27 @@ def refuse_inputs(outputs: Iterable[Output], inputs: Iterable[Input | Path | str
                         + "; choose another output (the input is left as it is)")
             resolved = _resolved(target)
             for item, folder in trees:
-                if _inside(resolved, folder):
+                if _inside(resolved, folder) or _linked_into(target, folder):
                     raise OutputError(
                         f"{output.label} would write {target} inside the input folder "
                         f"{item.label}, which is read as a whole; choose another output")
+
+
+def _linked_into(target: Path, folder: Path) -> bool:
+    """Whether the existing file ``target`` is also a file below ``folder`` under another name
+    (a hard link: looked for only when the file has more than one name)."""
+    try:
+        info = target.stat()
+    except OSError:
+        return False
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink < 2:
+        return False
+    identity = (info.st_dev, info.st_ino)
+    for root, _dirs, names in os.walk(folder):
+        for name in names:
+            if _identity(Path(root) / name) == identity:
+                return True
+    return False
 
 
 # --- one writer per output -------------------------------------------------------------------
@@ -316,11 +342,14 @@ def refuse_inputs(outputs: Iterable[Output], inputs: Iterable[Input | Path | str
 @dataclass(slots=True)
 class _Held:
     fd: int
-    path: Path
+    #: the lock file to remove when released; None for a lock on the output file itself
+    path: Path | None
     count: int
 
 
-_HELD: dict[str, _Held] = {}
+#: the locks this process holds, by what they lock: the lock file's folder (device, inode) and
+#: name, or ("file", device, inode) of an output file locked itself
+_HELD: dict[tuple[object, ...], _Held] = {}
 _HELD_GUARD = threading.Lock()
 #: the outputs this process has claimed, most recent last (named by environment_error)
 _CLAIMED: list[Output] = []
@@ -329,16 +358,23 @@ _LAST: Output | None = None
 
 
 def lock_path(output: Output) -> Path:
-    """Where the lock of ``output`` lives."""
+    """Where the lock of ``output`` lives: beside (or inside) the file or folder it names,
+    every symbolic link resolved, so that two names of one place share one lock."""
+    real = _resolved(output.path)
     if output.directory:
-        return output.path / DIR_LOCK
-    return output.path.parent / f".{output.path.name}.lock"
+        return real / DIR_LOCK
+    return _file_lock_path(real)
 
 
-def _holder_text() -> bytes:
+def _file_lock_path(target: Path) -> Path:
+    real = _resolved(target)
+    return real.parent / f".{real.name}.lock"
+
+
+def _holder_text(target: Path) -> bytes:
     command = " ".join(["hopscore", *sys.argv[1:]]) if sys.argv else "hopscore"
     info = {"pid": os.getpid(), "host": socket.gethostname(), "command": command[:500],
-            "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "output": str(target.absolute())}
     return (json.dumps(info, ensure_ascii=False) + "\n").encode("utf-8")
 
 
@@ -359,7 +395,9 @@ def _read_holder(fd: int) -> dict[str, object]:
     return {}
 
 
-def _busy(output: Output, target: Path, holder: dict[str, object]) -> OutputBusy:
+def _busy(output: Output, target: Path, holder: dict[str, object], *,
+          unnamed: bool = False) -> OutputBusy:
+    """``unnamed``: the holder writes the file under another name, not known here."""
     pid = holder.get("pid")
     pid_value = pid if isinstance(pid, int) else None
     who = f"pid {pid_value}" if pid_value is not None else "pid unknown"
@@ -371,6 +409,11 @@ def _busy(output: Output, target: Path, holder: dict[str, object]) -> OutputBusy
     details = "".join([f", since {since}" if isinstance(since, str) else "",
                        f": {command}" if isinstance(command, str) else ""])
     where = "" if target == output.path else f" ({target})"
+    other = holder.get("output")
+    if isinstance(other, str) and other != str(target.absolute()):  # another name of it
+        where += f" (the same file as {other})"
+    elif unnamed:
+        where += " (the same file, under another name)"
     return OutputBusy(f"{output.label}{where} is being written by another hopscore process "
                       f"({who}{details}); wait for it to finish or choose another output",
                       pid_value)
@@ -409,7 +452,7 @@ def _acquire(output: Output, target: Path, path: Path) -> int:
                 continue
             try:
                 os.ftruncate(fd, 0)
-                os.pwrite(fd, _holder_text(), 0)
+                os.pwrite(fd, _holder_text(target), 0)
             except OSError as exc:
                 _remove(path, fd)
                 raise _open_error(output, path, exc) from None
@@ -431,19 +474,28 @@ def _remove(path: Path, fd: int) -> None:
         pass
 
 
-def _key(path: Path) -> str:
-    return str(_resolved(path.parent) / path.name)
+def _key(path: Path) -> tuple[object, ...]:
+    """What a lock file is, whatever it is called: its folder's (device, inode) and its name
+    (the resolved path where the folder cannot be read)."""
+    identity = _identity(path.parent)
+    if identity is None:
+        return ("path", str(_resolved(path.parent) / path.name))
+    return (*identity, path.name)
 
 
 @contextmanager
-def _lock(output: Output, target: Path, path: Path) -> Iterator[None]:
-    key = _key(path)
+def _held(key: tuple[object, ...], take: Callable[[], tuple[int, Path | None]],
+          drop: Callable[[], None] = lambda: None) -> Iterator[None]:
+    """Share the lock ``key`` if this process holds it (then ``drop()``), else ``take()`` it;
+    release it when the last holder in the process leaves."""
     with _HELD_GUARD:
         held = _HELD.get(key)
         if held is not None:
             held.count += 1
-    if held is None:
-        fd = _acquire(output, target, path)
+    if held is not None:
+        drop()
+    else:
+        fd, path = take()
         with _HELD_GUARD:
             held = _HELD[key] = _Held(fd, path, 1)
     try:
@@ -455,26 +507,89 @@ def _lock(output: Output, target: Path, path: Path) -> Iterator[None]:
             if last:
                 del _HELD[key]
         if last:
-            _remove(held.path, held.fd)
+            if held.path is not None:
+                _remove(held.path, held.fd)
             os.close(held.fd)
+
+
+def _lock(output: Output, target: Path, path: Path) -> AbstractContextManager[None]:
+    return _held(_key(path), lambda: (_acquire(output, target, path), path))
+
+
+def _lock_file_itself(output: Output, target: Path) -> AbstractContextManager[None]:
+    """Lock an existing output file itself (its inode), so that a second writer of the same
+    file under another name (a hard link) is refused too; a file that does not exist yet (or
+    cannot be opened) has only its lock file."""
+    if fcntl is None:
+        return nullcontext()
+    fd = -1
+    for mode in (os.O_RDONLY, os.O_WRONLY):  # flock needs no access: any mode that opens
+        with suppress(OSError):
+            fd = os.open(target, mode | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            break
+    if fd < 0:
+        return nullcontext()
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        return nullcontext()
+
+    def take() -> tuple[int, None]:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise _busy_file(output, target, info) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, None
+
+    return _held(("file", info.st_dev, info.st_ino), take, lambda: os.close(fd))
+
+
+def _busy_file(output: Output, target: Path, info: os.stat_result) -> OutputBusy:
+    """Another process locked this file itself, under another name: say who and which."""
+    from hopscore.fileholders import holder_of
+
+    holder = holder_of(info)
+    record: dict[str, object] = {"pid": holder.pid} if holder.pid is not None else {}
+    other = holder.path
+    if other is not None:
+        with suppress(OSError):
+            fd = os.open(_file_lock_path(Path(other)), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            try:
+                found = _read_holder(fd)
+            finally:
+                os.close(fd)
+            if found.get("pid") == holder.pid:
+                record = found
+    if other is not None:
+        record["output"] = other  # the name the holder writes it by
+    return _busy(output, target, record, unnamed=other is None and "output" not in record)
 
 
 @contextmanager
 def lock_output(output: Output) -> Iterator[None]:
-    """Hold the exclusive lock of ``output`` (and of every file it writes) for the block."""
+    """Hold the exclusive lock of ``output`` (and of every file it writes) for the block:
+    its lock file (every symbolic link resolved), and each existing file it writes locked
+    itself (so that no other name of that file can be written meanwhile)."""
     with ExitStack() as stack:
         stack.enter_context(_lock(output, output.path, lock_path(output)))
+        if not output.directory:
+            stack.enter_context(_lock_file_itself(output, output.path))
         for name in output.writes if output.directory else ():
             target = output.path / name
             if not name.endswith("/") and target.parent.is_dir():
-                stack.enter_context(_lock(output, target, target.parent / f".{target.name}.lock"))
+                stack.enter_context(_lock(output, target, _file_lock_path(target)))
+                stack.enter_context(_lock_file_itself(output, target))
         yield
 
 
 def holds(path: Path | str) -> bool:
     """Whether this process holds the lock of the output at ``path`` (file or directory)."""
-    p = Path(path)
-    keys = {_key(p / DIR_LOCK), _key(p.parent / f".{p.name}.lock")}
+    p = _resolved(Path(path))
+    keys = {_key(p / DIR_LOCK), _key(_file_lock_path(p))}
     with _HELD_GUARD:
         return any(key in _HELD for key in keys)
 
@@ -557,6 +672,39 @@ def claimed() -> list[Output]:
 # --- environment faults while writing ---------------------------------------------------------
 
 
+def _too_many_files(number: int) -> str:
+    if number == errno.ENFILE:
+        return "too many open files on this machine (the system's limit)"
+    try:
+        limit = f" (this process may open {resource.getrlimit(resource.RLIMIT_NOFILE)[0]}; " \
+                "raise it with ulimit -n)"
+    except (AttributeError, OSError, ValueError):  # not POSIX
+        limit = ""
+    return "too many open files" + limit
+
+
+def _module_of(name: str) -> str | None:
+    """The dotted name of the Python module whose file ``name`` is (a source, bytecode or
+    extension file of hopscore itself, the standard library or the installed packages; never
+    a file of the current folder, which a user may write), else None."""
+    suffix = next((end for end in importlib.machinery.all_suffixes() if name.endswith(end)), None)
+    if suffix is None:
+        return None
+    roots = {str(Path(__file__).resolve().parent.parent), os.path.dirname(os.__file__)}
+    with suppress(Exception):  # no imports here: this runs when descriptors have run out
+        roots.update(site.getsitepackages())
+        roots.add(site.getusersitepackages())
+    path = os.path.abspath(name)
+    for root in roots:
+        base = os.path.join(os.path.abspath(root), "")
+        if path.startswith(base):
+            parts = path[len(base):-len(suffix)].split(os.sep)
+            if parts[-1] == "__init__":
+                parts.pop()
+            return ".".join(part.split(".")[0] for part in parts) or None
+    return None
+
+
 def environment_error(exc: BaseException) -> str | None:
     """The one-line message for an OSError caused by the environment, else None (a bug)."""
     if not isinstance(exc, OSError) or exc.errno not in ENVIRONMENT_ERRNOS:
@@ -564,6 +712,13 @@ def environment_error(exc: BaseException) -> str | None:
     what = exc.strerror or str(exc)
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         what = "no space left on device" if exc.errno == errno.ENOSPC else "disk quota exceeded"
+    if exc.errno in (errno.EMFILE, errno.ENFILE):
+        what = _too_many_files(exc.errno)
+    module = _module_of(str(exc.filename)) if exc.filename else None
+    if module is not None:
+        # Python failed to load a module (hopscore's, the standard library's): the file is
+        # not the user's and not at fault; the environment is
+        return f"{what}, while loading the Python module {module}"
     if exc.filename:
         return f"{exc.filename}: {what}"
     outputs = claimed()

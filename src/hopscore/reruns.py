@@ -14,6 +14,13 @@ made with other settings or for other examples or inputs. They are never dropped
   whose key this run has are moved back and reused (switching back and forth loses nothing).
 
 :func:`prepare_results` does this before :class:`~hopscore.engine.ResultLog` loads the file.
+
+A score directory (``hopscore score -o DIR``) is rewritten whole, so its rule is simpler
+(:func:`check_score_dir`): it is rewritten when it was made from the same gold file (the same
+benchmark and the same bytes: ``metrics.json`` records them under ``scored_from``); a score
+directory of another gold, or one whose gold is not known, is refused unless ``--restart``; and
+a run directory (``config.json``, ``samples.jsonl``, ``suite.json``) is never turned into a
+score directory, whatever the flags.
 """
 
 from __future__ import annotations
@@ -147,7 +154,7 @@ def _scan(path: Path) -> list[bytes] | None:
     elif lines:
         try:
             json.loads(lines[-1])
-        except ValueError:
+        except (ValueError, RecursionError):
             lines.pop()  # torn: ResultLog.load cuts it
     return [line for line in lines if line.strip()]
 
@@ -157,7 +164,7 @@ def _rows(lines: Iterable[bytes]) -> list[tuple[bytes, dict[str, Any]]] | None:
     for line in lines:
         try:
             row = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not a file of ours: ResultLog.load says where
             return None
         if not isinstance(row, dict):
             return None
@@ -293,3 +300,76 @@ def _refusal(path: Path, what: str, count: int, differences: list[str]) -> str:
     return (f"{path} holds {count} {what} {why}. Nothing was changed. Rerun with --restart to "
             f"start over, or with --resume-any to keep them beside the new ones (in "
             f"{side_path(path).name})")
+
+
+# --- score directories -----------------------------------------------------------------------
+
+#: The files that make a directory a run's (hopscore run, run hybrid-deep-research, suite mcr).
+RUN_FILES = ("config.json", "samples.jsonl", "suite.json")
+
+
+def scored_from(gold: Path, given: str | Path) -> dict[str, Any]:
+    """The ``scored_from`` block of a score directory's ``metrics.json``: the gold file that
+    made it (``given``: as the user named it) and its sha256 (None when it cannot be read:
+    scoring then says why)."""
+    from hopscore.shard import file_sha256
+
+    try:
+        digest: str | None = file_sha256(gold) if gold.is_file() else None
+    except OSError:
+        digest = None
+    return {"gold": str(given), "gold_file": str(gold.absolute()), "gold_sha256": digest}
+
+
+def check_score_dir(directory: Path, benchmark: str, made_from: Mapping[str, Any], *,
+                    restart: bool) -> None:
+    """Refuse (:class:`RerunRefused`) to write a score directory's ``metrics.json`` and
+    ``scores.jsonl`` into ``directory`` when that would replace a run's files, or, unless
+    ``restart``, the scores of another gold (see the module docstring)."""
+    if not directory.is_dir():
+        return
+    found = [name for name in RUN_FILES if (directory / name).exists()]
+    if found:
+        raise RerunRefused(
+            f"{directory} is a run directory ({found[0]}); score would replace its metrics.json "
+            "and scores.jsonl with a score directory's. Nothing was changed. Score into a "
+            "directory of its own (hopscore report and compare read a run directory as it is)")
+    metrics, scores = directory / "metrics.json", directory / "scores.jsonl"
+    if restart or not (metrics.exists() or scores.exists()):
+        return
+    why = _other_gold(metrics, benchmark, made_from)
+    if why is not None:
+        raise RerunRefused(
+            f"{directory} holds {why}. Nothing was changed. Rerun with --restart to replace "
+            "them, or choose another --output-dir")
+
+
+def _other_gold(metrics: Path, benchmark: str, made_from: Mapping[str, Any]) -> str | None:
+    """What of the score directory ``metrics`` belongs to says it was made from another gold
+    than ``made_from`` (None: the same gold)."""
+    try:
+        data = json.loads(metrics.read_bytes())
+    except FileNotFoundError:
+        return "scores.jsonl without metrics.json, made from a gold it does not name"
+    except (OSError, ValueError, RecursionError):
+        return "a metrics.json hopscore score did not write (unreadable)"
+    if not isinstance(data, dict):
+        return "a metrics.json hopscore score did not write"
+    old = data.get("benchmark")
+    count = data.get("n_gold")
+    examples = f"the scores of {count} examples" if isinstance(count, int) else "scores"
+    if old != benchmark:
+        return f"{examples} of another benchmark ({_shown(old)}, not {benchmark})"
+    before = data.get("scored_from")
+    if not isinstance(before, dict) or not before.get("gold_sha256"):
+        return f"{examples} made from a gold it does not name (written by an older hopscore)"
+    now = made_from.get("gold_sha256")
+    if now is None:  # the new gold cannot be read: scoring says so; the same file is the same
+        same = before.get("gold_file") == made_from.get("gold_file")
+    else:
+        same = before.get("gold_sha256") == now
+    if same:
+        return None
+    return (f"{examples} made from another gold file: {before.get('gold')} (sha256 "
+            f"{_shown(before.get('gold_sha256'))}), not {made_from.get('gold')} (sha256 "
+            f"{_shown(now)})")

@@ -83,6 +83,9 @@ class ScoreReport:
     #: footnotes to numbers only the official semantics explain (an exact answer with F1
     #: below 100, evidence recall above 100), each with how many examples call for it
     notes: list[str] = field(default_factory=list)
+    #: the gold a score directory was made from (:func:`hopscore.reruns.scored_from`): a
+    #: rescore into it must use the same gold; None: not a score directory's report
+    scored_from: dict[str, Any] | None = None
 
     @property
     def matched(self) -> int:
@@ -111,4 +114,6 @@ class ScoreReport:
         out["warnings"] = self.warnings
         if self.notes:
             out["notes"] = self.notes
+        if self.scored_from is not None:
+            out["scored_from"] = self.scored_from
         return out

@@ -14,7 +14,7 @@ numpy-backed arrays (8 bytes per value), not as Python objects.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -233,8 +233,11 @@ def score_files(
     intervals: IntervalSpec | None = None,
     clusters: ClusterSpec | None = None,
     read_predictions: Callable[[Sequence[E]], Predictions[P]] | None = None,
+    scored_from: Mapping[str, Any] | None = None,
 ) -> ScoreReport:
-    """Load and score; with ``output_dir``, write ``metrics.json`` and ``scores.jsonl``.
+    """Load and score; with ``output_dir``, write ``metrics.json`` and ``scores.jsonl``
+    (``scored_from``: the gold that made them, :func:`hopscore.reruns.scored_from`, recorded in
+    ``metrics.json`` and the report).
 
     ``read_predictions``, when given, makes the predictions from the gold examples instead of
     ``benchmark.load_predictions(predictions_path)`` (another harness's output, joined to the
@@ -261,5 +264,7 @@ def score_files(
         raise
     note_no_overlap(report, predictions_path)
     writer.close()
+    if scored_from is not None:
+        report.scored_from = dict(scored_from)
     write_json_atomic(output_dir / "metrics.json", report.to_json())
     return report

@@ -36,7 +36,8 @@ K8S_INDEX = "JOB_COMPLETION_INDEX"
 #: How many shards one run may be split into.
 MAX_SHARDS = 100_000
 
-_SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+#: ``I/N`` exactly: ASCII digits, no spaces, no signs (``0 /2``, `` 1/4`` and ``١/٤`` are refused)
+_SPEC = re.compile(r"([0-9]+)/([0-9]+)", re.ASCII)
 
 
 def shard_of(key: str, count: int) -> int:
@@ -125,9 +126,9 @@ def parse_shard(spec: str | None, shards: int | None = None,
         if shards is not None:
             raise HopscoreError("--shards is the count for --shard auto; give --shard too")
         return None
-    if spec.strip().lower() == "auto":
+    if spec.lower() == "auto":
         return from_environment(shards, env)
-    match = _SPEC.match(spec)
+    match = _SPEC.fullmatch(spec)
     if match is None:
         raise HopscoreError(f"--shard {spec!r}: expected I/N (e.g. 0/4, the first of four "
                             "shards) or auto")

@@ -125,3 +125,33 @@ def test_polars_reads_every_format_when_installed(tmp_path: Path) -> None:
     assert len({len(f) for f in frames}) == 1
     sums = [f.filter(polars.col("metric") == "f1")["value"].sum() for f in frames]
     assert sums[0] == pytest.approx(sums[1]) == pytest.approx(sums[2])
+
+
+def test_csv_cells_never_start_a_formula(tmp_path: Path) -> None:
+    """OWASP CSV injection: a text cell starting with = + - @ TAB or CR gets a single quote in
+    front; plain numbers stay numbers; JSON Lines keeps the text exactly."""
+    from hopscore import benchmarks
+    from hopscore.scoring import score_files
+    from tests.analysis.builders import write_hotpot_predictions
+
+    gold = tmp_path / "gold.json"
+    records = write_hotpot_gold(gold, 10)
+    hostile = ["=cmd|' /C calc'!A0", "+1+2", "-1.5", "@SUM(A1:A2)", "\tx", "\r=1+1", "-x",
+               "-2e-3", "+3", "a=b"]
+    predictions = tmp_path / "pred.json"
+    write_hotpot_predictions(predictions, records, wrong=set())
+    data = json.loads(predictions.read_text())
+    for record, text in zip(records, hostile, strict=True):
+        data["answer"][record["_id"]] = text
+    predictions.write_text(json.dumps(data))
+    score_files(benchmarks.get("hotpotqa"), gold, predictions, tmp_path / "scored", resamples=0)
+    out = tmp_path / "t.csv"
+    assert run_cli("export", tmp_path / "scored", "-o", out, "--metric", "em").returncode == 0
+    with out.open(newline="", encoding="utf-8") as handle:
+        cells = [row["prediction"] for row in csv.DictReader(handle)]
+    assert cells == ["'=cmd|' /C calc'!A0", "'+1+2", "-1.5", "'@SUM(A1:A2)", "'\tx",
+                     "'\r=1+1", "'-x", "-2e-3", "+3", "a=b"]
+    jsonl = tmp_path / "t.jsonl"
+    assert run_cli("export", tmp_path / "scored", "-o", jsonl, "--metric", "em").returncode == 0
+    exact = [json.loads(line)["prediction"] for line in jsonl.read_text().splitlines()]
+    assert exact == hostile

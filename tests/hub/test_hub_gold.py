@@ -194,9 +194,13 @@ def test_offline_cache_by_hub_name_through_the_cli(tmp_path: Path) -> None:
     plain = run_cli("score", "hotpotqa", "--gold", official, "--predictions", predictions,
                     "-o", tmp_path / "official-out", env=env)
     assert plain.returncode == 0, plain.stderr
-    for name in ("metrics.json", "scores.jsonl"):
-        assert (tmp_path / "hub-out" / name).read_text() == \
-            (tmp_path / "official-out" / name).read_text()
+    assert (tmp_path / "hub-out" / "scores.jsonl").read_text() == \
+        (tmp_path / "official-out" / "scores.jsonl").read_text()
+    made = [json.loads((tmp_path / out / "metrics.json").read_text())
+            for out in ("hub-out", "official-out")]
+    assert made[0].pop("scored_from")["gold"] == "hf:hotpotqa/hotpot_qa:distractor@validation"
+    assert made[1].pop("scored_from")["gold"] == str(official)
+    assert made[0] == made[1]  # the same numbers; only the gold each was made from differs
     assert hub.stdout == plain.stdout
     missing = run_cli("score", "hotpotqa", "--gold", "hf:hotpotqa/hotpot_qa:fullwiki@validation",
                       "--predictions", predictions, env=env)

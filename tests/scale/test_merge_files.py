@@ -4,10 +4,15 @@ file, byte for byte; merge refuses shards of other settings or inputs."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import run_cli
+import pytest
+
+from tests.conftest import SRC, run_cli
 from tests.judge.test_judge_cli import honest, judge_args, make_rows, write_rows
 from tests.openai_server import FakeOpenAI, Reply
 from tests.scale.helpers import jsonl, load, strip
@@ -111,3 +116,86 @@ def test_sql_match_shards_merge_into_the_unsharded_file(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "compare" in refused.stderr
     mixed = run_cli("merge", outs[0], tmp_path / "whole.jsonl", "-o", tmp_path / "m.jsonl")
     assert mixed.returncode == 2 and "not the output of a judge or sql-match run" in mixed.stderr
+
+
+def test_merge_names_a_line_nested_too_deeply(tmp_path: Path) -> None:
+    """A 100,000-deep line in a shard's results file (or its shard record) is a located error,
+    exit 2, never a RecursionError (exit 3)."""
+    root = tmp_path / "dbs"
+    build_shop(root / "shop" / "shop_template.sqlite")
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in sql_rows(6)))
+    common = ["--db-root", root, "--timeout", "10", "--workers", "1"]
+    outs = [tmp_path / f"v.{i}.jsonl" for i in range(2)]
+    for index, out in enumerate(outs):
+        shard = run_cli("sql-match", "-i", source, "-o", out, *common, "--shard", f"{index}/2")
+        assert shard.returncode == 0, shard.stderr
+    deep = "[" * 100_000 + "]" * 100_000
+    lines = len(outs[1].read_text().splitlines())
+    with outs[1].open("a") as handle:
+        handle.write(deep + "\n")
+    result = run_cli("merge", *outs, "-o", tmp_path / "m.jsonl")
+    assert result.returncode == 2, result.stderr
+    assert f"{outs[1]}:{lines + 1}:" in result.stderr, result.stderr
+    assert "nested too deeply" in result.stderr and "Traceback" not in result.stderr
+    sidecar = outs[0].with_name(outs[0].name + ".shard.json")
+    sidecar.write_text(deep)
+    record = run_cli("merge", *outs, "-o", tmp_path / "m.jsonl")
+    assert record.returncode == 2, record.stderr
+    assert str(sidecar) in record.stderr and "nested too deeply" in record.stderr
+    assert not (tmp_path / "m.jsonl").exists()
+
+
+def test_a_rerun_onto_a_file_with_a_line_nested_too_deeply_is_refused(tmp_path: Path) -> None:
+    """Resuming sql-match onto an output holding a 100,000-deep line: exit 2 naming the line
+    (the rerun check and the results log read it), never a RecursionError."""
+    root = tmp_path / "dbs"
+    build_shop(root / "shop" / "shop_template.sqlite")
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in sql_rows(3)))
+    out = tmp_path / "v.jsonl"
+    common = ["-i", source, "-o", out, "--db-root", root, "--timeout", "10", "--workers", "1"]
+    assert run_cli("sql-match", *common).returncode == 0
+    with out.open("a") as handle:
+        handle.write("[" * 100_000 + "]" * 100_000 + "\n")
+    again = run_cli("sql-match", *common)
+    assert again.returncode == 2, again.stderr
+    assert f"{out}:5:" in again.stderr and "unreadable line" in again.stderr
+
+
+@pytest.mark.slow  # 300 shards: about 9 s
+def test_merge_holds_no_descriptor_per_shard(tmp_path: Path) -> None:
+    """300 sql-match shards merged by a process that may open 256 files (1,100 shards under
+    1,024 failed with 'Too many open files', naming hopscore's own source file): the merge
+    holds one shard's lock at a time, and its file equals the unsharded run's."""
+    import resource
+
+    from hopscore.shard import Shard
+    from hopscore.sql.runner import MatchOptions, run_sql_match
+    from hopscore.sql.sandbox import SqlExecutor
+
+    count = 300
+    root = tmp_path / "dbs"
+    build_shop(root / "shop" / "shop_template.sqlite")
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in sql_rows(40)))
+    outs = [tmp_path / "shards" / f"v.{i}.jsonl" for i in range(count)]
+    with SqlExecutor(1) as executor:  # the library sql-match runs on: one sandbox for all
+        run_sql_match(source, tmp_path / "whole.jsonl", MatchOptions(db_root=root),
+                      executor=executor)
+        for index, out in enumerate(outs):
+            run_sql_match(source, out, MatchOptions(db_root=root), executor=executor,
+                          shard=Shard(index, count))
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE,
+                           (256, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+    merged = tmp_path / "merged.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    done = subprocess.run([sys.executable, "-m", "hopscore", "merge", *map(str, outs), "-o",
+                           str(merged)], env=env, capture_output=True, text=True,
+                          preexec_fn=limit, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"merged {count} shards" in done.stderr
+    assert without_timing(merged) == without_timing(tmp_path / "whole.jsonl")

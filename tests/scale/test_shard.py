@@ -14,11 +14,16 @@ from hopscore.shard import Shard, fingerprint, occurrence_keys, parse_shard, sha
 
 def test_parse_i_of_n() -> None:
     assert parse_shard("2/4") == Shard(2, 4)
-    assert parse_shard(" 0 / 1 ") == Shard(0, 1)
     assert parse_shard(None) is None
     assert str(parse_shard("3/8")) == "3/8"
     for bad, message in [("4/4", "0 to 3"), ("1/0", "1 to"), ("x", "expected I/N"),
-                         ("-1/4", "expected I/N"), ("1/2/3", "expected I/N")]:
+                         ("-1/4", "expected I/N"), ("1/2/3", "expected I/N"),
+                         # strict: no spaces anywhere, ASCII digits only, no sign
+                         ("0 /2", "expected I/N"), (" 0/2", "expected I/N"),
+                         ("0/2 ", "expected I/N"), ("0/ 2", "expected I/N"),
+                         (" 0 / 1 ", "expected I/N"), ("0/2\n", "expected I/N"),
+                         ("+0/2", "expected I/N"), ("\u0661/\u0664", "expected I/N"),
+                         (" auto", "expected I/N"), ("", "expected I/N")]:
         with pytest.raises(HopscoreError, match=message):
             parse_shard(bad)
     with pytest.raises(HopscoreError, match="disagrees"):

@@ -13,6 +13,12 @@ Rows of different runs join on ``(id, metric)``. Formats, by the output's extens
 ``--format``: Parquet (``.parquet``, needs pyarrow: ``pip install 'hopscore[parquet]'``),
 CSV (``.csv``) and JSON Lines (``.jsonl``). Rows are written in batches, so a run of a million
 examples needs little memory, and the file is renamed into place when complete.
+
+CSV cells are safe to open in a spreadsheet (OWASP's CSV injection guidance): a text cell that
+starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return would be read as a formula
+(``=cmd|' /C calc'!A0``), so it is written with a single quote in front (``'=cmd...``), which
+spreadsheets show as text; a cell that is a plain number (``-1.5``, ``+3``, ``-2e-3``) is left
+as it is. Only CSV is changed: Parquet and JSON Lines hold every text exactly.
 """
 
 from __future__ import annotations
@@ -145,6 +151,20 @@ def _write_jsonl(path: Path, columns: list[str], parts: Iterator[list[tuple[Any,
     return count
 
 
+#: what a spreadsheet reads as the start of a formula (OWASP: CSV injection)
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?",
+                           re.ASCII)
+
+
+def csv_text(text: str) -> str:
+    """A text cell as CSV holds it: a single quote before a would-be formula (see the module
+    docstring), plain numbers and every other text as they are."""
+    if text.startswith(FORMULA_START) and _PLAIN_NUMBER.fullmatch(text) is None:
+        return "'" + text
+    return text
+
+
 def _csv_cell(value: Any) -> Any:
     if value is None:
         return ""
@@ -153,7 +173,7 @@ def _csv_cell(value: Any) -> Any:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return escape_surrogates(value)
+        return csv_text(escape_surrogates(value))
     return repr(value) if isinstance(value, float) else value
 
 

@@ -75,7 +75,12 @@ class LazyGroup(HelpGroup):
         if cmd_name not in self.commands and cmd_name in COMMANDS:
             importlib.import_module(f"hopscore.cli.{COMMANDS[cmd_name]}")
             self._add_registered()
-        return self.commands.get(cmd_name)
+        command = self.commands.get(cmd_name)
+        if command is not None:  # every path option read one way (empty, ~user: refused)
+            from hopscore.cli.options import use_path_values
+
+            use_path_values(command)
+        return command
 
     def invoke(self, ctx: Any) -> Any:
         """Every command runs inside :func:`hopscore.outputs.command_scope`: the outputs it

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -10,14 +9,9 @@ import typer
 
 from hopscore.cli import app, console, err_console
 from hopscore.display import print_table
-from hopscore.errors import HopscoreError
 
 if TYPE_CHECKING:
     from hopscore.merge import ShardOutput
-
-
-class MergeError(HopscoreError):
-    """A shard output that is being written."""
 
 
 @app.command(rich_help_panel="Run models and agents")
@@ -56,11 +50,11 @@ def merge(
         err_console.print(text, style="yellow" if text.startswith("warning") else None,
                           markup=False, highlight=False)
 
-    with ExitStack() as held:
-        kind, result = run_merge(shards, output, warn, input_path=input_path, gold=gold,
-                                 claim=lambda found: _lock_shards(found, held),
-                                 ready=lambda found: _claim(found, output))
-        failed = _show(kind, result, output)
+    from hopscore.merge.common import check_not_running
+
+    kind, result = run_merge(shards, output, warn, input_path=input_path, gold=gold,
+                             claim=check_not_running, ready=lambda found: _claim(found, output))
+    failed = _show(kind, result, output)
     err_console.print(f"merged {len(shards)} shards into {output}", markup=False,
                       highlight=False)
     if failed:
@@ -69,20 +63,6 @@ def merge(
 
 #: What a merge writes into a directory output (the run's own files besides).
 WRITES = ("config.json", "samples.jsonl", "metrics.json", "scores.jsonl")
-
-
-def _lock_shards(found: list[ShardOutput], held: ExitStack) -> None:
-    """No shard is being written while the merge reads it: each shard's own lock is taken (a
-    shard in a read-only place cannot be written by anyone, and is read as it is)."""
-    from hopscore.outputs import Output, OutputBusy, OutputError, lock_output
-
-    for shard in found:
-        try:
-            held.enter_context(lock_output(Output(shard.path, "shard", shard.path.is_dir())))
-        except OutputBusy as exc:
-            raise MergeError(f"a shard is still running: {exc}") from None
-        except OutputError:
-            continue
 
 
 def _claim(found: list[ShardOutput], output: Path) -> None:

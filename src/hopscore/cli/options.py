@@ -1,5 +1,5 @@
-"""Options shared by several commands: intervals (--ci, --ci-level, --resamples, --seed) and
-clusters (--cluster, --cluster-file)."""
+"""Options shared by several commands: intervals (--ci, --ci-level, --resamples, --seed),
+clusters (--cluster, --cluster-file), and how every path option is read (:class:`PathValue`)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from typer.models import TyperPath
 
 from hopscore.defaults import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 
@@ -180,3 +181,55 @@ def shard_option(spec: str | None, shards: int | None) -> Shard | None:
     from hopscore.shard import parse_shard
 
     return parse_shard(spec, shards)
+
+
+# --- path options (every command) --------------------------------------------------------------
+
+
+def expand_home(text: str) -> str:
+    """``~`` and ``~user`` at the start of a path option, as a shell expands them (a value
+    written ``--output=~/x`` reaches hopscore unexpanded); ``ValueError`` for an unknown user.
+
+    The expansion happens once, here, where the option is read: the commands and
+    :mod:`hopscore.outputs` take the resulting path as it is, so ``./~name/x`` stays a
+    folder named ``~name`` below this one.
+    """
+    import os
+
+    if not text.startswith("~"):
+        return text
+    expanded = os.path.expanduser(text)
+    if expanded.startswith("~"):  # expanduser leaves what it cannot expand as it was
+        user = text[1:].split("/", 1)[0]
+        who = f"no user {user!r} on this machine" if user else "no home directory is known"
+        raise ValueError(f"{text!r} starts with ~{user}, but {who}; for a folder named "
+                         f"~{user} here, write ./{text}")
+    return expanded
+
+
+class PathValue(TyperPath):
+    """The type of every path option and argument of the command line (set on each command by
+    :func:`use_path_values`): an empty value is refused (``-o ""`` would otherwise mean this
+    folder), and a leading ``~`` or ``~user`` is expanded or refused with a clear error, exit
+    status 2, never the crash of an unknown user's home."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, str):
+            if not value.strip():
+                self.fail("an empty path; give a file or folder name (. for this folder)",
+                          param, ctx)
+            try:
+                value = expand_home(value)
+            except ValueError as exc:
+                self.fail(str(exc), param, ctx)
+        return super().convert(value, param, ctx)
+
+
+def use_path_values(command: Any) -> None:
+    """Make every path parameter of a click command (and of its sub-commands) a
+    :class:`PathValue`."""
+    for param in getattr(command, "params", ()):
+        if type(param.type) is TyperPath:
+            param.type.__class__ = PathValue
+    for sub in (getattr(command, "commands", None) or {}).values():
+        use_path_values(sub)

@@ -91,6 +91,8 @@ def score(
     fractions, overall and per group, with missing and extra ids) and scores.jsonl (one line
     per gold example). A gold example without a prediction scores 0 and stays in the
     denominator; a predicted id not in the gold is ignored. Both are listed and warned about.
+    An existing --output-dir is rewritten only when it holds the scores of the same gold
+    (metrics.json records it): another gold's exits 2 unless --restart, a run directory always.
 
     With --judge, an LLM judge (settings as for hopscore judge: JUDGE_MODEL, JUDGE_BASE_URL,
     JUDGE_API_KEY) also grades each example, adding judge_accuracy (overall and per group) and
@@ -134,10 +136,15 @@ def score(
     if lm_filter is not None and source != "lm-eval":
         raise HopscoreError("--filter needs --from lm-eval")
     spec, clusters = o.interval_options(ci, ci_level, resamples, seed, cluster, cluster_file)
-    if not judge and (restart or resume_any or judge_retry_unparsed):
-        raise HopscoreError("--restart, --resume-any and --judge-retry-unparsed are about the "
-                            "judge's rows: they go with --judge (score alone always rewrites "
-                            "its files)")
+    if not judge and (resume_any or judge_retry_unparsed):
+        raise HopscoreError("--resume-any and --judge-retry-unparsed are about the judge's "
+                            "rows: they go with --judge")
+    made_from = None
+    if output_dir is not None:  # never the scores of another gold, never a run directory
+        from hopscore.reruns import check_score_dir, scored_from
+
+        made_from = scored_from(gold, gold_file.source)
+        check_score_dir(output_dir, bench.name, made_from, restart=restart)
     if not judge:
         from hopscore.scoring import score_files
 
@@ -150,7 +157,8 @@ def score(
 
             reader = predictions_reader(bench, predictions, source, lm_filter, note)
         report = score_files(bench, gold, predictions, output_dir, aliases=aliases,
-                             intervals=spec, clusters=clusters, read_predictions=reader)
+                             intervals=spec, clusters=clusters, read_predictions=reader,
+                             scored_from=made_from)
         if json_output:
             o.print_json(report.to_json())
             print_warnings(report, err_console)
@@ -179,7 +187,8 @@ def score(
     judged = score_files_with_judge(bench, gold, predictions, output_dir, config,
                                     aliases=aliases, console=err_console, warn=err_console,
                                     intervals=spec, clusters=clusters,
-                                    rerun=o.rerun_policy(restart, resume_any))
+                                    rerun=o.rerun_policy(restart, resume_any),
+                                    scored_from=made_from)
     report = judged.report
     from hopscore.cli.judge import summary_warnings
 

@@ -194,7 +194,7 @@ def sql_match(
     if db_root is not None and not db_root.is_dir():
         raise HopscoreError(f"--db-root {db_root}: not a folder")
     options = MatchOptions(
-        db_root=db_root.expanduser().resolve() if db_root is not None else None,
+        db_root=db_root.resolve() if db_root is not None else None,
         db_template=db_template, timeout_s=timeout if timeout > 0 else None, max_rows=max_rows,
         compare=compare, table_rows=table_rows, extract=extract,
         max_cell_chars=max_cell_chars, max_row_bytes=max_row_bytes,

@@ -83,7 +83,7 @@ class ResultLog:
         where = Location(str(self.path), line=line)
         try:
             row = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply
             if last:
                 return None
             raise InputError(

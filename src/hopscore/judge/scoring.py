@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,7 @@ def score_files_with_judge(
     intervals: IntervalSpec | None = None,
     rerun: str = REFUSE,
     clusters: ClusterSpec | None = None,
+    scored_from: Mapping[str, Any] | None = None,
 ) -> JudgedReport:
     """Score as ``hopscore score`` does, then judge every example and merge the results.
 
@@ -176,6 +178,8 @@ def score_files_with_judge(
     judged = JudgedReport(report, summary, metric, disagreements, agreement,
                           file_sha256(predictions_path))
     if output_dir is not None:
+        if scored_from is not None:  # the gold that made the score directory (hopscore.reruns)
+            report.scored_from = dict(scored_from)
         _write(output_dir, judged, scores, rows)
     return judged
 

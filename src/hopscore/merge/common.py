@@ -2,19 +2,22 @@
 their rows without touching them, and the report of rows that are missing.
 
 Shard outputs are only read: a torn last line (a shard killed mid-write) is skipped here, not cut
-off, and nothing is written next to them.
+off, and nothing is written next to them. No shard is being written while it is read: its own
+lock (:mod:`hopscore.outputs`) is held for the read (:func:`reading`), one shard at a time, so
+that a merge of thousands of shards holds one descriptor for them, not one per shard.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
 from hopscore.errors import HopscoreError, InputError, Location
-from hopscore.io import load_json
+from hopscore.io import load_json, parse_json_line
 from hopscore.shard import Shard, sidecar_path
 
 #: Missing rows listed per shard in an error message.
@@ -141,6 +144,31 @@ def check_output(out: Path, outputs: Sequence[ShardOutput]) -> None:
                          "into a file of its own")
 
 
+@contextmanager
+def reading(output: ShardOutput) -> Iterator[None]:
+    """Hold ``output``'s own lock while the block reads it: a shard still being written is
+    refused (:class:`MergeError` naming its pid). A shard in a place this process cannot
+    write (read-only) cannot be written by anyone either, and is read as it is."""
+    from hopscore.outputs import Output, OutputBusy, OutputError, lock_output
+
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(lock_output(Output(output.path, "shard", output.path.is_dir())))
+        except OutputBusy as exc:
+            raise MergeError(f"a shard is still running: {exc}") from None
+        except OutputError:
+            pass
+        yield
+
+
+def check_not_running(outputs: Sequence[ShardOutput]) -> None:
+    """Refuse at once, before any shard is read, when one of them is being written (each lock
+    is taken and given back: none is held)."""
+    for output in outputs:
+        with reading(output):
+            pass
+
+
 @dataclass(slots=True)
 class StoredRows:
     """The latest row of each key in one shard's results file, with its exact bytes."""
@@ -164,12 +192,16 @@ def read_rows(path: Path, key_of: Callable[[dict[str, Any]], str | None]) -> Sto
         last = number == len(lines)
         try:
             row = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
             if last:
                 stored.torn = True
                 break
-            raise InputError(Location(str(path), line=number), "unreadable line in a shard's "
-                             "results file") from None
+            where = Location(str(path), line=number)
+            try:
+                row = parse_json_line(raw, where)
+            except InputError as exc:
+                raise InputError(where, f"unreadable line in a shard's results file "
+                                 f"({exc.message})") from None
         key = key_of(row) if isinstance(row, dict) else None
         if key is None:
             raise InputError(Location(str(path), line=number),
@@ -197,7 +229,8 @@ def collect(outputs: Sequence[ShardOutput], files: Callable[[ShardOutput], Path]
     out = Collected()
     holder: dict[str, ShardOutput] = {}
     for output in outputs:
-        stored = read_rows(files(output), key_of)
+        with reading(output):
+            stored = read_rows(files(output), key_of)
         if stored.torn:
             warn(f"note: {files(output)} ends in a torn line (its shard was killed while "
                  "writing); that row counts as missing")

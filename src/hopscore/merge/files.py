@@ -24,6 +24,7 @@ from hopscore.merge.common import (
     join_lines,
     merged_from,
     read_rows,
+    reading,
     refuse_missing,
 )
 from hopscore.shard import clear_sidecar, differences, file_sha256, shard_of
@@ -127,7 +128,8 @@ def merge_sql(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], N
     # knows each row by its input line instead, and checks the settings of every row
     by_line: dict[int, tuple[bytes, dict[str, Any]]] = {}
     for output in outputs:
-        rows = read_rows(output.path, key_of)
+        with reading(output):
+            rows = read_rows(output.path, key_of)
         if rows.torn:
             warn(f"note: {output.path} ends in a torn line (its shard was killed while "
                  "writing); that row counts as missing")

@@ -28,6 +28,7 @@ from hopscore.merge.common import (
     collect,
     join_lines,
     read_rows,
+    reading,
     refuse_missing,
     settings_from_json,
 )
@@ -89,7 +90,8 @@ def merge_hdr(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], N
     if settings.grade:  # the shards' judge verdicts, reused (the judge resumes from them)
         pooled: dict[str, bytes] = {}
         for output in outputs:
-            pooled.update(read_rows(output.path / JUDGE_OUTPUT, judge_key_of).raw)
+            with reading(output):
+                pooled.update(read_rows(output.path / JUDGE_OUTPUT, judge_key_of).raw)
         write_text_atomic(out / JUDGE_OUTPUT, join_lines(pooled.values()))
     rows = {key: found.rows[key] for key in keys}
     outcome, stats = batch_totals(outputs)
