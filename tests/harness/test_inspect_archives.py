@@ -67,8 +67,8 @@ def _warnings(metrics: dict[str, Any]) -> str:
     return "\n".join(metrics["warnings"])
 
 
-def _score(tmp_path: Path, gold: Path, log: Path, out: str,
-           env: dict[str, str] | None = None, bench: str = "bamboogle") -> tuple[Any, dict[str, Any]]:
+def _score(tmp_path: Path, gold: Path, log: Path, out: str, env: dict[str, str] | None = None,
+           bench: str = "bamboogle") -> tuple[Any, dict[str, Any]]:
     result = run_cli("score", bench, "--gold", gold, "-p", log, "--from", "inspect",
                      "--resamples", "0", "-o", tmp_path / out, env=env or _env(tmp_path))
     metrics = json.loads((tmp_path / out / "metrics.json").read_text()) \
@@ -232,7 +232,7 @@ def test_damaged_and_unknown_entries_are_clear_errors(tmp_path: Path) -> None:
     from hopscore.errors import InputError
     from hopscore.harness.inspect_log import read_log
 
-    gold, records = _bamboogle(tmp_path)
+    _, records = _bamboogle(tmp_path)
     samples = [Sample(id=str(i), input=r["question"], target=r["answer"])
                for i, r in enumerate(records[:3])]
     log = _write_log(tmp_path, samples, {}, "small")
