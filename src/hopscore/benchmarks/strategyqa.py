@@ -2,7 +2,9 @@
 
 Gold: the official JSON list of ``{qid, question, answer: bool, decomposition: [str], evidence}``
 where ``evidence`` holds one list per annotator, one entry per decomposition step, each step a
-list of paragraph-id lists or the strings ``"operation"`` / ``"no_evidence"``.
+list of paragraph-id lists or the strings ``"operation"`` / ``"no_evidence"``. A gold answer
+written as a string (``"True"``, ``"false"``, ``"yes"``, ``"0"``: exports and CSV files) is read as
+the boolean it spells; anything else is an error.
 
 Predictions, any of:
 

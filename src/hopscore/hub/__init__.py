@@ -91,7 +91,13 @@ def hub_source_kind(benchmark: str, gold: Path | str) -> str | None:
         return None  # the official loader reports what is wrong with the file
     if not isinstance(first, dict):
         return None
-    if json_rows_kind(path) == "jsonl":
+    from hopscore.io import sniff_json_kind
+
+    # a one-row JSON Lines export is one object, which is JSON Lines only by its name (an
+    # official gold may be one object: HybridQA's {id: answer} reference)
+    lines = sniff_json_kind(path) == "jsonl" or (suffix == ".jsonl"
+                                                 and json_rows_kind(path) == "jsonl")
+    if lines:
         if layout.official_suffix == ".json" or layout.is_hub_row(first):
             return "jsonl"
         return None
