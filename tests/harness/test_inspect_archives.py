@@ -256,3 +256,32 @@ def test_damaged_and_unknown_entries_are_clear_errors(tmp_path: Path) -> None:
     damaged.write_bytes(bytes(data))
     with pytest.raises(InputError, match=r"damaged\.eval!samples/1_epoch_1\.json"):
         read_log(damaged, use_inspect=False)
+
+
+def _forged_archive(path: Path, name: str, data: bytes, declared: int) -> None:
+    """A one-entry deflate archive whose headers declare ``declared`` bytes (not len(data))."""
+    import zlib
+
+    engine = zlib.compressobj(9, zlib.DEFLATED, -15)
+    packed = engine.compress(data) + engine.flush()
+    crc = zlib.crc32(data)
+    raw = name.encode()
+    local = struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 8, 0, 0, crc, len(packed), declared,
+                        len(raw), 0) + raw
+    central = struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, 8, 0, 0, crc, len(packed),
+                          declared, len(raw), 0, 0, 0, 0, 0, 0) + raw
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 1, 1, len(central),
+                      len(local) + len(packed), 0)
+    path.write_bytes(local + packed + central + end)
+
+
+def test_a_forged_entry_size_does_not_lift_the_cap(tmp_path: Path) -> None:
+    """An entry whose header declares 1 KB but holds 40 MB stops at its declared size."""
+    from hopscore.errors import InputError
+    from hopscore.harness.inspect_log import read_log
+
+    forged = tmp_path / "forged.eval"
+    _forged_archive(forged, "samples/1_epoch_1.json", b"a" * (40 << 20), 1000)
+    with pytest.raises(InputError, match=r"forged\.eval!samples/1_epoch_1\.json: .*more than "
+                                         r"the 1000 bytes its header declares"):
+        read_log(forged, use_inspect=False)

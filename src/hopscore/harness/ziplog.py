@@ -8,10 +8,11 @@ found after its local header, are streamed through the decompressor of its metho
 deflate, bzip2, lzma from the standard library; Zstandard from the ``zstandard`` package,
 frames read one after another as inspect writes several for a large entry).
 
-Every entry is decompressed a window at a time and stops with an error once its output passes
-:func:`entry_limit` bytes, whatever its header declares, so a small archive holding a huge
-entry (a zip bomb) costs neither the memory nor the time of decompressing it. The output is
-checked against the entry's CRC-32.
+An entry whose header declares more than :func:`entry_limit` bytes is an error at once; every
+other entry is decompressed a window at a time and stops with an error as soon as its output
+passes the smaller of the cap and its declared size, so a small archive holding a huge entry (a
+zip bomb, honest or with a forged header) costs neither the memory nor the time of decompressing
+it. The output is checked against the entry's CRC-32.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ def iter_entry(path: Path, handle: BinaryIO, info: zipfile.ZipInfo,
     where = f"{path}!{info.filename}"
     if info.flag_bits & 0x1:
         raise InputError(where, "the entry is encrypted")
+    if info.file_size > limit:
+        raise InputError(where, _too_large(info, limit))
     handle.seek(info.header_offset)
     header = handle.read(_LOCAL_HEADER.size)
     if len(header) != _LOCAL_HEADER.size or header[:4] != _LOCAL_SIGNATURE:
@@ -83,14 +86,20 @@ def iter_entry(path: Path, handle: BinaryIO, info: zipfile.ZipInfo,
     for piece in _decompressed(source, info.compress_type, where):
         size += len(piece)
         if size > limit:
-            raise InputError(where, f"the entry decompresses to more than {limit >> 20} MiB "
-                             f"({info.compress_size} bytes compressed); a larger entry can be "
-                             f"read by setting {ENV_LIMIT} (MiB)")
+            raise InputError(where, _too_large(info, limit))
+        if size > info.file_size:
+            raise InputError(where, f"the entry decompresses to more than the {info.file_size} "
+                             "bytes its header declares (a damaged or forged archive)")
         crc = zlib.crc32(piece, crc)
         yield piece
     if crc != info.CRC:
         raise InputError(where, "the decompressed entry does not match its CRC-32 "
                          "(a damaged archive)")
+
+
+def _too_large(info: zipfile.ZipInfo, limit: int) -> str:
+    return (f"the entry decompresses to more than {limit / (1 << 20):g} MiB ({info.compress_size} "
+            f"bytes compressed); a larger entry can be read by setting {ENV_LIMIT} (MiB)")
 
 
 class _Slice:
