@@ -50,20 +50,22 @@ def read_log(path: Path, *, use_inspect: bool = True) -> LogRecords:
     if not path.is_file():
         raise InputError(path, "no such inspect log file")
     archive = zipfile.is_zipfile(path)
-    entries = _zip_entries(path) if archive else None
     if use_inspect:
         try:
             from inspect_ai.log import read_eval_log
         except ImportError:
             pass
         else:
+            if archive:
+                _zip_entries(path, parse=False)  # the size cap, before inspect_ai reads it
             try:
                 log = read_eval_log(str(path))
             except Exception as exc:  # pydantic / zip / json errors of many kinds
                 raise InputError(path, f"inspect_ai cannot read this log: {exc}") from None
             samples = [_from_object(sample) for sample in log.samples or []]
             return _first_epochs(path, samples, "inspect_ai", bool(log.eval.dataset.shuffled))
-    if entries is not None:
+    if archive:
+        entries = _zip_entries(path)
         samples = [_from_dict(s) for name, s in entries.items() if name.startswith("samples/")]
         header = entries.get("header.json") or entries.get("_journal/start.json") or {}
         return _first_epochs(path, samples, "zip", _shuffled(header))
@@ -136,16 +138,16 @@ def _last_user_text(messages: list[Any]) -> str | None:
     return None
 
 
-def _zip_entries(path: Path) -> dict[str, dict[str, Any]]:
+def _zip_entries(path: Path, parse: bool = True) -> dict[str, dict[str, Any]]:
     """The JSON entries of an ``.eval`` archive that a score reads (samples, header), by
     name; every entry is decompressed under the size cap, so one too large is an error before
-    any reader holds it."""
+    any reader holds it (``parse=False``: only that check, nothing is kept)."""
     limit = entry_limit()
     out: dict[str, dict[str, Any]] = {}
     with open(path, "rb") as handle:
         for info in archive_entries(path):
             name = info.filename
-            wanted = name.endswith(".json") and (name.startswith("samples/") or name in (
+            wanted = parse and name.endswith(".json") and (name.startswith("samples/") or name in (
                 "header.json", "_journal/start.json"))
             if not wanted:
                 for _ in iter_entry(path, handle, info, limit):
