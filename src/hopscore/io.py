@@ -311,6 +311,30 @@ def _check_utf8(path: Path, line: int, data: bytes, *, cut: bool) -> None:
             raise InputError(Location(str(path), line=line), "not valid UTF-8") from None
 
 
+def csv_rows(
+    path: Path | str, lines: Iterable[str], delimiter: str = ","
+) -> Iterator[tuple[int, list[str]]]:
+    """``(line number, cells)`` of CSV text. A cell may be as long as the file (the csv
+    module's default limit is 131,072 characters); text csv cannot read is an error naming
+    the file and line."""
+    limit = sys.maxsize
+    while csv.field_size_limit() < limit:
+        try:
+            csv.field_size_limit(limit)
+        except OverflowError:  # a C long is 32 bits (Windows)
+            limit //= 2
+    reader = csv.reader(lines, delimiter=delimiter)
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InputError(Location(str(path), line=reader.line_num + 1),
+                             f"not valid CSV: {exc}") from None
+        yield reader.line_num, row
+
+
 def iter_delimited(
     path: Path | str, delimiter: str | None = None
 ) -> Iterator[tuple[Location, dict[str, str]]]:
@@ -322,14 +346,12 @@ def iter_delimited(
     if delimiter is None:
         delimiter = "\t" if p.suffix.lower() in {".tsv", ".tab"} else ","
     text = read_text(p)
-    reader = csv.reader(text.splitlines(keepends=True), delimiter=delimiter)
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise InputError(p, "file is empty, expected a header line") from None
-    header = [h.strip() for h in header]
-    for row in reader:
-        line = reader.line_num
+    rows = csv_rows(p, text.splitlines(keepends=True), delimiter)
+    first = next(rows, None)
+    if first is None:
+        raise InputError(p, "file is empty, expected a header line")
+    header = [h.strip() for h in first[1]]
+    for line, row in rows:
         if not any(cell.strip() for cell in row):
             continue
         if len(row) > len(header):

@@ -16,6 +16,7 @@ every bundled sample). Nothing here reads a file or the network.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from hopscore.text import normalize_answer
 
@@ -133,33 +134,75 @@ def fermi_answer(prediction: str | float, gold: str | float) -> dict[str, float]
 
 
 def quartz_answer(
-    prediction: str, choices: Mapping[str, str] | Sequence[tuple[str, str]], answer_key: str
+    prediction: str, choices: Mapping[str, str] | Sequence[tuple[str, str]] | Sequence[str],
+    answer_key: str,
 ) -> dict[str, float]:
     """QuaRTz accuracy: the prediction counts as the choice it names (the label, "A." or "(A)",
     or exactly one choice's text) and scores 1 when that is the answer key.
 
+    ``choices`` is ``{label: text}``, ``[(label, text), ...]`` or the texts alone, labelled
+    A, B, ... in order; an answer key that is not a label is a ``ValueError``.
+
     >>> choices = {"A": "more", "B": "less"}
     >>> quartz_answer("B. less", choices, "B"), quartz_answer("less", choices, "B")
     ({'accuracy': 1.0}, {'accuracy': 1.0})
+    >>> quartz_answer("A", ["increase", "decrease"], "A")
+    {'accuracy': 1.0}
     """
     from hopscore.benchmarks.quartz import resolve_choice
 
-    pairs = tuple(choices.items()) if isinstance(choices, Mapping) else tuple(choices)
+    pairs = _choice_pairs(choices)
+    labels = [label for label, _ in pairs]
+    if answer_key not in labels:
+        raise ValueError(f"quartz_answer: the answer key {answer_key!r} is not one of the "
+                         f"choice labels {labels}")
     return {"accuracy": float(resolve_choice(prediction, pairs) == answer_key)}
 
 
-def strategyqa_answer(prediction: bool | str, gold: bool) -> dict[str, float]:
+def _choice_pairs(choices: Any) -> tuple[tuple[str, str], ...]:
+    """``{label: text}``, ``[(label, text), ...]`` or the texts alone (labelled A, B, ...)."""
+    if isinstance(choices, Mapping):
+        pairs = tuple(choices.items())
+    elif isinstance(choices, str) or not isinstance(choices, Sequence):
+        raise TypeError("quartz_answer: choices must be {label: text}, [(label, text), ...] or "
+                        f"[text, ...], got {type(choices).__name__}")
+    elif all(isinstance(choice, str) for choice in choices):
+        if len(choices) > 26:
+            raise ValueError("quartz_answer: more than 26 unlabelled choices")
+        pairs = tuple((chr(ord("A") + i), text) for i, text in enumerate(choices))
+    else:
+        pairs = tuple(tuple(choice) for choice in choices if not isinstance(choice, str)
+                      and isinstance(choice, Sequence) and len(choice) == 2)
+        if len(pairs) != len(choices):
+            raise TypeError("quartz_answer: choices must be {label: text}, [(label, text), ...] "
+                            f"or [text, ...], got {list(choices)!r}"[:300])
+    if not all(isinstance(label, str) and isinstance(text, str) for label, text in pairs):
+        raise TypeError(f"quartz_answer: choice labels and texts must be strings, got {pairs!r}"
+                        [:300])
+    return pairs
+
+
+def strategyqa_answer(prediction: bool | str, gold: bool | str) -> dict[str, float]:
     """StrategyQA accuracy: a boolean, or yes/no/true/false in any case (as the universal
-    prediction format reads them), against the gold boolean; any other string scores 0.
+    prediction format reads them), against the gold boolean; any other string scores 0. The
+    gold may be written as a string too (true/false, yes/no, 1/0 in any case: a CSV's cells);
+    any other gold is a ``ValueError``.
 
     >>> strategyqa_answer("Yes", True), strategyqa_answer(False, True)
     ({'accuracy': 1.0}, {'accuracy': 0.0})
+    >>> strategyqa_answer("yes", "yes"), strategyqa_answer("no", "True")
+    ({'accuracy': 1.0}, {'accuracy': 0.0})
     """
-    from hopscore.benchmarks.strategyqa import _BOOLEAN_WORDS
+    from hopscore.benchmarks.strategyqa import _BOOLEAN_WORDS, gold_boolean
+
+    gold_value = gold_boolean(gold)
+    if gold_value is None:
+        raise ValueError(f"strategyqa_answer: the gold must be a boolean or true/false, yes/no, "
+                         f"1/0; got {gold!r}"[:200])
 
     value = _BOOLEAN_WORDS.get(prediction.strip().lower()) if isinstance(prediction, str) \
         else prediction
-    return {"accuracy": float(value is not None and value == gold)}
+    return {"accuracy": float(value is not None and value == gold_value)}
 
 
 def feverous_claim(

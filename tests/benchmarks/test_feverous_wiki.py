@@ -143,3 +143,37 @@ def test_chain_strategies_read_the_wiki_and_predict_the_evidence_they_used(tmp_p
     assert set(CLAIMS[101][0]) <= set(row["prediction"]["evidence"])
     scores = json.loads((tmp_path / "sa" / "scores.jsonl").read_text().splitlines()[0])
     assert scores["metrics"]["feverous_score"] == 1.0
+
+
+def test_a_cited_page_title_is_predicted_evidence(tmp_path: Path):
+    """FEVEROUS has <page>_title elements (in evidence and contexts); a reply citing
+    [Aldermoor Abbey_title] lost it (neither shown nor of a known id shape)."""
+    lines = gold_subset(tmp_path / "subset.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines[1:]]
+    first = next(r for r in records if r["id"] == 101)
+    first["evidence"][0]["content"].insert(0, "Aldermoor Abbey_title")
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("\n".join([lines[0], *map(json.dumps, records)]) + "\n")
+    cited = {**{i: e for i, (e, _) in CLAIMS.items()},
+             101: ["Aldermoor Abbey_title", *CLAIMS[101][0]]}
+    claims = {r["claim"]: r["id"] for r in records}
+
+    def reply(prompt: str, attempt: int) -> Reply:
+        claim_id = claims[claim_of(prompt)]
+        evidence = ", ".join(f"[{e}]" for e in cited[claim_id])
+        return Reply(f"The pages settle it.\nEvidence: {evidence}\nAnswer: {CLAIMS[claim_id][1]}")
+
+    with FakeOpenAI(reply) as server:
+        result = run_cli("run", "feverous", "--gold", gold, "--model", "openai/m",
+                         "--base-url", server.base_url, "-o", tmp_path / "out", "--no-cache",
+                         "--no-progress", "--resamples", "0", "--wiki-db",
+                         build_wiki_db(tmp_path / "wiki.db"), "--wiki-pages", "3",
+                         "--wiki-elements", "12")
+    assert result.returncode == 0, result.stderr
+    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert metrics["metrics"]["feverous_score"] == 1.0
+    predictions = [json.loads(line) for line in
+                   (tmp_path / "out" / "predictions.jsonl").read_text().splitlines()]
+    assert next(p for p in predictions if str(p["id"]) == "101")["predicted_evidence"] == \
+        cited[101]
+    assert cited_elements("Evidence: [Other Page_title], [a_title page]") == ["Other Page_title"]

@@ -168,9 +168,9 @@ def test_accuracy_does_not_depend_on_prediction_order(order, answers):
     ("gold", "predictions", "message"),
     [
         (
-            [{"qid": "a", "question": "Q?", "answer": "yes"}],
+            [{"qid": "a", "question": "Q?", "answer": "maybe"}],
             {"a": {"answer": True}},
-            "record [0]: field 'answer': expected a boolean, got string",
+            "record [0]: field 'answer': expected a boolean (or true/false, yes/no), got string",
         ),
         ([{"question": "Q?", "answer": True}], {"a": {"answer": True}}, "field 'qid': missing"),
         (

@@ -228,3 +228,26 @@ def test_unjoined_and_bad_lines_are_reported(tmp_path: Path) -> None:
                      env=_env(tmp_path))
     assert result.returncode == 2 and "bad.jsonl:1" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_replies_without_supporting_facts_warn_as_a_file_without_sp(tmp_path: Path) -> None:
+    """Replies that cite no supporting facts score sp and joint 0 on every example: said as
+    for a prediction file without "sp" (it was silent)."""
+    gold_path = FIXTURES / "hotpotqa" / "dev_small.json"
+    gold = json.loads(gold_path.read_text())
+    replies = {r["question"]: f"Reasoning.\nAnswer: {r['answer']}" for r in gold}
+    docs = [{"id": r["_id"], "question": r["question"], "answer": r["answer"]} for r in gold]
+    tasks = _task(tmp_path / "tasks", "hopscore_test_nosp", docs)
+    samples = _oracle(tmp_path, tasks, "hopscore_test_nosp", replies)
+    result = run_cli("score", "hotpotqa", "--gold", gold_path, "-p", samples, "--from", "lm-eval",
+                     "-o", tmp_path / "from", env=_env(tmp_path))
+    assert result.returncode == 0, result.stderr
+    warnings = json.loads((tmp_path / "from" / "metrics.json").read_text())["warnings"]
+    assert any('no prediction has "sp"; supporting-fact and joint metrics score 0 for every '
+               'example' in w and "Supporting facts:" in w for w in warnings), warnings
+    plain = run_cli("score", "hotpotqa", "--gold", gold_path, "-p", _universal(
+        tmp_path / "u.jsonl", [{"id": r["_id"], "answer": r["answer"]} for r in gold]),
+        "-o", tmp_path / "plain", env=_env(tmp_path))
+    assert plain.returncode == 0, plain.stderr
+    assert _metrics(tmp_path / "from") == _metrics(tmp_path / "plain")
+    assert _metrics(tmp_path / "from")["metrics"]["em"] == 1.0

@@ -31,7 +31,6 @@ denominator (listed in ``missing_ids``), like every other benchmark here.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,7 +49,7 @@ from hopscore.benchmarks.base import (
 )
 from hopscore.benchmarks.formats import UNIVERSAL, universal_or_json
 from hopscore.errors import InputError, Location
-from hopscore.io import Fields, json_type, load_json, read_text, write_json_atomic
+from hopscore.io import Fields, csv_rows, json_type, load_json, read_text, write_json_atomic
 from hopscore.records import fast_init
 from hopscore.text import normalize_answer, set_f1
 
@@ -187,8 +186,8 @@ def _delimited_examples(path: Path, text: str) -> list[BamboogleExample]:
         delimiter = "\t"
     else:
         delimiter = ","
-    rows = csv.reader(text.splitlines(keepends=True), delimiter=delimiter)
-    header = [cell.strip() for cell in next(rows, [])]
+    rows = csv_rows(path, text.splitlines(keepends=True), delimiter)
+    header = [cell.strip() for cell in next(rows, (0, []))[1]]
     columns = {name.lower(): i for i, name in reversed(list(enumerate(header)))}
     if "question" in columns and "answer" in columns:
         q_col, a_col = columns["question"], columns["answer"]
@@ -203,10 +202,10 @@ def _delimited_examples(path: Path, text: str) -> list[BamboogleExample]:
             f"got {header!r}",
         )
     examples: list[BamboogleExample] = []
-    for row in rows:
+    for line, row in rows:
         if not any(cell.strip() for cell in row):
             continue
-        where = Location(str(path), line=rows.line_num)
+        where = Location(str(path), line=line)
         if len(row) > len(header):
             raise InputError(where, f"{len(row)} cells but the header has {len(header)}")
         if len(row) <= a_col:

@@ -92,6 +92,11 @@ def parse_element(element_id: str) -> Element | None:
     return parts[0], parts[1], "_".join(parts[2:])
 
 
+def element_id(element: Element) -> str:
+    """The id an element was parsed from (``("Page", "title", "")`` -> ``"Page_title"``)."""
+    return "_".join(element) if element[2] else f"{element[0]}_{element[1]}"
+
+
 def truncate(elements: list[Element]) -> tuple[Element, ...]:
     """Keep the first 5 non-table and the first 25 table elements, in their order."""
     kept: list[Element] = []
@@ -347,12 +352,12 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
                                   evidence=truncate(elements))
 
     def prediction_details(self, prediction: FeverousPrediction) -> dict[str, Any]:
-        return {"evidence": ["_".join(e) for e in prediction.evidence]}
+        return {"evidence": [element_id(e) for e in prediction.evidence]}
 
     def write_predictions(self, predictions: Sequence[FeverousPrediction], path: Path) -> None:
         write_jsonl_atomic(path, (
             {"id": p.id, "predicted_label": p.answer or "",
-             "predicted_evidence": ["_".join(e) for e in p.evidence]}
+             "predicted_evidence": [element_id(e) for e in p.evidence]}
             for p in predictions
         ))  # fmt: skip
 
@@ -363,7 +368,8 @@ _CITED = re.compile(r"\[([^\[\]\n]{3,300}?)\]")
 def cited_elements(output: str, shown: tuple[str, ...] | None = None) -> list[str]:
     """Element ids cited in brackets in a reply (after its last "Evidence" label if any):
     ids among the shown ones, exactly or ignoring case and spaces around "_"; any other
-    well-formed ``<page>_<type>_<position>`` id as written. Order kept, duplicates dropped."""
+    well-formed ``<page>_<type>_<position>`` or ``<page>_title`` id as written. Order kept,
+    duplicates dropped."""
     labels = list(re.finditer(r"evidence\s*[:：]", output, re.I))
     text = output[labels[-1].end():] if labels else output
     known = {_loose(i): i for i in shown or ()}
@@ -379,7 +385,8 @@ def cited_elements(output: str, shown: tuple[str, ...] | None = None) -> list[st
     return list(found)
 
 
-_ID_SHAPE = re.compile(r"_(?:sentence|cell|header_cell|table_caption|item|section)_\d")
+_ID_SHAPE = re.compile(
+    r"_(?:(?:sentence|cell|header_cell|table_caption|item|section)_\d|title$)")
 
 
 def _loose(element: str) -> str:

@@ -273,8 +273,9 @@ def render(units: list[Unit], wiki: FeverousWiki | None = None) -> list[dict[str
             tables = {u.table for u in shown if u.table is not None and not u.header}
             chosen.update(u for u in wiki.units(page) if u.header and u.table in tables)
         lines = sorted(chosen, key=lambda u: (u.position, _row_number(u)))
+        # the page's title is shown too ("Page: <title>"): FEVEROUS's <page>_title element
         out.append({"title": page, "lines": [u.display for u in lines],
-                    "ids": [i for u in lines for i in u.ids]})
+                    "ids": [f"{page}_title", *(i for u in lines for i in u.ids)]})
     return out
 
 

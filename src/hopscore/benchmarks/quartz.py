@@ -50,7 +50,7 @@ from hopscore.benchmarks.base import (
     load_universal,
 )
 from hopscore.errors import InputError, Location
-from hopscore.io import Fields, iter_jsonl, read_text, write_text_atomic
+from hopscore.io import Fields, csv_rows, iter_jsonl, read_text, write_text_atomic
 from hopscore.records import fast_init
 from hopscore.text import normalize_answer
 
@@ -202,9 +202,7 @@ def _universal_record(record: Fields, example_id: str) -> QuartzPrediction:
 def _read_leaderboard_csv(path: Path, text: str) -> dict[str, QuartzPrediction]:
     out: dict[str, QuartzPrediction] = {}
     seen: dict[str, int] = {}
-    rows = csv.reader(text.lstrip("\ufeff").splitlines(keepends=True))
-    for row in rows:
-        line = rows.line_num
+    for line, row in csv_rows(path, text.lstrip("\ufeff").splitlines(keepends=True)):
         if not any(cell.strip() for cell in row):
             continue
         where = Location(str(path), line=line)

@@ -2,7 +2,9 @@
 
 Gold: the official JSON list of ``{qid, question, answer: bool, decomposition: [str], evidence}``
 where ``evidence`` holds one list per annotator, one entry per decomposition step, each step a
-list of paragraph-id lists or the strings ``"operation"`` / ``"no_evidence"``.
+list of paragraph-id lists or the strings ``"operation"`` / ``"no_evidence"``. A gold answer
+written as a string (``"True"``, ``"false"``, ``"yes"``, ``"0"``: exports and CSV files) is read as
+the boolean it spells; anything else is an error.
 
 Predictions, any of:
 
@@ -59,7 +61,21 @@ from hopscore.words import agree, counted
 
 RETRIEVAL_LIMIT = 10
 _BOOLEAN_WORDS = {"yes": True, "true": True, "no": False, "false": False}
+#: the spellings of a gold answer that are read as a boolean (a CSV's or an export's strings)
+_GOLD_WORDS = {**_BOOLEAN_WORDS, "1": True, "0": False}
 _NO_ANSWER: Any = object()
+
+
+def gold_boolean(value: Any) -> bool | None:
+    """A gold answer as a boolean: a boolean, 0 or 1, or one of the strings true/false/yes/no/
+    1/0 in any case (as exports and CSV files write it); None for anything else."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        return _GOLD_WORDS.get(value.strip().lower())
+    return None
 
 
 @fast_init
@@ -181,7 +197,7 @@ class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
                 StrategyQAExample(
                     id=record.id("qid"),
                     question=record.str("question"),
-                    answer=record.bool("answer"),
+                    answer=_gold_answer(record),
                     decomposition=None
                     if decomposition is None
                     else string_list(decomposition, record, "decomposition"),
@@ -341,6 +357,15 @@ class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
                 entry["paragraphs"] = list(p.paragraphs)
             out[p.id] = entry
         write_json_atomic(path, out)
+
+
+def _gold_answer(record: Fields) -> bool:
+    value = record.raw("answer")
+    answer = gold_boolean(value)
+    if answer is None:
+        raise record.error("answer", f"expected a boolean (or true/false, yes/no), got "
+                           f"{json_type(value)} {value!r}"[:200])
+    return answer
 
 
 def _id_field(path: Path, first: Any) -> str:

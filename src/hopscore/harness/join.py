@@ -4,9 +4,16 @@ A record offers id candidates (a sample id, the ``id`` / ``_id`` / ``qid`` / ``q
 of the document it was made from) and question candidates (the document's question or claim,
 the prompt). It joins the first gold example whose id is a candidate; failing that, the one
 gold example whose question equals a candidate after whitespace and case are normalized. A
-question shared by several gold examples joins none of them (it would be a guess). Every
-record is accounted for: joined by id, joined by question, a second record for an example
-already joined (the first is kept), or not joined.
+question shared by several gold examples joins none of them (it would be a guess). A record
+numbered by the harness (inspect's ids 1, 2, ... for samples the task gave no id) carries its
+0-based ``position`` instead of an id: it joins by question, else the gold example at that
+position when the gold's ids are positions ("0", "1", ...: Bamboogle, Fermi, an id-less Hub
+copy). Every record is accounted for: joined by id, question or position, a second record for
+an example already joined (the first is kept), or not joined.
+
+An id is checked against the question: a record joined by id whose question is, uniquely, that
+of another gold example is a conflict. When most records joined by id conflict, the ids are not
+the gold's: those records are joined by question instead; a few conflicts are kept and named.
 """
 
 from __future__ import annotations
@@ -40,6 +47,9 @@ class HarnessRecord:
     full_output: str | None = None
     #: a multiple-choice reply: the index of the chosen option
     choice_index: int | None = None
+    #: the record's 0-based place in the evaluated dataset, when the harness numbered it
+    #: (its number is not a gold id)
+    position: int | None = None
 
 
 @dataclass(slots=True)
@@ -47,6 +57,11 @@ class JoinReport:
     records: int = 0
     by_id: int = 0
     by_question: int = 0
+    by_position: int = 0
+    #: records joined by id whose question is that of another gold example
+    conflicts: list[str] = field(default_factory=list)
+    #: conflicting records joined by question instead (most ids conflicted)
+    rejoined: int = 0
     duplicates: list[str] = field(default_factory=list)
     unjoined: list[str] = field(default_factory=list)
     ambiguous: list[str] = field(default_factory=list)
@@ -54,14 +69,25 @@ class JoinReport:
 
     @property
     def joined(self) -> int:
-        return self.by_id + self.by_question
+        return self.by_id + self.by_question + self.by_position
 
     def summary(self, source: str, n_gold: int) -> str:
         text = (
             f"{source}: joined {self.joined} of {self.records} records to the {n_gold} gold "
-            f"examples ({self.by_id} by id, {self.by_question} by question text)"
+            f"examples ({self.by_id} by id, {self.by_question} by question text"
+            + (f", {self.by_position} by position" if self.by_position else "") + ")"
         )
         parts = []
+        if self.by_position:
+            parts.append("the harness numbered the samples 1, 2, ... (the task gave them no ids); "
+                         "sample n is the gold example at position n-1 (id \"n-1\")")
+        if self.rejoined:
+            parts.append(f"the ids of {self.rejoined} records name other gold examples than "
+                         "their questions do, so the ids are not the gold's: those records were "
+                         f"joined by question (first: {', '.join(self.conflicts[:3])})")
+        elif self.conflicts:
+            parts.append(f"{len(self.conflicts)} joined by id carry the question of another gold "
+                         f"example; check the ids (first: {', '.join(self.conflicts[:3])})")
         if self.unjoined:
             parts.append(f"{len(self.unjoined)} matched no gold example "
                          f"(first: {', '.join(self.unjoined[:3])})")
@@ -77,7 +103,8 @@ class JoinReport:
         return text + ("; " + "; ".join(parts) if parts else "")
 
     def complete(self) -> bool:
-        return not (self.unjoined or self.ambiguous or self.duplicates or self.no_reply)
+        return not (self.unjoined or self.ambiguous or self.duplicates or self.no_reply
+                    or self.conflicts or self.by_position)
 
 
 def join(
@@ -89,11 +116,26 @@ def join(
     for example in examples:
         if example.question:
             by_question.setdefault(normalize_question(example.question), []).append(example.id)
-    joined: dict[str, HarnessRecord] = {}
-    report = JoinReport()
+    positional = all(example.id == str(i) for i, example in enumerate(examples))
+    matches: list[tuple[HarnessRecord, str | None, str]] = []
+    conflicts: list[tuple[int, str]] = []
     for record in records:
+        gold_id, how = _match(record, by_id, by_question, positional)
+        if how == "id":
+            other = _question_match(record, by_question)
+            if other is not None and other != gold_id:
+                conflicts.append((len(matches), other))
+        matches.append((record, gold_id, how))
+    report = JoinReport()
+    id_joined = sum(1 for _, _, how in matches if how == "id")
+    if conflicts and 2 * len(conflicts) > id_joined:
+        for index, other in conflicts:
+            matches[index] = (matches[index][0], other, "question")
+        report.rejoined = len(conflicts)
+    report.conflicts = [matches[index][0].where for index, _ in conflicts]
+    joined: dict[str, HarnessRecord] = {}
+    for record, gold_id, how in matches:
         report.records += 1
-        gold_id, how = _match(record, by_id, by_question)
         if gold_id is None:
             (report.ambiguous if how == "ambiguous" else report.unjoined).append(record.where)
             continue
@@ -103,25 +145,37 @@ def join(
         joined[gold_id] = record
         if how == "id":
             report.by_id += 1
-        else:
+        elif how == "question":
             report.by_question += 1
+        else:
+            report.by_position += 1
         if record.reply is None and record.choice_index is None:
             report.no_reply.append(record.where)
     return joined, report
 
 
+def _question_match(record: HarnessRecord, by_question: dict[str, list[str]]) -> str | None:
+    """The one gold example a record's question names, if any."""
+    for question in record.questions:
+        ids = by_question.get(normalize_question(question))
+        if ids is not None and len(ids) == 1:
+            return ids[0]
+    return None
+
+
 def _match(
-    record: HarnessRecord, by_id: dict[str, Any], by_question: dict[str, list[str]]
+    record: HarnessRecord, by_id: dict[str, Any], by_question: dict[str, list[str]],
+    positional: bool,
 ) -> tuple[str | None, str]:
     for candidate in record.ids:
         if candidate in by_id:
             return candidate, "id"
-    shared = False
-    for question in record.questions:
-        ids = by_question.get(normalize_question(question))
-        if ids is not None and len(ids) == 1:
-            return ids[0], "question"
-        shared = shared or ids is not None
+    found = _question_match(record, by_question)
+    if found is not None:
+        return found, "question"
+    if positional and record.position is not None and str(record.position) in by_id:
+        return str(record.position), "position"
+    shared = any(normalize_question(q) in by_question for q in record.questions)
     return None, "ambiguous" if shared else "none"
 
 

@@ -27,6 +27,7 @@ from hopscore.hub.source import (
     Rows,
     first_record,
     is_save_to_disk,
+    json_rows_kind,
     load_arrow,
     load_disk,
     load_hub,
@@ -92,7 +93,11 @@ def hub_source_kind(benchmark: str, gold: Path | str) -> str | None:
         return None
     from hopscore.io import sniff_json_kind
 
-    if sniff_json_kind(path) == "jsonl":
+    # a one-row JSON Lines export is one object, which is JSON Lines only by its name (an
+    # official gold may be one object: HybridQA's {id: answer} reference)
+    lines = sniff_json_kind(path) == "jsonl" or (suffix == ".jsonl"
+                                                 and json_rows_kind(path) == "jsonl")
+    if lines:
         if layout.official_suffix == ".json" or layout.is_hub_row(first):
             return "jsonl"
         return None
@@ -148,6 +153,20 @@ def _file_name(source: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", source.replace(HF_PREFIX, "hf_", 1)).strip("_")[:120]
 
 
+def _cached_digest(path: Path) -> str | None:
+    """The sha256 of a converted file already in the cache (None when there is none): the
+    cache is keyed by the digest of what is written, so a file whose digest differs from its
+    key was changed after it was written, and is not reused."""
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except FileNotFoundError:
+        return None
+    return digest.hexdigest()
+
+
 def official_gold(benchmark: str, gold: Path | str) -> GoldFile:
     """The official gold file for ``gold``: itself, or the official file made from a Hub
     layout (written once per content under the hopscore cache)."""
@@ -169,7 +188,14 @@ def official_gold(benchmark: str, gold: Path | str) -> GoldFile:
     target = folder / (_file_name(str(gold) if kind == "hub" else Path(gold).name)
                        + ".official" + layout.official_suffix)
     try:
-        if not target.is_file():
+        cached = _cached_digest(target)
+        if cached != digest:
+            if cached is not None:
+                warnings.append(
+                    f"the converted gold {target} had been changed since it was written "
+                    f"(sha256 {cached[:12]}..., not {digest[:12]}...); it was written again "
+                    f"from {rows.where}"
+                )
             write_text_atomic(target, text)
             write_json_atomic(folder / "source.json", {
                 "benchmark": name, "source": str(gold), "read_as": rows.where, "kind": kind,

@@ -100,6 +100,16 @@ def split_suffix(text: str) -> tuple[Path, str | None]:
     return path, None
 
 
+def json_rows_kind(path: Path) -> str:
+    """``jsonl`` for JSON Lines and for a document holding one object (a one-row JSON Lines
+    export, which :func:`hopscore.io.sniff_json_kind` calls a JSON document), else ``json``."""
+    if sniff_json_kind(path) == "jsonl":
+        return "jsonl"
+    with open_binary(path) as handle:
+        head = handle.read(1 << 12).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return "jsonl" if head.startswith(b"{") else "json"
+
+
 def first_record(path: Path) -> Any:
     """The first record of a JSON Lines file, or the first element of a JSON list (read from the
     start of the file only); None when there is none or it cannot be read that way."""
@@ -108,6 +118,11 @@ def first_record(path: Path) -> Any:
     with open_binary(path) as handle:
         head = handle.read(4 << 20).decode("utf-8-sig", errors="replace")
     start = head.lstrip()
+    if start.startswith("{"):  # one object: a one-row JSON Lines export
+        try:
+            return json.JSONDecoder().raw_decode(start)[0]
+        except json.JSONDecodeError:
+            return None
     if not start.startswith("["):
         return None
     body = start[1:].lstrip()
@@ -231,6 +246,8 @@ def load_json_rows(path: Path) -> Rows:
         kind = "jsonl"
     else:
         data = load_json(path)
+        if isinstance(data, dict):  # a one-row JSON Lines export
+            data = [data]
         if not isinstance(data, list) or not all(isinstance(row, dict) for row in data):
             raise InputError(path, "expected a JSON list of rows")
         rows, kind = data, "json"
