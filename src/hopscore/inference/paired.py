@@ -232,36 +232,13 @@ def delta_method(requested: str, *, binary: bool) -> tuple[str, str | None]:
 
 def mde_binary(n: int, discordance: float, *, alpha: float = 0.05, power: float = 0.8
                ) -> float:
-    """Smallest |B - A| that McNemar's test detects with ``power`` at two-sided ``alpha``, for
-    n pairs with this share of discordant pairs (Connor 1987's normal approximation, with the
-    discordance at least |delta|, floored at what an exact test can reject at all); infinite
-    when even n one-way flips would not be significant."""
-    if n <= 0 or min_exact_discordant(alpha) > n:
-        return math.inf
-    za, zb = z_quantile(1 - alpha), z_quantile(2 * power - 1)
+    """Smallest |B - A| that McNemar's exact test detects with ``power`` at two-sided ``alpha``,
+    for n pairs with this share of discordant pairs (exact power by binomial sums:
+    :mod:`hopscore.inference.exact_power`, the discordance at least |delta|); infinite when
+    even n one-way flips would not be significant."""
+    from hopscore.inference.exact_power import mde_mcnemar
 
-    def excess(delta: float) -> float:
-        psi = max(discordance, delta)
-        return math.sqrt(n) * delta - za * math.sqrt(psi) - zb * math.sqrt(max(0.0, psi - delta**2))
-
-    low, high = 0.0, 1.0
-    if excess(high) < 0:
-        return 1.0
-    for _ in range(80):
-        mid = (low + high) / 2
-        if excess(mid) >= 0:
-            high = mid
-        else:
-            low = mid
-    return max(high, min_exact_discordant(alpha) / n)
-
-
-def min_exact_discordant(alpha: float) -> int:
-    """Fewest discordant pairs, all one way, that the exact two-sided test rejects at alpha."""
-    k = 1
-    while 2 * 0.5**k >= alpha:
-        k += 1
-    return k
+    return mde_mcnemar(n, discordance, alpha=alpha, power=power)
 
 
 def mde_continuous(se: float, *, alpha: float = 0.05, power: float = 0.8) -> float:
