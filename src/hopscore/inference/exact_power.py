@@ -44,13 +44,14 @@ def critical_counts(ms: np.ndarray, alpha: float) -> np.ndarray:
 
     def significant(k: np.ndarray) -> np.ndarray:
         safe = np.clip(k, 0, ms)
-        return (k >= 0) & (k <= ms) & (2 * bdtr(safe, ms, 0.5) < alpha)
+        out: np.ndarray = (k >= 0) & (k <= ms) & (2 * bdtr(safe, ms, 0.5) < alpha)
+        return out
 
     for _ in range(10_000):  # the normal start is within a few counts of the answer
         up = significant(c + 1)
         down = (c >= 0) & ~significant(c)
         if not up.any() and not down.any():
-            return c
+            return np.asarray(c, dtype=np.int64)
         c = c + up - down
     raise AssertionError("critical counts did not settle")  # pragma: no cover
 
