@@ -63,7 +63,7 @@ def _window(n: int, psi: float) -> np.ndarray:
     return np.arange(low, high + 1, dtype=np.int64)
 
 
-def _reject(ms: np.ndarray, c: np.ndarray, favour: float) -> np.ndarray:
+def reject_given_discordant(ms: np.ndarray, c: np.ndarray, favour: float) -> np.ndarray:
     """P(reject | m discordant pairs) when each favours B with probability ``favour``."""
     from scipy.special import bdtr, bdtrc
 
@@ -82,7 +82,8 @@ class _Fixed:
         self.weights = binom.pmf(self.ms, n, psi)
 
     def power(self, favour: float) -> float:
-        return float(min(1.0, np.dot(self.weights, _reject(self.ms, self.c, favour))))
+        reject = reject_given_discordant(self.ms, self.c, favour)
+        return float(min(1.0, np.dot(self.weights, reject)))
 
 
 def _first_small_n(delta: float, discordance: float, alpha: float, power: float) -> int | None:
@@ -92,7 +93,7 @@ def _first_small_n(delta: float, discordance: float, alpha: float, power: float)
 
     psi = min(1.0, max(discordance, abs(delta)))
     ms = np.arange(SCAN_BELOW, dtype=np.int64)
-    reject = _reject(ms, critical_counts(ms, alpha), (1 + abs(delta) / psi) / 2)
+    reject = reject_given_discordant(ms, critical_counts(ms, alpha), (1 + abs(delta) / psi) / 2)
     ns = np.arange(1, SCAN_BELOW, dtype=np.int64)
     powers = binom.pmf(ms[None, :], ns[:, None], psi) @ reject
     reached = np.flatnonzero(powers >= power)
