@@ -149,23 +149,28 @@ def n_mcnemar(delta: float, discordance: float, *, alpha: float, power: float) -
 
 def mde_mcnemar(n: int, discordance: float, *, alpha: float, power: float) -> float:
     """Smallest |delta| at which McNemar's exact test on n pairs with this discordance has at
-    least ``power`` (the power grows with |delta|, so bisection finds it); infinite when even
-    n one-way flips would not be significant."""
+    least ``power``; infinite when even n one-way flips would not be significant.
+
+    The power is continuous and grows with |delta| (up to the discordance the share favouring B
+    grows, beyond it the discordance), so Brent's method finds where it crosses the target, and
+    the answer is moved up to the first delta (within 1e-10) whose power reaches it."""
+    from scipy.optimize import brentq
+
     if n < min_exact_discordant(alpha):
         return math.inf
     psi = min(1.0, max(discordance, 0.0))
     fixed = _Fixed(n, psi, alpha) if psi > 0 else None
 
-    def reaches(delta: float) -> bool:
+    def excess(delta: float) -> float:
         if fixed is not None and delta <= psi:
-            return fixed.power((1 + delta / psi) / 2) >= power
-        return mcnemar_power(n, delta, delta, alpha) >= power
+            return fixed.power((1 + delta / psi) / 2) - power
+        return mcnemar_power(n, delta, delta, alpha) - power
 
-    low, high = 0.0, 1.0
-    for _ in range(50):
-        mid = (low + high) / 2
-        if mid > 0 and reaches(mid):
-            high = mid
-        else:
-            low = mid
-    return high
+    if excess(1.0) < 0:  # pragma: no cover - n one-way flips are significant here
+        return math.inf
+    # the root lies below the discordance when the power there already reaches the target
+    low, high = (0.0, psi) if psi > 0 and excess(psi) >= 0 else (psi, 1.0)
+    delta = float(brentq(excess, low, high, xtol=1e-12))
+    while excess(delta) < 0:
+        delta += 1e-10
+    return delta

@@ -72,7 +72,7 @@ def flip_interval(differences: Sequence[float], level: float, bounds: tuple[floa
                 inner = 0.0
         if kept(outer):
             return outer
-        for _ in range(45):
+        for _ in range(32):
             middle = (inner + outer) / 2
             if kept(middle):
                 inner = middle
