@@ -43,14 +43,39 @@ def is_symmetric(value: float, low: float, high: float, *, bounded: bool = True)
     return abs(below - above) <= max(SYMMETRY * max(below, above), 0.00005)
 
 
+def signed_percent(value: float) -> str:
+    """``+0.40`` in percent, with as many more digits as it takes (up to 6) for a non-zero
+    value to print as non-zero, so a bound keeps its side of 0; exactly 0 prints ``0.00``."""
+    if value == 0:
+        return "0.00"
+    for digits in range(2, 7):
+        text = f"{100 * value:+.{digits}f}"
+        if float(text) != 0:
+            return text
+    return text
+
+
+def _side(x: float) -> int:
+    return int(x > 0) - int(x < 0)
+
+
 def bounds_text(value: float, low: float, high: float, *, bounded: bool = True,
                 signed: bool = False) -> str:
     """``± half`` (the longer side, so the printed interval holds the real one) when the
-    interval is symmetric (:func:`is_symmetric`), else ``[low, high]``, in percent."""
-    form = "+.2f" if signed else ".2f"
+    interval is symmetric (:func:`is_symmetric`), else ``[low, high]``, in percent.
+
+    ``signed`` (a difference): the printed bounds keep the real ones' side of 0: ``± half`` only
+    when value ± half, as printed, lies on the same sides of 0 as low and high, and a bound that
+    would round to 0 gets more digits."""
     if is_symmetric(value, low, high, bounded=bounded):
-        return f"± {100 * max(value - low, high - value):.2f}"
-    return f"[{100 * low:{form}}, {100 * high:{form}}]"
+        half = f"{100 * max(value - low, high - value):.2f}"
+        shown, width = round(100 * value, 2), float(half)
+        if not signed or (_side(round(shown - width, 6)) == _side(low)
+                          and _side(round(shown + width, 6)) == _side(high)):
+            return f"± {half}"
+    if signed:
+        return f"[{signed_percent(low)}, {signed_percent(high)}]"
+    return f"[{100 * low:.2f}, {100 * high:.2f}]"
 
 
 def with_interval(value: float, interval: Interval | None) -> str:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
+import warnings
 
+import numpy as np
 import pytest
 
 from hopscore.analysis.judging import agreement_table, bind_judge_files
@@ -94,3 +97,35 @@ def test_kappa_by_hand_and_against_statsmodels():
             (max(-1, theirs.kappa_low), min(1, theirs.kappa_upp)), rel=1e-9)
     assert Agreement(5, 0, 0, 0).kappa is None  # both raters always "right": undefined
     assert agreement_of([(True, True), (False, True)]).match_only == 1
+
+
+@pytest.mark.parametrize("table,rater", [
+    ([[5, 3], [0, 0]], "the judge said right to all 8"),
+    ([[5, 0], [3, 0]], "exact match said right to all 8"),
+    ([[0, 0], [3, 5]], "the judge said wrong to all 8"),
+    ([[5, 0], [0, 0]], "the judge said right to all 5 and exact match said right to all 5")])
+def test_kappa_is_undefined_when_a_rater_says_one_thing(table, rater):
+    """statsmodels gives kappa 0 with a standard error of 0 (a point interval) and a NaN test
+    statistic, or NaN outright when both raters are constant: no kappa to report."""
+    inter_rater = pytest.importorskip("statsmodels.stats.inter_rater")
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = inter_rater.cohens_kappa(table)
+    assert (math.isnan(theirs.z_value) and theirs.std_kappa0 in (0, 0.0)) or math.isnan(
+        theirs.kappa)
+    ours = Agreement(table[0][0], table[0][1], table[1][0], table[1][1])
+    assert ours.kappa is None and ours.kappa_se() is None and ours.kappa_interval() is None
+    assert ours.kappa_text() == f"undefined: {rater} (kappa needs both raters to vary)"
+    assert ours.to_json()["kappa_undefined"].startswith(rater)
+
+
+def test_analyze_and_report_say_why_kappa_is_undefined(tmp_path, two_runs):
+    _, a, b = two_runs
+    judge = judge_file_of(tmp_path, a, [True] * 20)
+    result = run_cli("analyze", a, "--judge", judge, "-o", tmp_path / "analysis.json",
+                     env={"COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr
+    assert "undefined: the judge said right to all 20" in result.stdout
+    html = tmp_path / "r.html"
+    assert run_cli("report", a, b, "--judge", judge, "-o", html).returncode == 0
+    assert "undefined: the judge said right to all 20" in html.read_text()

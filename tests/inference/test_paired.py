@@ -137,12 +137,14 @@ def test_adjusted_p_values_equal_statsmodels(method, name):
 
 
 def exact_mcnemar_power(n: int, discordance: float, delta: float, alpha: float) -> float:
-    """Power of the exact two-sided McNemar test at n pairs, by summing binomials."""
+    """Power of the exact two-sided McNemar test at n pairs, by summing binomials (the
+    discordance at least |delta|: all discordant pairs favour B beyond it)."""
     power = 0.0
-    favour = (1 + delta / discordance) / 2
-    for m in range(n + 1):
+    discordance = max(discordance, abs(delta))
+    favour = (1 + abs(delta) / discordance) / 2
+    for m in range(1, n + 1):
         pm = sps.binom.pmf(m, n, discordance)
-        if pm < 1e-12 or m == 0:
+        if pm < 1e-30:
             continue
         ks = np.arange(m + 1)
         p = np.minimum(1, 2 * sps.binom.cdf(np.minimum(ks, m - ks), m, 0.5))
@@ -150,10 +152,13 @@ def exact_mcnemar_power(n: int, discordance: float, delta: float, alpha: float) 
     return power
 
 
-@pytest.mark.parametrize("n,discordance", [(400, 0.2), (1000, 0.1), (3466, 0.15)])
-def test_binary_mde_has_about_the_requested_power(n, discordance):
-    mde = mde_binary(n, discordance, alpha=0.05, power=0.8)
-    assert 0.75 <= exact_mcnemar_power(n, discordance, mde, 0.05) <= 0.85
+@pytest.mark.parametrize("n,discordance,alpha", [(400, 0.2, 0.05), (1000, 0.1, 0.05),
+                                                  (3466, 0.15, 0.05), (60, 0.05, 0.01),
+                                                  (250, 0.4, 0.05 / 6)])
+def test_binary_mde_is_the_smallest_difference_the_exact_test_detects(n, discordance, alpha):
+    mde = mde_binary(n, discordance, alpha=alpha, power=0.8)
+    assert exact_mcnemar_power(n, discordance, mde, alpha) >= 0.8 - 1e-9
+    assert exact_mcnemar_power(n, discordance, mde * (1 - 1e-4), alpha) < 0.8
 
 
 def test_binary_mde_without_discordance_is_still_finite():

@@ -30,6 +30,7 @@ from hopscore.defaults import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.errors import HopscoreError
 from hopscore.inference.ci import Interval, check_choice
 from hopscore.inference.clusters import ClusterSpec
+from hopscore.inference.flip_interval import mean_difference_bounds
 from hopscore.inference.multiplicity import CORRECTIONS, adjust
 from hopscore.inference.paired import (
     DEFAULT_PERMUTATIONS,
@@ -296,7 +297,8 @@ def _row(metric: str, group: str | None, va: Floats, vb: Floats, binary: bool,
         mde = None if se is None else mde_continuous(se, alpha=options.alpha, power=options.power)
     else:
         interval = difference_interval(d.tolist(), method, options.level, flips=flips,
-                                       resamples=options.resamples, seed=options.seed)
+                                       resamples=options.resamples, seed=options.seed,
+                                       bounds=mean_difference_bounds(va, vb))
         if binary:
             assert flips is not None
             test = mcnemar(flips, mid_p=options.mid_p)

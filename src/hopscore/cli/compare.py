@@ -61,27 +61,58 @@ def delta_text(row: Row | None) -> str:
     return f"{100 * row.delta:+.2f} {interval_text(row)}{mark(row)}".replace("  ", " ")
 
 
-def legend(pairs: list[PairComparison]) -> str:
-    from hopscore.analysis.compare import family_size
+#: how each interval method of Δ is named under the tables
+METHOD_WORDS = {"exact-conditional": "exact conditional (Clopper-Pearson of the discordant pairs)",
+                "newcombe": "Newcombe (method 10)", "bca": "BCa", "bootstrap":
+                "percentile bootstrap", "t": "t", "sign-flip": "inverted exact sign-flip test "
+                "(few non-zero differences)"}
 
+
+def interval_caption(rows: list[Row], level: float) -> str:
+    """Which method made the intervals of each metric, and what they are not (adjusted)."""
+    from collections import Counter
+
+    methods: dict[str, Counter[str]] = {}
+    for row in rows:
+        if row.interval is not None:
+            methods.setdefault(row.metric, Counter())[row.interval.method] += 1
+    parts = []
+    for metric, counts in methods.items():
+        main = counts.most_common(1)[0][0]
+        others = [f"{METHOD_WORDS.get(m, m)} in {c} row{'s' if c > 1 else ''}"
+                  for m, c in counts.items() if m != main]
+        parts.append(f"{metric} {METHOD_WORDS.get(main, main)}"
+                     + (f", {', '.join(others)}" if others else ""))
+    return (f"CI: the {100 * level:g}% interval of Δ on each row by itself, not adjusted for "
+            f"multiplicity (it can exclude 0 on a row without {STAR}): " + "; ".join(parts))
+
+
+def legend(pairs: list[PairComparison], family: int, rows: list[Row]) -> str:
+    """The caption: the star's correction over the whole family of the call, the dagger, the
+    intervals' methods."""
     options = pairs[0].options
-    correction = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no correction"}
-    text = (f"{STAR} adjusted p < {options.alpha:g} ({correction[options.correction]} over the "
-            f"{family_size(pairs)} tests of this comparison: runs × metrics × groups); "
-            f"{UNDERPOWERED} not significant and |Δ| below the minimum detectable effect at "
-            f"{100 * options.power:g}% power (∞: too few examples for any difference to be "
-            "significant)")
+    correction = {"holm": "Holm", "bh": "Benjamini-Hochberg"}.get(options.correction)
+    star = (f"{STAR} adjusted p < {options.alpha:g} ({correction} over all {family} tests of "
+            "this call: runs × metrics × groups)" if correction else
+            f"{STAR} p < {options.alpha:g} (no correction for the {family} tests of this call)")
+    power = f"{100 * options.power:g}%"
+    text = (f"{star}; {UNDERPOWERED} not significant and |Δ| below the minimum detectable "
+            f"effect (MDE, at unadjusted alpha): the test had less than {power} power for a "
+            f"difference this small (∞: too few examples for any difference to be significant); "
+            + interval_caption(rows, options.level))
     if pairs[0].cluster:
         text += f"; clustered by {pairs[0].cluster} ({pairs[0].clusters} clusters)"
     return text
 
 
-def metrics_table(pair: PairComparison) -> Table:
+def metrics_table(pair: PairComparison, family: int) -> Table:
+    """The rows of one pair; ``family``: the tests the call's correction adjusted over."""
     level = f"{100 * pair.options.level:g}%"
     table = Table(
         title=f"B = {pair.b.label} vs A = {pair.a.label} on {pair.n} paired examples "
               f"(points; Δ = B − A with its {level} paired interval)",
-        title_justify="left", caption=legend([pair]), caption_justify="left",
+        title_justify="left", caption=legend([pair], family, pair.rows()),
+        caption_justify="left",
     )
     for column in ("metric", "A", "B", "Δ", f"{level} CI", "test", "p", "p adj", "MDE",
                    "A✓ B✗", "A✗ B✓"):
@@ -150,10 +181,14 @@ def flipped_examples_table(pair: PairComparison, show: int) -> Table | None:
 
 
 def matrix_table(pairs: list[PairComparison]) -> Table:
+    from hopscore.analysis.compare import family_size
+
     base = pairs[0].a
     names = [r.metric for r in pairs[0].metrics]
     table = Table(title=f"Δ against the baseline {base.label} (points, with the paired interval)",
-                  title_justify="left", caption=legend(pairs), caption_justify="left")
+                  title_justify="left", caption_justify="left",
+                  caption=legend(pairs, family_size(pairs),
+                                 [row for pair in pairs for row in pair.metrics]))
     table.add_column("run")
     table.add_column("n", justify="right")
     for name in names:
@@ -172,12 +207,14 @@ def matrix_table(pairs: list[PairComparison]) -> Table:
 
 def print_comparison(pairs: list[PairComparison], out: Console, show: int) -> None:
     """Every table, each split to the terminal's width by its key columns (nothing cut)."""
+    from hopscore.analysis.compare import family_size
     from hopscore.display import print_table
 
     if len(pairs) > 1:
         print_table(out, matrix_table(pairs), keys=2)
+    family = family_size(pairs)
     for pair in pairs:
-        for table, keys in ((metrics_table(pair), 1), (groups_table(pair), 2),
+        for table, keys in ((metrics_table(pair, family), 1), (groups_table(pair), 2),
                             (flips_table(pair), 2), (flipped_examples_table(pair, show), 1)):
             if table is not None:
                 print_table(out, table, keys=keys)

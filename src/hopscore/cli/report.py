@@ -40,14 +40,11 @@ def agreement_console_table(table: AgreementTable, label: str) -> Table:
         out.add_column(column, justify="left" if column == "group" else "right")
     for name, agreement in [("all", table.overall), *table.groups.items()]:
         low, high = agreement.agreement_interval()
-        kappa = agreement.kappa
-        k_interval = agreement.kappa_interval()
-        kappa_text = "n/a" if kappa is None or k_interval is None else (
-            f"{kappa:.3f} [{k_interval[0]:.3f}, {k_interval[1]:.3f}]")
         out.add_row(Text(name), str(agreement.n),
                     Text(f"{100 * agreement.observed:.2f} "
                          f"{bounds_text(agreement.observed, low, high)}"),
-                    Text(kappa_text), str(agreement.judge_only), str(agreement.match_only))
+                    Text(agreement.kappa_text()), str(agreement.judge_only),
+                    str(agreement.match_only))
     return out
 
 

@@ -3,8 +3,11 @@ kappa, with intervals (pure Python).
 
 Raw agreement is a proportion and gets Wilson's interval. Kappa gets the large-sample interval
 kappa +- z * se with the Fleiss, Cohen and Everitt (1969) standard error (the one statsmodels'
-``cohens_kappa`` reports as ``std_kappa``), cut to [-1, 1]. Kappa is undefined (None) when
-both raters give one and the same answer to everything (expected agreement 1).
+``cohens_kappa`` reports as ``std_kappa``), cut to [-1, 1]. Kappa is undefined (None, with
+the reason in :attr:`Agreement.kappa_undefined`) when either rater gives one answer to every
+example: the formula then gives 0 whatever the agreement (observed and expected agreement are
+the same number) with a standard error of 0 and a point interval, or 0/0 when both are constant;
+statsmodels' ``cohens_kappa`` gives its test statistic as NaN there.
 """
 
 from __future__ import annotations
@@ -45,10 +48,32 @@ class Agreement:
         return wilson(self.both_right + self.both_wrong, self.n, self.level)
 
     @property
+    def kappa_undefined(self) -> str | None:
+        """Why kappa is undefined here (a rater gave one answer to every example), or None."""
+        n = self.n
+        if n == 0:
+            return "no examples"
+        constant = []
+        for rater, right in (("the judge", self.both_right + self.judge_only),
+                             ("exact match", self.both_right + self.match_only)):
+            if right in (0, n):
+                constant.append(f"{rater} said {'right' if right else 'wrong'} to all {n}")
+        if not constant:
+            return None
+        return " and ".join(constant) + " (kappa needs both raters to vary)"
+
+    @property
     def kappa(self) -> float | None:
-        if self.n == 0 or self.expected >= 1:
+        if self.kappa_undefined is not None:
             return None
         return (self.observed - self.expected) / (1 - self.expected)
+
+    def kappa_text(self) -> str:
+        """``0.412 [0.301, 0.523]``, or ``undefined: <why>``."""
+        interval = self.kappa_interval()
+        if self.kappa is None or interval is None:
+            return f"undefined: {self.kappa_undefined}"
+        return f"{self.kappa:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"
 
     def kappa_se(self) -> float | None:
         """Fleiss-Cohen-Everitt standard error of kappa."""
@@ -84,6 +109,7 @@ class Agreement:
             "agreement": self.observed if self.n else None,
             "agreement_ci": {"method": "wilson", "level": self.level, "low": low, "high": high},
             "kappa": self.kappa, "kappa_se": self.kappa_se(),
+            "kappa_undefined": self.kappa_undefined,
             "kappa_ci": None if k_interval is None else {
                 "method": "asymptotic (Fleiss-Cohen-Everitt)", "level": self.level,
                 "low": k_interval[0], "high": k_interval[1]},

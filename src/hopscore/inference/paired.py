@@ -18,7 +18,10 @@ favour B, scaled by the discordance; it excludes 0 exactly when McNemar's exact 
 the same level, so the row's interval and test never disagree), ``newcombe`` (binary, ``--ci
 wilson``: Newcombe's 1998 method 10, Wilson-based with the phi correlation of the pair), and
 for any metric ``bca`` (the default for continuous ones: BCa of the mean difference from its
-cumulants), ``bootstrap`` and ``t``.
+cumulants), ``bootstrap`` and ``t``. With at most ``FLIP_INTERVAL_LIMIT`` (12) non-zero
+differences a bootstrap is degenerate, and ``bca`` and ``bootstrap`` give way to ``sign-flip``,
+the interval that inverts the exact sign-flip test (so it excludes 0 exactly when that test
+rejects at the same level).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from hopscore.inference.ci import (
     wilson,
     z_quantile,
 )
+from hopscore.inference.flip_interval import FLIP_INTERVAL_LIMIT, flip_interval
 
 #: at most this many nonzero differences (or clusters) are permuted exactly
 EXACT_LIMIT = 16
@@ -181,12 +185,15 @@ def exact_conditional(flips: Flips, level: float) -> tuple[float, float]:
 
 
 def difference_interval(differences: Sequence[float], method: str, level: float, *,
-                        flips: Flips | None = None, resamples: int = 2000, seed: int = 0
-                        ) -> Interval:
+                        flips: Flips | None = None, resamples: int = 2000, seed: int = 0,
+                        bounds: tuple[float, float] | None = None) -> Interval:
     """The interval of mean(B - A) over paired examples by one method (module docstring).
 
     ``flips`` is the 2x2 table when the metric is binary; a method that would give a single
-    point there (no discordant pair) gives way to Newcombe's interval.
+    point there (no discordant pair) gives way to Newcombe's interval. ``bounds`` is the range
+    the mean difference can take; with it, a bootstrap method (``bca``, ``bootstrap``) on at most
+    :data:`FLIP_INTERVAL_LIMIT` non-zero differences gives way to the interval that inverts the
+    exact sign-flip test (:mod:`hopscore.inference.flip_interval`).
     """
     n = len(differences)
     m = moments(differences)
@@ -200,6 +207,13 @@ def difference_interval(differences: Sequence[float], method: str, level: float,
     elif method == "exact-conditional":
         assert flips is not None
         low, high = exact_conditional(flips, level)
+    elif method in ("bca", "bootstrap") and flips is None and bounds is not None and 0 < (
+            nonzero := sum(1 for d in differences if d != 0)) <= FLIP_INTERVAL_LIMIT:
+        low, high = flip_interval(differences, level, bounds)
+        note = (f"sign-flip: {method} is degenerate with {nonzero} non-zero "
+                f"difference{'s' if nonzero > 1 else ''}; this interval inverts the exact "
+                "sign-flip test")
+        return Interval(low, high, level, "sign-flip", m.se, n, note=note)
     elif method == "bca":
         low, high = bca_mean(m, level)
     elif method == "t":
@@ -232,36 +246,13 @@ def delta_method(requested: str, *, binary: bool) -> tuple[str, str | None]:
 
 def mde_binary(n: int, discordance: float, *, alpha: float = 0.05, power: float = 0.8
                ) -> float:
-    """Smallest |B - A| that McNemar's test detects with ``power`` at two-sided ``alpha``, for
-    n pairs with this share of discordant pairs (Connor 1987's normal approximation, with the
-    discordance at least |delta|, floored at what an exact test can reject at all); infinite
-    when even n one-way flips would not be significant."""
-    if n <= 0 or min_exact_discordant(alpha) > n:
-        return math.inf
-    za, zb = z_quantile(1 - alpha), z_quantile(2 * power - 1)
+    """Smallest |B - A| that McNemar's exact test detects with ``power`` at two-sided ``alpha``,
+    for n pairs with this share of discordant pairs (exact power by binomial sums:
+    :mod:`hopscore.inference.exact_power`, the discordance at least |delta|); infinite when
+    even n one-way flips would not be significant."""
+    from hopscore.inference.exact_power import mde_mcnemar
 
-    def excess(delta: float) -> float:
-        psi = max(discordance, delta)
-        return math.sqrt(n) * delta - za * math.sqrt(psi) - zb * math.sqrt(max(0.0, psi - delta**2))
-
-    low, high = 0.0, 1.0
-    if excess(high) < 0:
-        return 1.0
-    for _ in range(80):
-        mid = (low + high) / 2
-        if excess(mid) >= 0:
-            high = mid
-        else:
-            low = mid
-    return max(high, min_exact_discordant(alpha) / n)
-
-
-def min_exact_discordant(alpha: float) -> int:
-    """Fewest discordant pairs, all one way, that the exact two-sided test rejects at alpha."""
-    k = 1
-    while 2 * 0.5**k >= alpha:
-        k += 1
-    return k
+    return mde_mcnemar(n, discordance, alpha=alpha, power=power)
 
 
 def mde_continuous(se: float, *, alpha: float = 0.05, power: float = 0.8) -> float:

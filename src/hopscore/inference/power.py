@@ -2,8 +2,9 @@
 
 Paired binary comparisons (two systems on the same questions, McNemar's test) depend on the
 share of questions the systems disagree on, the *discordance* psi: the n needed to detect a
-difference delta at two-sided level alpha with the given power is Connor's (1987)
-``(z_{alpha/2} sqrt(psi) + z_power sqrt(psi - delta^2))^2 / delta^2``. Without a measured
+difference delta at two-sided level alpha with the given power is the smallest n at which
+McNemar's exact test has that power, by exact binomial sums (:mod:`hopscore.inference.
+exact_power`; Connor's (1987) normal formula falls a little short of it). Without a measured
 discordance, the systems' errors are taken as independent: ``psi = p (1 - q) + q (1 - p)`` for
 accuracies p and q = p + delta, an upper bound for systems that fail on the same hard questions.
 Unpaired comparisons (different questions per system) use the two-proportion z-test's
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 
 from hopscore.errors import HopscoreError
 from hopscore.inference.ci import z_quantile
-from hopscore.inference.paired import mde_binary
+from hopscore.inference.exact_power import mcnemar_power, n_mcnemar
 
 
 def _z(alpha: float, power: float) -> tuple[float, float]:
@@ -32,10 +33,7 @@ def independent_discordance(p: float, q: float) -> float:
 
 
 def n_paired_binary(delta: float, discordance: float, *, alpha: float, power: float) -> int:
-    za, zb = _z(alpha, power)
-    psi = max(discordance, abs(delta))
-    return math.ceil((za * math.sqrt(psi) + zb * math.sqrt(max(0.0, psi - delta**2))) ** 2
-                     / delta**2)
+    return n_mcnemar(delta, discordance, alpha=alpha, power=power)
 
 
 def n_unpaired_binary(p: float, delta: float, *, alpha: float, power: float) -> int:
@@ -67,12 +65,12 @@ def mde_unpaired_binary(n: int, p: float, *, alpha: float, power: float) -> floa
 
 def mde_paired_independent(n: int, p: float, *, alpha: float, power: float) -> float:
     """MDE of a paired comparison whose discordance is that of independent errors (it grows
-    with delta, so the two are solved together)."""
+    with delta, so the two are solved together), by the exact power of McNemar's test."""
     low, high = 0.0, 1.0 - p
-    for _ in range(60):
+    for _ in range(50):
         mid = (low + high) / 2
         psi = independent_discordance(p, p + mid)
-        if mid > 0 and mde_binary(n, psi, alpha=alpha, power=power) <= mid:
+        if mid > 0 and mcnemar_power(n, psi, mid, alpha) >= power:
             high = mid
         else:
             low = mid

@@ -182,14 +182,11 @@ def agreement_view(label: str, table: AgreementTable) -> dict[str, Any]:
     rows = []
     for name, agreement in [("all", table.overall), *table.groups.items()]:
         low, high = agreement.agreement_interval()
-        interval = agreement.kappa_interval()
-        kappa = agreement.kappa
         rows.append({
             "group": name, "n": agreement.n,
             "agreement": f"{100 * agreement.observed:.2f} "
                          f"{bounds_text(agreement.observed, low, high)}",
-            "kappa": "n/a" if kappa is None or interval is None
-            else f"{kappa:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]",
+            "kappa": agreement.kappa_text(),
             "judge_only": agreement.judge_only, "match_only": agreement.match_only,
         })  # fmt: skip
     return {"label": label, "metric": table.metric, "undecided": table.undecided,
