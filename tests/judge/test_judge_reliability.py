@@ -63,8 +63,7 @@ def test_bad_locations_send_no_request(tmp_path: Path, env: dict[str, str]) -> N
     (tmp_path / "a_file").write_text("x")
     (tmp_path / "a_dir").mkdir()
     with FakeOpenAI(honest) as server:
-        for out, message in [(tmp_path / "missing" / "out.jsonl", "does not exist"),
-                             (tmp_path / "a_dir", "is a directory, expected a file"),
+        for out, message in [(tmp_path / "a_dir", "is a directory, expected a file"),
                              (tmp_path / "a_file" / "out.jsonl", "is a file, not a folder")]:
             result = run_cli(*judge_args(server, inp, out), env=env)
             assert result.returncode == 2, result

@@ -317,8 +317,7 @@ def run_command(
     out = output_dir or default_output_dir(benchmark.lower(), model, protocol)
     bench = benchmarks.get(benchmark)
     claim_for_command(
-        directory(out, "--output-dir", writes=run_writes(bench.predictions_file),
-                  create_parents=output_dir is None),
+        directory(out, "--output-dir", writes=run_writes(bench.predictions_file)),
         inputs=ro.run_inputs(gold=gold, aliases=aliases, tables_dir=tables_dir, corpus=corpus,
                           prompt_template=prompt_template, cluster_file=cluster_file,
                           wiki_db=wiki_db))
