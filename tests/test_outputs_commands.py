@@ -1,7 +1,7 @@
 """Every writing command claims its output before any work: sql-match, report, analyze,
 compare, hdr-tasks and demo refuse an output that is one of their inputs (the input intact), a
-bad location (exit 2 naming it; missing parent folders are created) and an output another process holds (exit 2 naming its pid);
-Ctrl-C in sql-match says how many verdicts are kept."""
+bad location (exit 2 naming it; missing parent folders are created) and an output another
+process holds (exit 2 naming its pid); Ctrl-C in sql-match says how many verdicts are kept."""
 
 from __future__ import annotations
 

@@ -326,6 +326,12 @@ def run_command(
         if line:
             err_console.print(line, markup=False, highlight=False)
     local = model.startswith("local/")
+    if local and max_tokens == DEFAULT_MAX_TOKENS:
+        from hopscore.run.local import RUN_MAX_TOKENS
+
+        max_tokens = RUN_MAX_TOKENS
+        err_console.print(f"{model}: --max-tokens {max_tokens} (a short answer; pass "
+                          "--max-tokens to change it)", markup=False, highlight=False)
     if search_backend not in ("bm25", "http"):
         raise HopscoreError("--search-backend must be bm25 (with --corpus) or http")
     settings = RunSettings(

@@ -29,10 +29,8 @@ def evidence(sample: Sample) -> str | None:
     if "label_accuracy" not in metrics or "feverous_score" not in metrics:
         return None
     right = metrics["label_accuracy"] >= 1
-    if right:
-        complete = metrics["feverous_score"] >= 1
-    else:  # the score is 0 for any wrong label: evidence recall says whether a set was covered
-        complete = metrics.get("evidence_recall", 0.0) >= 1
+    # the score is 0 for any wrong label: then evidence recall says whether a set was covered
+    complete = (metrics["feverous_score"] if right else metrics.get("evidence_recall", 0.0)) >= 1
     return (f"{'right' if right else 'wrong'} label, "
             f"{'complete evidence' if complete else 'evidence incomplete'}")
 

@@ -20,7 +20,8 @@ def _choices(inputs: Inputs) -> dict[str, tuple[tuple[str, str], ...]]:
         return {}
     from hopscore import benchmarks
 
-    return {e.id: e.choices for e in benchmarks.get("quartz").load_gold(inputs.gold)}  # type: ignore[attr-defined]
+    examples = benchmarks.get("quartz").load_gold(inputs.gold)
+    return {e.id: e.choices for e in examples}
 
 
 def choice(choices: dict[str, tuple[tuple[str, str], ...]], sample: Sample) -> str | None:
