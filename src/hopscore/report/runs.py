@@ -3,9 +3,9 @@
 A run directory's ``config.json`` (``hopscore run``, the HDR agent) is flattened into dotted keys
 (``request.max_tokens``, ``settings.temperature``, ``versions.openai``); a judge output file
 gives the judge model, endpoint and prompt from its rows' ``judge`` objects; a directory of
-scored predictions has no settings, and is left out of the comparison. A setting *differs* when at least two of
-the runs that record settings have different values for it (a run without the key counts as
-"not set"). Where each run's files live
+scored predictions has no settings, and is left out of the comparison. A setting *differs*
+when at least two of the runs that record settings have different values for it (a run
+without the key counts as "not set"). Where each run's files live
 (output, cache and gold paths, the command line, timestamps) is shown but never counted as a
 difference: it differs between any two runs.
 """
