@@ -167,6 +167,10 @@ class _Worker:
         if not abstained:
             prediction = bench.make_prediction(task.example, model_answer(answer, output, task))
         scores = bench.score(task.example, prediction)
+        if prediction is not None and bench.answer_kind == "yesno" and prediction.answer_text():
+            # the answer as scored: StrategyQA's "true" for the "yes" it was read as, so that
+            # samples.jsonl and scores.jsonl agree (a judge file made from either one binds)
+            answer = prediction.answer_text()
         return {
             "raw_output": output,
             "extracted": extracted,
