@@ -35,7 +35,14 @@ COMMANDS: dict[str, str] = {
 
 
 class HelpCommand(TyperCommand):
-    """A command whose ``--help`` is rendered by :mod:`hopscore.cli.help` (whole at any width)."""
+    """A command whose ``--help`` is rendered by :mod:`hopscore.cli.help` (whole at any width).
+    The command line's words are kept in ``ctx.meta`` for the help: ``hopscore run
+    hybrid-deep-research --help`` shows the agent's options, ``hopscore run --help`` folds them."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        ctx.meta["hopscore.words"] = tuple(args)
+        parsed: list[str] = super().parse_args(ctx, args)
+        return parsed
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         from hopscore.cli.help import render
