@@ -23,3 +23,24 @@ def test_the_help_lists_every_exit_status_a_command_uses() -> None:
                  "requests failed", "2 on bad input", "3 on an internal error",
                  "130 when interrupted"):
         assert said in text, text
+
+
+def test_swapped_files_and_a_csv_of_predictions_get_a_hint(tmp_path) -> None:
+    import json
+
+    from hopscore import samples
+
+    found = {s.benchmark: s for s in samples.discover()}
+    env = {"HOPSCORE_CACHE_DIR": str(tmp_path / "cache")}
+    with found["bamboogle"].paths() as (gold, predictions, _aliases):
+        swapped = run_cli("score", "bamboogle", "-g", predictions, "-p", gold, env=env)
+        rows = [json.loads(line) for line in predictions.read_text().splitlines()]
+        csv = tmp_path / "pred.csv"
+        csv.write_text("id,answer\n" + "".join(f"{r['id']},{r['answer']}\n" for r in rows))
+        as_csv = run_cli("score", "bamboogle", "-g", gold, "-p", csv, env=env)
+    assert swapped.returncode == 2, swapped
+    assert "did you swap --gold and --predictions?" in swapped.stderr, swapped.stderr
+    assert as_csv.returncode == 2 and "did you swap" not in as_csv.stderr
+    assert "invalid JSON" in as_csv.stderr
+    assert "(predictions for bamboogle: universal JSONL; JSON object {id: answer})" in " ".join(
+        as_csv.stderr.split()), as_csv.stderr
