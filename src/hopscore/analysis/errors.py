@@ -47,11 +47,14 @@ class Analysis:
         """One example whole: id, groups, gold, prediction, scores, the run's record fields
         (the model's full output) and its categories."""
         sample = self.samples[self._row(example_id)]
-        out: dict[str, Any] = {"id": sample.id, "groups": dict(sample.groups),
-                               "gold": list(sample.gold), "prediction": sample.prediction,
-                               "missing": sample.missing, "scores": dict(sample.metrics)}
+        out: dict[str, Any] = {"id": sample.id}
+        if sample.record.get("question") is not None:
+            out["question"] = sample.record["question"]
+        out.update({"groups": dict(sample.groups), "gold": list(sample.gold),
+                    "prediction": sample.prediction, "missing": sample.missing,
+                    "scores": dict(sample.metrics)})
         for key in RECORD_FIELDS:
-            if sample.record.get(key) is not None:
+            if key not in out and sample.record.get(key) is not None:
                 out[key] = sample.record[key]
         if sample.judge is not None:
             out["judge"] = {k: sample.judge.get(k) for k in

@@ -220,10 +220,12 @@ def example_table(example: dict[str, Any]) -> Table:
         if key == "id":
             continue
         if isinstance(value, dict) and key in ("scores", "categories", "groups", "judge"):
-            for name, item in value.items():
-                shown = f"{100 * item:.2f}" if key == "scores" and isinstance(item, float) \
-                    else text_of(item)
-                table.add_row(Text(f"{key}: {name}"), Text(shown))
+            if not value:
+                continue
+            shown = [f"{name}: " + (f"{100 * item:.2f}" if key == "scores"
+                                    and isinstance(item, float) else text_of(item))
+                     for name, item in value.items()]
+            table.add_row(Text(key), Text("\n".join(shown)))
             continue
         table.add_row(Text(key), Text(text_of(value)))
     return table
