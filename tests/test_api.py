@@ -25,13 +25,14 @@ PUBLIC = {
     "__version__", "score", "load_gold", "load_predictions", "benchmark_names",
     "sample_files", "SampleFiles", "judge", "judge_rows", "sql_match", "compare",
     "ScoreReport", "GroupSummary", "ExampleScore", "Predictions", "Example", "Prediction",
-    "PairComparison", "HopscoreError", "InputError", "metrics",
+    "PairComparison", "HopscoreError", "InputError", "metrics", "run_benchmark", "judge_file",
+    "analyze", "write_report", "read_report",
 }  # fmt: skip
 METRICS = {
     "hotpotqa_answer", "hotpotqa_supporting_facts", "twowiki_answer", "hybridqa_answer",
     "bamboogle_answer", "fermi_answer", "quartz_answer", "strategyqa_answer", "feverous_claim",
 }  # fmt: skip
-DOCUMENTED_MODULES = ("hopscore", "hopscore.api", "hopscore.metrics")
+DOCUMENTED_MODULES = ("hopscore", "hopscore.api", "hopscore.api_commands", "hopscore.metrics")
 
 
 def test_no_public_name_disappears() -> None:
@@ -87,7 +88,9 @@ def test_docstring_examples_run(module: str, judge_url: str, tmp_path: Path,
     target = sys.modules.get(module) or __import__(module, fromlist=["_"])
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    tests = finder.find(target, module, globs={"JUDGE_URL": judge_url, **vars(target)})
+    monkeypatch.chdir(tmp_path)
+    tests = finder.find(target, module, globs={"JUDGE_URL": judge_url, "MODEL_URL": judge_url,
+                                               **vars(target)})
     assert sum(len(t.examples) for t in tests) > 0
     for test in tests:
         runner.run(test)
@@ -95,10 +98,10 @@ def test_docstring_examples_run(module: str, judge_url: str, tmp_path: Path,
 
 
 def test_every_api_function_has_an_example() -> None:
-    from hopscore import api
+    from hopscore import api, api_commands
 
-    for name in api.__all__:
-        value = getattr(api, name)
+    for name in [*api.__all__, *api_commands.__all__]:
+        value = getattr(hopscore, name)
         if callable(value) and not isinstance(value, type):
             assert ">>>" in (value.__doc__ or ""), f"hopscore.{name} has no example"
     for name in metrics.__all__:
@@ -237,3 +240,43 @@ def test_the_version_loads_neither_the_api_nor_the_help() -> None:
     loaded = set(json.loads(proc.stdout))
     assert loaded.isdisjoint({"hopscore.api", "hopscore.cli.help", "hopscore.display",
                               "hopscore.scoring", "hopscore.cli.score"}), loaded
+
+
+def test_reports_carry_their_examples_and_compare_like_their_directories(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = hopscore.sample_files("hotpotqa")
+    report = hopscore.score("hotpotqa", files.gold, files.predictions,
+                            output_dir=tmp_path / "a", resamples=0)
+    written = [json.loads(line) for line in (tmp_path / "a" / "scores.jsonl").read_text()
+               .splitlines()]
+    assert [e.to_json() for e in report.examples] == written
+    back = hopscore.read_report(tmp_path / "a")
+    assert back.metrics == report.metrics and back.examples == report.examples
+    other = hopscore.score("hotpotqa", files.gold, {"x": "y"}, resamples=0)
+    from_reports = hopscore.compare(report, other, resamples=200)
+    from_paths = hopscore.compare(tmp_path / "a", run_score_dir(tmp_path / "b", files),
+                                  resamples=200)
+    assert [r.to_json() for r in from_reports.metrics] == [r.to_json()
+                                                           for r in from_paths.metrics]
+    table = report.to_pandas()
+    assert list(table["id"]) == [e.id for e in report.examples]
+    assert list(table["type"]) == [e.groups["type"] for e in report.examples]
+    assert table["em"].mean() == pytest.approx(report.metrics["em"])
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(hopscore.HopscoreError, match="pip install pandas"):
+        report.to_pandas()
+    with pytest.raises(hopscore.HopscoreError, match="no per-example scores"):
+        hopscore.compare(hopscore.ScoreReport.from_json(report.to_json()), report)
+
+
+def run_score_dir(out: Path, files: hopscore.SampleFiles) -> Path:
+    result = run_cli("score", "hotpotqa", "-g", files.gold, "-p", _empty(out.parent), "-o", out,
+                     "--resamples", "0")
+    assert result.returncode in (0, 1), result.stderr
+    return out
+
+
+def _empty(folder: Path) -> Path:
+    path = folder / "empty.json"
+    path.write_text('{"answer": {"x": "y"}, "sp": {}}')
+    return path

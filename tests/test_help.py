@@ -85,6 +85,16 @@ def help_words(text: str | None) -> list[str]:
     return " ".join(paragraphs(text or "")).split()
 
 
+def for_one(param: Any) -> tuple[str, ...]:
+    """The words after the command that show ``param``: the benchmark of a panel of options
+    for one benchmark only (``hopscore run --help`` folds them; ``hopscore run
+    hybrid-deep-research --help`` lists them), else none."""
+    from hopscore.cli.help import _FOR_ONE
+
+    found = _FOR_ONE.search(getattr(param, "rich_help_panel", None) or "")
+    return (found.group(1),) if found else ()
+
+
 PATHS = command_paths()
 IDS = [" ".join(p) or "hopscore" for p in PATHS]
 
@@ -107,19 +117,24 @@ def test_every_help_text_is_shown_whole(path: tuple[str, ...], width: int) -> No
 
     shown = words(rendered(path, width))
     command = command_of(path)
+    folded = {extra: words(rendered((*path, *extra), width))
+              for extra in {for_one(param) for param in command.params} if extra}
     before, examples, after = split_examples(paragraphs(command.help or ""))
     pieces = {"description": help_words("\n\n".join(before)),
               "after the examples": help_words("\n\n".join(after))}
     for n, example in enumerate(examples):  # shell-wrapped: compare without the backslashes
         pieces[f"example {n}"] = example.split()
     shown_commands = [w for w in shown if w != "\\"]
+    elsewhere: dict[str, list[str]] = {}
     for param in command.params:
         if not getattr(param, "hidden", False):
-            pieces[param.opts[0] if param.opts else param.name] = help_words(
-                getattr(param, "help", None))
+            name = param.opts[0] if param.opts else param.name
+            pieces[name] = help_words(getattr(param, "help", None))
+            if for_one(param):
+                elsewhere[name] = folded[for_one(param)]
     missing = [name for name, needle in pieces.items()
-               if not contains_run(shown_commands if name.startswith("example") else shown,
-                                   needle)]
+               if not contains_run(shown_commands if name.startswith("example")
+                                   else elsewhere.get(name, shown), needle)]
     assert not missing, f"help not shown whole at {width} columns for: {missing}"
 
 
@@ -148,8 +163,9 @@ def test_flags_take_no_value_and_required_options_are_marked(path: tuple[str, ..
         if param.param_type_name != "option" or getattr(param, "hidden", False):
             continue
         name = param.opts[0]
-        line = next((ln for ln in text.splitlines() if re.search(rf"(?<![\w-]){re.escape(name)}"
-                                                                  r"(?![\w-])", ln)), "")
+        lines = rendered((*path, *for_one(param)), 120).splitlines()
+        line = next((ln for ln in lines if re.search(rf"(?<![\w-]){re.escape(name)}"
+                                                     r"(?![\w-])", ln)), "")
         assert line, f"{name} is not listed"
         if getattr(param, "is_flag", False):
             assert not re.search(rf"{re.escape(name)}(/[\w-]+)?(, -\w)? [A-Z<]", line), line
@@ -195,3 +211,23 @@ def test_markup_is_text() -> None:
     """Square brackets in help are shown, never read as markup."""
     text = rendered(("demo",), 120)
     assert "hopscore[local]" in text.replace("'", "")
+
+
+def test_run_help_folds_the_agent_options_for_qa_users() -> None:
+    """``hopscore run --help`` shows a QA user the QA options; the agent's (hybrid-deep-research
+    only) are one line pointing to ``hopscore run hybrid-deep-research --help``, which lists
+    them (issue 23: 243 lines, the agent's 20-odd options among the QA ones)."""
+    from hopscore.cli.run import HDR_DEFAULTS
+
+    qa = rendered(("run",), 80)
+    agent = rendered(("run", "hybrid-deep-research"), 80)
+    listed = re.findall(r"^│ [ *] ?(--[\w-]+)|^│ (--[\w-]+)", qa, flags=re.M)
+    qa_options = {a or b for a, b in listed}  # options listed in a panel (others may name them)
+    for name in HDR_DEFAULTS:
+        option = "--" + name.replace("_", "-")
+        assert re.search(rf"(?<![\w-]){option}(?![\w-])", agent), option
+        searching = name in ("search_backend", "search_url", "fetch_url", "search_api_key_env",
+                             "search_timeout")  # also the chain strategies' retrieval
+        assert (option in qa_options) is searching, option
+    assert "hopscore run hybrid-deep-research --help" in " ".join(words(qa))
+    assert len(qa.splitlines()) < len(agent.splitlines()) - 40

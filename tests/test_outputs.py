@@ -132,8 +132,9 @@ def test_location_checks(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     (tmp_path / "folder").mkdir()
     cases = [
-        (output_file(tmp_path / "missing" / "out.jsonl"), "does not exist"),
-        (output_dir(tmp_path / "missing" / "run"), "does not exist"),
+        (output_file(tmp_path / "missing" / "out.jsonl", create_parents=False),
+         "does not exist"),
+        (output_dir(tmp_path / "missing" / "run", create_parents=False), "does not exist"),
         (output_dir(tmp_path / "file"), "is a file, expected a directory"),
         (output_file(tmp_path / "folder"), "is a directory, expected a file"),
         (output_file(tmp_path / "file" / "out.jsonl"), "is a file, not a folder"),

@@ -48,7 +48,6 @@ def test_bad_output_locations_exit_2_naming_the_path(tmp_path: Path) -> None:
     pred = _predictions(tmp_path / "p.json")
     (tmp_path / "a_file").write_text("x")
     cases = {
-        tmp_path / "missing" / "out": "does not exist",
         tmp_path / "a_file": "is a file, expected a directory",
         tmp_path / "a_file" / "out": "is a file, not a folder",
     }

@@ -17,7 +17,12 @@ One example at a time (plain strings, no files)
 Grading and comparing
     judge(question, response, correct_answer, model=...) -> one judged row
     judge_rows(rows, model=...) -> judged rows;  sql_match(records) -> verdicts
-    compare(a, b) -> PairComparison (paired intervals, McNemar, flips)
+    compare(a, b) -> PairComparison (paired intervals, McNemar, flips); a, b: reports or dirs
+
+Running, analysing, reporting (the commands' options as keyword arguments)
+    run_benchmark(benchmark, gold, model=..., **options) -> ScoreReport;  judge_file(...)
+    analyze(source) -> Analysis (error categories);  write_report(*dirs, output=...) -> Path
+    read_report(directory) -> ScoreReport;  report.examples, report.to_pandas()
 
 >>> import hopscore
 >>> hopscore.metrics.hotpotqa_answer("Paris", "paris")["em"]
@@ -46,6 +51,11 @@ _PUBLIC = {
     "judge_rows": "hopscore.api",
     "sql_match": "hopscore.api",
     "compare": "hopscore.api",
+    "run_benchmark": "hopscore.api_commands",
+    "judge_file": "hopscore.api_commands",
+    "analyze": "hopscore.api_commands",
+    "write_report": "hopscore.api_commands",
+    "read_report": "hopscore.api_commands",
     "ScoreReport": "hopscore.results",
     "GroupSummary": "hopscore.results",
     "ExampleScore": "hopscore.results",
@@ -73,6 +83,11 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__
     from hopscore.api import sample_files as sample_files
     from hopscore.api import score as score
     from hopscore.api import sql_match as sql_match
+    from hopscore.api_commands import analyze as analyze
+    from hopscore.api_commands import judge_file as judge_file
+    from hopscore.api_commands import read_report as read_report
+    from hopscore.api_commands import run_benchmark as run_benchmark
+    from hopscore.api_commands import write_report as write_report
     from hopscore.benchmarks.base import Example as Example
     from hopscore.benchmarks.base import Prediction as Prediction
     from hopscore.benchmarks.base import Predictions as Predictions

@@ -203,7 +203,7 @@ def score(
         report = score_files(
             bench, gold_file.path, path, None if output_dir is None else Path(output_dir),
             aliases=None if aliases is None else Path(aliases), intervals=spec,
-            clusters=clusters, read_predictions=reader,
+            clusters=clusters, read_predictions=reader, keep_examples=True,
             scored_from=None if output_dir is None else scored_from(gold_file.path,
                                                                     gold_file.source))
         report.warnings[:0] = list(gold_file.warnings)
@@ -354,8 +354,8 @@ def sql_match(
 
 
 def compare(
-    a: PathLike,
-    b: PathLike,
+    a: PathLike | ScoreReport,
+    b: PathLike | ScoreReport,
     *,
     ci: str = "auto",
     ci_level: float = 0.95,
@@ -374,8 +374,9 @@ def compare(
     p-value adjusted over every row (``correction``: holm, bh or none), and the minimum
     detectable effect (docs/statistics.md).
 
-    ``a`` and ``b`` are score or run directories (``score(..., output_dir=...)``,
-    ``hopscore run``), ``scores.jsonl`` files, or ``hopscore judge`` / ``sql-match`` output.
+    ``a`` and ``b`` are :class:`ScoreReport` objects (``score(...)``, with their
+    ``examples``), score or run directories (``score(..., output_dir=...)``, ``hopscore run``),
+    ``scores.jsonl`` files, or ``hopscore judge`` / ``sql-match`` output.
     ``pair.metrics`` holds one row per metric (``a``, ``b``, ``delta``, ``interval``,
     ``test``, ``flips``, ``significant``); ``pair.groups`` the same per group.
 
@@ -387,6 +388,10 @@ def compare(
     >>> em = next(row for row in pair.metrics if row.metric == "em")
     >>> pair.n, em.a, em.b, em.flips.right_to_wrong, em.significant
     (5, 0.6, 0.2, 2, False)
+    >>> same = compare(score("bamboogle", files.gold, files.predictions),
+    ...                score("bamboogle", files.gold, {"0": "Jonas Arden"}))
+    >>> next(row.delta for row in same.metrics if row.metric == "em") == em.delta
+    True
     """
     from hopscore.analysis.compare import CompareOptions, compare_to_baseline
     from hopscore.analysis.scored import load_many
@@ -399,10 +404,28 @@ def compare(
     options = CompareOptions(ci=ci.lower(), level=ci_level, resamples=resamples, seed=seed,
                              correction=correction.lower(), alpha=alpha, power=power,
                              clusters=clusters, flip_metric=flip_metric)
-    return compare_to_baseline(load_many([Path(a), Path(b)]), 0, options)[0]
+    with tempfile.TemporaryDirectory(prefix="hopscore-compare-") as folder:
+        paths = [_report_dir(value, Path(folder) / name) for value, name in ((a, "a"), (b, "b"))]
+        return compare_to_baseline(load_many(paths), 0, options)[0]
 
 
 # --- helpers -------------------------------------------------------------------------------
+
+
+def _report_dir(value: PathLike | ScoreReport, folder: Path) -> Path:
+    """A path to compare: the one given, or a score directory written for a report."""
+    if not isinstance(value, ScoreReport):
+        return Path(value)
+    if not value.examples:
+        raise HopscoreError("this ScoreReport has no per-example scores (examples) to pair: "
+                            "pass the one score() returns, or its output directory")
+    from hopscore.io import json_line, write_json_atomic
+
+    folder.mkdir(parents=True)
+    write_json_atomic(folder / "metrics.json", value.to_json())
+    (folder / "scores.jsonl").write_text(
+        "".join(json_line(e.to_json()) for e in value.examples), encoding="utf-8")
+    return folder
 
 
 def _path(value: Any) -> PathLike:

@@ -3,7 +3,8 @@ any table to the terminal.
 
 A table wider than the terminal is never cut: :func:`fit_table` splits its columns into
 several tables that each fit, repeating the key columns (the metric, the group), so every
-cell keeps its whole text; a column of free text (answers, notes) wraps instead.
+cell keeps its whole text; a column of free text (answers, notes) wraps instead. Tables of many
+model answers cut each answer to one line (:func:`cut_text`) and say where the whole text is.
 """
 
 from __future__ import annotations
@@ -135,6 +136,44 @@ def report_table(report: ScoreReport) -> Table:
 
 #: a column whose longest cell is longer than this and holds spaces is free text: it wraps
 FREE_TEXT = 30
+#: the narrowest a cut cell of free text gets, whatever the terminal's width
+MIN_CUT = 12
+
+
+def cut_text(text: str, width: int) -> tuple[str, bool]:
+    """``text`` on one line (line breaks and runs of spaces made one space), cut to ``width``
+    terminal cells with "…" at the end; and whether it was cut. For cells of free text (a
+    model's answer, which may run to pages) in tables that show many rows: the whole text is
+    one command away (``hopscore analyze DIR --id ID``, the HTML report)."""
+    flat = " ".join(text.split())
+    if cell_len(flat) <= width:
+        return flat, False
+    kept = ""
+    for char in flat:
+        if cell_len(kept + char) > width - 1:
+            break
+        kept += char
+    return kept.rstrip() + "…", True
+
+
+def free_text_widths(needs: list[int], width: int) -> list[int]:
+    """Widths for free-text columns that need ``needs`` cells each, sharing ``width`` cells:
+    a column that needs less than an equal share keeps what it needs, the others share the
+    rest equally (each at least :data:`MIN_CUT`)."""
+    widths = [0] * len(needs)
+    left, open_ = width, sorted(range(len(needs)), key=lambda i: needs[i])
+    while open_:
+        share = left // len(open_)
+        index = open_[0]
+        if needs[index] <= share:
+            widths[index] = needs[index]
+            left -= needs[index]
+            open_.pop(0)
+            continue
+        for index in open_:
+            widths[index] = max(MIN_CUT, share)
+        break
+    return widths
 
 
 def _plain(cell: object) -> str:

@@ -12,8 +12,8 @@ one line naming the path) when one fails; nothing has been written by then:
 
 1. **Location checks** (:func:`check_location`): the output is of the right kind (a file output
    that is a directory, a directory output that is a file, a device or fifo are refused), its
-   parent folder exists (only default locations are created with their parents) and is a
-   folder, the place is writable (a read-only folder or file system is named), and the file
+   nearest existing parent is a folder (missing parent folders are created, as ``mkdir -p``
+   would), the place is writable (a read-only folder or file system is named), and the file
    system has at least :data:`MIN_FREE_BYTES` free.
 2. **Outputs are never inputs** (:func:`refuse_inputs`): an output file that is one of the
    inputs (same file by device and inode: hard links and symlinks included, also into an
@@ -100,16 +100,16 @@ class Output:
     """One place a command writes to.
 
     ``writes`` (directory outputs): the names written inside it, relative paths; a name ending
-    in ``/`` is a sub-folder written as a whole (``trajectories/``). ``create_parents``: the
-    location is a default the user did not choose (``runs/<name>``), so missing parents are
-    created; a location the user gave must have an existing parent folder.
+    in ``/`` is a sub-folder written as a whole (``trajectories/``). ``create_parents``:
+    missing parent folders are created (``-o runs/x`` without ``runs/``, as the default
+    ``runs/<name>`` is); False refuses a location whose parent folder does not exist.
     """
 
     path: Path
     option: str = "--output"
     directory: bool = False
     writes: tuple[str, ...] = ()
-    create_parents: bool = False
+    create_parents: bool = True
 
     @property
     def label(self) -> str:
@@ -137,13 +137,13 @@ class Input:
 
 
 def output_file(path: Path | str, option: str = "--output", *,
-                create_parents: bool = False) -> Output:
+                create_parents: bool = True) -> Output:
     """A file output (``-o out.jsonl``)."""
     return Output(Path(path), option, False, (), create_parents)
 
 
 def output_dir(path: Path | str, option: str = "--output-dir", *, writes: Sequence[str] = (),
-               create_parents: bool = False) -> Output:
+               create_parents: bool = True) -> Output:
     """A directory output and the names the command writes inside it."""
     return Output(Path(path), option, True, tuple(writes), create_parents)
 
@@ -602,7 +602,8 @@ def claim(*outputs: Output, inputs: Iterable[Input | Path | str] = ()) -> Iterat
     """Check, refuse clashes with ``inputs``, create directory outputs, then lock every output.
 
     Everything that can fail fails before the block starts. A directory output is created
-    (with its parents only when ``create_parents``); a file output is not created.
+    (with its parents when ``create_parents``); a file output is not created, its missing
+    parent folders are.
     """
     for output in outputs:
         check_location(output)
@@ -611,6 +612,8 @@ def claim(*outputs: Output, inputs: Iterable[Input | Path | str] = ()) -> Iterat
         for output in outputs:
             if output.directory:
                 _make_dir(output)
+            elif output.create_parents and not output.path.parent.is_dir():
+                _make_dir(Output(output.path.parent, output.option, True, (), True))
             stack.enter_context(lock_output(output))
             _CLAIMED.append(output)
             stack.callback(_unclaim, output)

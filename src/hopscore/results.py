@@ -29,6 +29,14 @@ class ExampleScore:
     #: the example's cluster (``--cluster`` / ``--cluster-file``); None when not clustered
     cluster: str | None = None
 
+    @classmethod
+    def from_json(cls, row: dict[str, Any]) -> ExampleScore:
+        """An example's scores from its line of ``scores.jsonl``."""
+        return cls(id=str(row["id"]), groups=dict(row.get("groups") or {}),
+                   metrics=dict(row.get("metrics") or {}), missing=bool(row.get("missing")),
+                   prediction=row.get("prediction"), gold=tuple(row.get("gold") or ()),
+                   cluster=row.get("cluster"))
+
     def to_json(self) -> dict[str, Any]:
         out = {
             "id": self.id,
@@ -63,8 +71,9 @@ class ScoreReport:
     confidence interval (``low``, ``high``, ``method``, ``level``; None when not computed),
     ``missing_ids`` the gold examples without a prediction (scored 0), ``extra_ids`` the
     predictions not in the gold (ignored), ``warnings`` what a user should know, and
-    ``notes`` footnotes to numbers only the official semantics explain.
-    ``to_json()`` is the ``metrics.json`` document.
+    ``notes`` footnotes to numbers only the official semantics explain, ``examples`` each
+    example's scores (``to_pandas()``: as a DataFrame). ``to_json()`` is the ``metrics.json``
+    document.
     """
 
     benchmark: str
@@ -86,6 +95,60 @@ class ScoreReport:
     #: the gold a score directory was made from (:func:`hopscore.reruns.scored_from`): a
     #: rescore into it must use the same gold; None: not a score directory's report
     scored_from: dict[str, Any] | None = None
+    #: each gold example's scores, in gold order (a line of ``scores.jsonl`` each)
+    examples: list[ExampleScore] = field(default_factory=list, repr=False)
+
+    def to_pandas(self) -> Any:
+        """The per-example scores as a pandas DataFrame: one row per gold example, columns
+        ``id``, ``missing``, ``prediction``, ``gold`` (a list), one per group key and one per
+        metric (fractions). Needs pandas (``pip install pandas``)."""
+        try:
+            import pandas  # type: ignore[import-untyped]
+        except ImportError:
+            from hopscore.errors import HopscoreError
+
+            raise HopscoreError("ScoreReport.to_pandas() needs pandas, which is not "
+                                "installed: pip install pandas") from None
+        keys = list(dict.fromkeys(k for e in self.examples for k in e.groups))
+        names = list(dict.fromkeys(m for e in self.examples for m in e.metrics)) or \
+            list(self.metrics)
+        rows = [{"id": e.id, "missing": e.missing, "prediction": e.prediction,
+                 "gold": list(e.gold), **{k: e.groups.get(k) for k in keys},
+                 **{m: e.metrics.get(m) for m in names}} for e in self.examples]
+        return pandas.DataFrame(rows, columns=["id", "missing", "prediction", "gold", *keys,
+                                               *names])
+
+    @classmethod
+    def from_json(cls, document: dict[str, Any],
+                  examples: list[ExampleScore] | None = None) -> ScoreReport:
+        """The report a ``metrics.json`` document holds (and the examples of its
+        ``scores.jsonl``, when given)."""
+        from hopscore.inference.ci import Interval
+
+        def intervals(block: Any) -> dict[str, Interval | None] | None:
+            if not isinstance(block, dict):
+                return None
+            known = ("low", "high", "level", "method", "se", "n", "resamples", "seed", "note")
+            return {name: None if not isinstance(value, dict) else Interval(
+                low=value["low"], high=value["high"], level=value["level"],
+                method=value["method"], se=value.get("se"), n=value.get("n"),
+                resamples=value.get("resamples"), seed=value.get("seed"),
+                details={k: v for k, v in value.items() if k not in known},
+                note=value.get("note")) for name, value in block.items()}
+
+        groups = {name: GroupSummary(n=g.get("n", 0), metrics=g.get("metrics", {}),
+                                     ci=intervals(g.get("ci")))
+                  for name, g in (document.get("groups") or {}).items()}
+        return cls(
+            benchmark=document.get("benchmark", ""), n_gold=document.get("n_gold", 0),
+            n_predictions=document.get("n_predictions", 0),
+            missing_ids=list(document.get("missing_ids", [])),
+            extra_ids=list(document.get("extra_ids", [])),
+            metrics=dict(document.get("metrics", {})), groups=groups,
+            group_keys={name: g["key"] for name, g in (document.get("groups") or {}).items()
+                        if isinstance(g, dict) and g.get("key")},
+            warnings=list(document.get("warnings", [])), ci=intervals(document.get("ci")),
+            notes=list(document.get("notes", [])), examples=list(examples or []))
 
     @property
     def matched(self) -> int:

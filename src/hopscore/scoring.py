@@ -234,10 +234,12 @@ def score_files(
     clusters: ClusterSpec | None = None,
     read_predictions: Callable[[Sequence[E]], Predictions[P]] | None = None,
     scored_from: Mapping[str, Any] | None = None,
+    keep_examples: bool = False,
 ) -> ScoreReport:
     """Load and score; with ``output_dir``, write ``metrics.json`` and ``scores.jsonl``
     (``scored_from``: the gold that made them, :func:`hopscore.reruns.scored_from`, recorded in
-    ``metrics.json`` and the report).
+    ``metrics.json`` and the report); ``keep_examples``: also keep each example's scores in
+    ``report.examples`` (the Python API).
 
     ``read_predictions``, when given, makes the predictions from the gold examples instead of
     ``benchmark.load_predictions(predictions_path)`` (another harness's output, joined to the
@@ -252,16 +254,26 @@ def score_files(
             predictions = read_predictions(examples)
     options: dict[str, Any] = {"resamples": resamples, "seed": seed, "intervals": intervals,
                                "clusters": clusters}
+    kept: list[ExampleScore] = []
     if output_dir is None:
-        report = score_examples(benchmark, examples, predictions, **options)
+        report = score_examples(benchmark, examples, predictions,
+                                kept.append if keep_examples else None, **options)
+        report.examples = kept
         note_no_overlap(report, predictions_path)
         return report
     writer = ScoresWriter(output_dir / "scores.jsonl")
+
+    def both(score: ExampleScore) -> None:
+        writer(score)
+        kept.append(score)
+
     try:
-        report = score_examples(benchmark, examples, predictions, writer, **options)
+        report = score_examples(benchmark, examples, predictions,
+                                both if keep_examples else writer, **options)
     except BaseException:
         writer.close(keep=False)
         raise
+    report.examples = kept
     note_no_overlap(report, predictions_path)
     writer.close()
     if scored_from is not None:

@@ -389,3 +389,55 @@ def test_hybridqa_real_sample_with_real_tables(tmp_path):
     empty = sum(v for k, v in where.items() if k.endswith("empty after normalization"))
     assert empty == 3  # three tables end in a "-" cell
     assert in_cells + empty == len(gold) - right
+
+
+def _score_sample(tmp_path: Path, benchmark: str) -> tuple[Path, Path]:
+    from hopscore import samples
+
+    found = {s.benchmark: s for s in samples.discover()}
+    with found[benchmark].paths() as (gold, predictions, aliases):
+        out = tmp_path / benchmark
+        args = ["score", benchmark, "--gold", gold, "--predictions", predictions, "-o", out]
+        result = run_cli(*args, *(["--aliases", aliases] if aliases else []))
+        assert result.returncode == 0, result.stderr
+        kept = tmp_path / f"{benchmark}-gold{gold.suffix}"
+        kept.write_bytes(gold.read_bytes())
+    return out, kept
+
+
+def test_every_benchmark_has_error_categories() -> None:
+    from hopscore import benchmarks
+
+    for name in benchmarks.names():
+        if name == "hybrid-deep-research":  # an agent's tasks: judge and SQL dimensions apply
+            continue
+        assert name in REGISTRY, name
+        assert dimensions_for(Inputs(name))[0].name, name
+
+
+@pytest.mark.parametrize(("benchmark", "expected"), [
+    ("bamboogle", {"outcome": {"right": 3, "partial": 1, "wrong": 1},
+                   "wrong answer x gold answer": {"part of the gold answer": 1,
+                                                  "no word in common": 1}}),
+    ("strategyqa", {"gold answer x predicted answer": {
+        "gold yes, said yes": 2, "gold no, said no": 2, "gold no, said yes": 1}}),
+    ("quartz", {"chosen option": {"right": 4, "the other option": 1}}),
+    ("feverous", {"gold label x predicted label": {
+        "SUPPORTS -> SUPPORTS": 2, "REFUTES -> REFUTES": 1, "REFUTES -> NOT ENOUGH INFO": 1,
+        "NOT ENOUGH INFO -> SUPPORTS": 1},
+        "label x evidence": {"right label, complete evidence": 2,
+                             "right label, evidence incomplete": 1,
+                             "wrong label, complete evidence": 1,
+                             "wrong label, evidence incomplete": 1}}),
+])
+def test_bundled_samples_get_their_benchmark_categories(
+        tmp_path: Path, benchmark: str, expected: dict[str, dict[str, int]]) -> None:
+    out, gold = _score_sample(tmp_path, benchmark)
+    result = run_cli("analyze", out, "--gold", gold, "-o", tmp_path / "categories.json")
+    assert result.returncode == 0, result.stderr
+    assert "no error category applies" not in result.stderr
+    written = json.loads((tmp_path / "categories.json").read_text())
+    counts = {d["name"]: {c["name"]: c["count"] for c in d["categories"]}
+              for d in written["dimensions"]}
+    for name, categories in expected.items():
+        assert counts[name] == categories, (name, counts)

@@ -121,8 +121,7 @@ def test_two_processes_on_one_run_directory(world: World, tmp_path: Path) -> Non
 def test_bad_locations_send_no_request(world: World, tmp_path: Path) -> None:
     (tmp_path / "a_file").write_text("x")
     with FakeOpenAI(body_responder=scripted(_script())) as server:
-        for out, message in [(tmp_path / "missing" / "run", "does not exist"),
-                             (tmp_path / "a_file", "is a file, expected a directory"),
+        for out, message in [(tmp_path / "a_file", "is a file, expected a directory"),
                              (tmp_path / "a_file" / "run", "is a file, not a folder")]:
             result = run_cli(*_args(world, server, out))
             assert result.returncode == 2, result

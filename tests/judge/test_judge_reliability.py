@@ -63,8 +63,7 @@ def test_bad_locations_send_no_request(tmp_path: Path, env: dict[str, str]) -> N
     (tmp_path / "a_file").write_text("x")
     (tmp_path / "a_dir").mkdir()
     with FakeOpenAI(honest) as server:
-        for out, message in [(tmp_path / "missing" / "out.jsonl", "does not exist"),
-                             (tmp_path / "a_dir", "is a directory, expected a file"),
+        for out, message in [(tmp_path / "a_dir", "is a directory, expected a file"),
                              (tmp_path / "a_file" / "out.jsonl", "is a file, not a folder")]:
             result = run_cli(*judge_args(server, inp, out), env=env)
             assert result.returncode == 2, result
@@ -192,7 +191,7 @@ def test_retry_unparsed_asks_again_past_the_cache(tmp_path: Path, env: dict[str,
     with FakeOpenAI(flaky) as server:
         first = run_cli(*judge_args(server, inp, out), env=env)
         assert first.returncode == 0
-        assert "1 judge replies gave no verdict" in first.stderr
+        assert "1 judge reply gave no verdict" in first.stderr
         row = read_rows(out)[1]
         assert row["parse_ok"] is False and row["extracted_final_answer"] == "City 1"
         assert run_cli(*judge_args(server, inp, out), env=env).returncode == 0

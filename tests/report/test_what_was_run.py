@@ -102,6 +102,48 @@ def test_runs_table_shows_models_and_marks_differences(case: Case, tmp_path: Pat
     assert 'data-key="request.temperature"' not in top  # the same in both: only in "all"
 
 
+def test_a_score_directory_beside_a_run_marks_no_setting(case: Case, tmp_path: Path) -> None:
+    """Scored predictions record no settings: what they lack is not a difference (every
+    setting of the run was marked, screens of them before the comparison)."""
+    from tests.run.helpers import GOLDS
+
+    scored = tmp_path / "scored"
+    result = run_cli("score", "hotpotqa", "-g", GOLDS["hotpotqa"][0], "-p",
+                     case.qa / "predictions.json", "-o", scored)
+    assert result.returncode == 0, result.stderr
+    _, html = report(tmp_path, scored, case.qa)
+    rows = settings_rows(html)
+    assert len(rows) > 20 and not [key for key, (differs, _) in rows.items() if differs]
+    assert rows["request.max_tokens"][1] == ["(not set)", "64"]
+    assert "scored: scored predictions, no settings recorded (not compared)" in html
+    assert "settings differ" not in html and 'id="settings-note"' not in html
+    top = html[html.index('id="run-settings"'):html.index('id="all-settings"')]
+    assert re.findall(r'data-key="([^"]+)"', top) == ["model.spec", "model.endpoint"]
+
+
+def test_the_comparison_table_fits_1280_pixels(case: Case, chromium: Any,  # noqa: F811
+                                               tmp_path: Path) -> None:
+    """Every column of the comparison, the last (flips) included, is inside a 1,280 px window
+    (it was 12 columns of unbreakable text, the last one cut off)."""
+    from tests.run.helpers import GOLDS
+
+    scored = tmp_path / "scored-predictions-of-the-baseline-system"
+    result = run_cli("score", "hotpotqa", "-g", GOLDS["hotpotqa"][0], "-p",
+                     case.qa / "predictions.json", "-o", scored)
+    assert result.returncode == 0, result.stderr
+    html, _ = report(tmp_path, scored, case.qa)
+    page, errors, _ = open_report(chromium, html)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    table = page.locator("table.compare-table").first
+    widths = table.evaluate("t => [t.scrollWidth, t.parentElement.clientWidth]")
+    assert widths[0] <= widths[1], widths
+    last = table.locator("thead th").last
+    assert "flips" in last.inner_text()
+    assert last.evaluate("th => th.getBoundingClientRect().right") <= 1280
+    page.close()
+    assert errors == []
+
+
 def test_runs_table_in_the_browser(case: Case, chromium: Any, tmp_path: Path) -> None:  # noqa: F811
     html, _ = report(tmp_path, case.qa, case.qa.parent / "long")
     page, errors, _ = open_report(chromium, html)

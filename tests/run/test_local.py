@@ -110,3 +110,29 @@ def test_demo_runs_the_local_model(tmp_path: Path) -> None:
         assert row["raw_output"].strip() and row["prompt_tokens"] > 0
         config = json.loads((tmp_path / name / "config.json").read_text())
         assert config["versions"]["torch"] and config["model"]["spec"] == "local/smollm2"
+
+
+def test_a_run_loads_the_model_first_and_asks_for_a_short_answer(tmp_path: Path) -> None:
+    """The load is said (with its time) before the first sample and not charged to it; a run
+    without --max-tokens sends the local model's short budget, not the 1024 of hosted ones."""
+    import re
+    import time
+
+    from hopscore.run.local import RUN_MAX_TOKENS
+
+    started = time.perf_counter()
+    result = run_cli("run", "bamboogle", "--gold", SAMPLES / "bamboogle" / "gold.csv",
+                     "--model", "local/smollm2", "--limit", "1", "--no-cache",
+                     "-o", tmp_path / "run", timeout=900)
+    wall = time.perf_counter() - started
+    assert result.returncode == 0, result.stderr
+    assert "loading local/smollm2" in result.stderr
+    loaded = re.search(r"loaded local/smollm2 in ([0-9.]+) s", result.stderr)
+    assert loaded, result.stderr
+    assert f"--max-tokens {RUN_MAX_TOKENS}" in result.stderr
+    row = json.loads((tmp_path / "run" / "samples.jsonl").read_text().splitlines()[0])
+    assert row["completion_tokens"] <= RUN_MAX_TOKENS
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["request"]["max_tokens"] == RUN_MAX_TOKENS
+    # charged to the sample, the load would be counted twice: in its latency and on its own
+    assert row["latency_s"] + float(loaded.group(1)) <= wall, (row["latency_s"], loaded, wall)

@@ -76,8 +76,7 @@ def test_two_processes_on_one_run_directory(tmp_path: Path) -> None:
 def test_bad_locations_send_no_request(tmp_path: Path) -> None:
     (tmp_path / "a_file").write_text("x")
     with FakeOpenAI(_reply) as server:
-        for out, message in [(tmp_path / "missing" / "run", "does not exist"),
-                             (tmp_path / "a_file", "is a file, expected a directory"),
+        for out, message in [(tmp_path / "a_file", "is a file, expected a directory"),
                              (tmp_path / "a_file" / "run", "is a file, not a folder")]:
             result = run_cli(*run_args("bamboogle", server.base_url, out, tmp_path / "cache"))
             assert result.returncode == 2, result

@@ -35,7 +35,14 @@ COMMANDS: dict[str, str] = {
 
 
 class HelpCommand(TyperCommand):
-    """A command whose ``--help`` is rendered by :mod:`hopscore.cli.help` (whole at any width)."""
+    """A command whose ``--help`` is rendered by :mod:`hopscore.cli.help` (whole at any width).
+    The command line's words are kept in ``ctx.meta`` for the help: ``hopscore run
+    hybrid-deep-research --help`` shows the agent's options, ``hopscore run --help`` folds them."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        ctx.meta["hopscore.words"] = tuple(args)
+        parsed: list[str] = super().parse_args(ctx, args)
+        return parsed
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         from hopscore.cli.help import render
@@ -126,8 +133,11 @@ app = typer.Typer(
         "--limit 200\n\n"
         "  hopscore compare runs/a runs/b\n\n"
         "Each command has its own --help.\n\n"
-        "Exit status: 0 on success, 1 when --strict finds missing or extra ids, "
-        "2 on bad input or usage, 3 on an internal error."
+        "Exit status: 0 on success; 1 when the command finished but its result is incomplete "
+        "(--strict found missing or extra ids, no prediction matched a gold id, requests "
+        "failed or answers went unscored, validate-predictions found errors); 2 on bad input, "
+        "usage or environment (a missing file, a full disk); 3 on an internal error (a bug); "
+        "130 when interrupted (Ctrl-C), keeping what was done."
     ),
     no_args_is_help=True,
     add_completion=False,

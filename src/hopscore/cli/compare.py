@@ -164,19 +164,39 @@ def flips_table(pair: PairComparison) -> Table | None:
     return table
 
 
-def flipped_examples_table(pair: PairComparison, show: int) -> Table | None:
+def flipped_examples_table(pair: PairComparison, show: int, width: int = 80) -> Table | None:
+    """The first ``show`` flips of each direction, one line each: answers and gold cut to
+    the terminal's ``width`` (a looping answer would fill screens), the caption saying where
+    the whole text is."""
+    from hopscore.display import cut_text, free_text_widths
+
     flips = pair.flips(show)
     if not flips:
         return None
     table = Table(title=f"Flipped examples (first {show} of each direction; A = {pair.a.label}, "
-                        f"B = {pair.b.label})", title_justify="left")
+                        f"B = {pair.b.label})", title_justify="left", caption_justify="left")
     for column in ("id", "flip", "group", "A", "B", "gold"):
-        table.add_column(column, overflow="fold", max_width=40,
-                         no_wrap=column in ("flip",), min_width=len(column))
-    for f in flips:
-        table.add_row(*(Text(cell) for cell in (
-            f.id, f.direction, ", ".join(f.groups.values()), f.prediction_a or "",
-            f.prediction_b or "", " | ".join(f.gold))))
+        table.add_column(column, min_width=len(column))
+    rows = [(f.id, f.direction, ", ".join(f.groups.values()),
+             f.prediction_a or "", f.prediction_b or "", " | ".join(f.gold)) for f in flips]
+    # the id, flip and group columns in full (each with its padding and border, then the
+    # table's last border); what is left of the width goes to the answers and the gold
+    fixed = sum(max(len(name), *(len(row[i]) for row in rows)) + 3
+                for i, name in enumerate(("id", "flip", "group"))) + 1
+    needs = [max(len(name), *(len(" ".join(row[i].split())) for row in rows))
+             for i, name in ((3, "A"), (4, "B"), (5, "gold"))]
+    widths = free_text_widths(needs, width - fixed - 3 * 3)
+    cut_any = False
+    for row in rows:
+        cells = list(row[:3])
+        for text, budget in zip(row[3:], widths, strict=True):
+            shown, cut = cut_text(text, budget)
+            cells.append(shown)
+            cut_any = cut_any or cut
+        table.add_row(*(Text(cell) for cell in cells))
+    if cut_any:
+        table.caption = (f"… cut to fit; the whole text: hopscore analyze {pair.a.source} --id ID "
+                         f"(A), hopscore analyze {pair.b.source} --id ID (B), or the HTML report")
     return table
 
 
@@ -215,7 +235,8 @@ def print_comparison(pairs: list[PairComparison], out: Console, show: int) -> No
     family = family_size(pairs)
     for pair in pairs:
         for table, keys in ((metrics_table(pair, family), 1), (groups_table(pair), 2),
-                            (flips_table(pair), 2), (flipped_examples_table(pair, show), 1)):
+                            (flips_table(pair), 2),
+                            (flipped_examples_table(pair, show, out.width), 1)):
             if table is not None:
                 print_table(out, table, keys=keys)
 

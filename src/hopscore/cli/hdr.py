@@ -205,8 +205,7 @@ def run_hdr(settings: HdrSettings, *, progress: bool, json_output: bool = False,
     from hopscore.outputs import claim_for_command, output_dir
 
     claim_for_command(output_dir(settings.output_dir, "--output-dir",
-                                 writes=run_writes(settings.repeats),
-                                 create_parents=default_location), inputs=settings.inputs())
+                                 writes=run_writes(settings.repeats)), inputs=settings.inputs())
     console_ = err_console if progress else None
     if share_local:
         import asyncio

@@ -37,6 +37,10 @@ EXAMPLES = "Examples:"
 #: panels that several commands share come in this order (others after them, as declared)
 PANEL_ORDER = ("Model", "Examples and prompt", "Retrieval", "Output", "Requests (advanced)",
                "Intervals and clusters", "Tests")
+#: a panel titled "... (hopscore run NAME)" holds options of that benchmark only: folded into
+#: one line unless NAME (or one of its other names) is on the command line
+_FOR_ONE = re.compile(r"\(hopscore \w+ ([\w-]+)\)$")
+FOR_ONE_NAMES = {"hybrid-deep-research": ("hybrid-deep-research", "hybriddeepresearch", "hdr")}
 STYLE_OPTION = "bold cyan"
 STYLE_SWITCH = "bold green"
 STYLE_METAVAR = "bold yellow"
@@ -311,8 +315,16 @@ def render(obj: Any, ctx: Any, console: Console | None = None) -> None:
     if "Options" in panels:
         ordered.append(("Options", panels.pop("Options")))
     rank = {title: i for i, title in enumerate(PANEL_ORDER)}
-    ordered += sorted(panels.items(), key=lambda item: rank.get(item[0], len(rank)))
+    ordered += sorted(panels.items(), key=lambda item: (
+        rank.get(item[0], len(rank)) + (1 if _FOR_ONE.search(item[0]) else 0)))
+    words = {w.lower() for w in ctx.meta.get("hopscore.words", ())}
     for title, rows in ordered:
+        only = _FOR_ONE.search(title)
+        if only and not words & set(FOR_ONE_NAMES.get(only.group(1), (only.group(1),))):
+            # options of one benchmark only (the agent's): one line saying where they are
+            rows = [Row("", Text(f"{len(rows)} options"), _highlight(Text(
+                f"Only for {only.group(1)}: hopscore {ctx.info_name} {only.group(1)} --help "
+                "lists them.")))]
         console.print(_panel(title, rows, console, width))
     if hasattr(obj, "list_commands"):
         by_panel: dict[str, list[Row]] = {}

@@ -193,12 +193,13 @@ def summary_warnings(s: JudgeSummary) -> list[str]:
         what = ("their verdicts are scored as they are (--on-truncation score)"
                 if not s.truncated_unscored else
                 f"{s.truncated_unscored} of them have no verdict (--on-truncation error)")
-        lines.append(f"{s.truncated} judge replies were cut at --max-tokens (finish_reason "
+        lines.append(f"{counted(s.truncated, 'judge reply', 'judge replies')} "
+                     f"{agree(s.truncated, 'was', 'were')} cut at --max-tokens (finish_reason "
                      f"length); {what}")
     if s.parse_failures:
-        lines.append(f"{s.parse_failures} judge replies gave no verdict (parse failures, graded "
-                     "incorrect; the answer the judge extracted is kept); --retry-unparsed asks "
-                     "again")
+        lines.append(f"{counted(s.parse_failures, 'judge reply', 'judge replies')} gave no "
+                     "verdict (parse failures, graded incorrect; the answer the judge extracted "
+                     "is kept); --retry-unparsed asks again")
     return lines
 
 

@@ -71,7 +71,7 @@ def _claim(found: list[ShardOutput], output: Path) -> None:
     from hopscore.outputs import Input, claim_for_command, output_dir, output_file
 
     directory = found[0].kind in ("run", "hybrid-deep-research", "suite")
-    target = output_dir(output, "--output", writes=WRITES, create_parents=False) if directory \
+    target = output_dir(output, "--output", writes=WRITES) if directory \
         else output_file(output, "--output")
     claim_for_command(target, inputs=[Input(o.path, "shard") for o in found])
 

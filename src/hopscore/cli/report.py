@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
@@ -16,8 +16,10 @@ from hopscore.display import print_table
 from hopscore.errors import HopscoreError
 from hopscore.io import write_json_atomic, write_text_atomic
 from hopscore.report import COMPRESS_CHOICES, DEFAULT_MAX_TEXT
+from hopscore.words import counted
 
 if TYPE_CHECKING:  # analysis and report modules (numpy, jinja2) load when a command runs
+    from hopscore.analysis.errors import Analysis
     from hopscore.analysis.judging import AgreementTable
     from hopscore.analysis.scored import ScoredSet
 
@@ -151,6 +153,9 @@ def analyze(
     judge: Path | None = typer.Option(None, "--judge", metavar="FILE", help=JUDGE_HELP),
     examples: int = typer.Option(3, "--examples", metavar="N",
                                  min=0, help="Example ids listed per category."),
+    ids: list[str] = typer.Option([], "--id", metavar="ID", show_default=False,
+                                  help="Show this example whole instead (the model's full "
+                                  "answer, gold, scores, categories). Repeatable."),
     output: Path | None = typer.Option(None, "--output", "-o", metavar="FILE",
                                        help="Write the categories (with examples) as JSON here."),
 ) -> None:
@@ -160,27 +165,36 @@ def analyze(
 
       hopscore analyze runs/a --gold hotpot_dev_distractor_v1.json
 
+      hopscore analyze runs/a --id 42
+
       hopscore analyze verdicts.jsonl --output categories.json
     """
-    from hopscore.analysis.categories import Inputs, dimensions_for, samples_of
-    from hopscore.analysis.categories import analyze as categorize
-    from hopscore.analysis.judging import agreement_table, bind_judge_files
-    from hopscore.analysis.samples import read_records
-    from hopscore.analysis.scored import load_many
+    from hopscore.analysis.errors import analyze_source
 
     o.claim_file_output(output, sources=[source], gold=gold, tables=tables, judge=judge)
-    (scored,) = load_many([source])
-    records = read_records(scored.samples_path) if scored.samples_path else None
-    judge_rows = bind_judge_files([scored], [judge])[0] if judge is not None else None
-    agreement = agreement_table(scored, judge_rows)
-    inputs = Inputs(benchmark=scored.benchmark, gold=gold, tables=tables)
-    results = categorize(samples_of(scored, records, judge_rows), dimensions_for(inputs),
-                         examples=examples)
-    if not results:
+    analysis = analyze_source(source, gold=gold, tables=tables, judge=judge, examples=examples,
+                              whole=bool(ids))
+    if ids:
+        for example_id in ids:
+            print_table(console, example_table(analysis.example(example_id)))
+    else:
+        print_categories(analysis)
+    for warning in analysis.scored.warnings:
+        err_console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
+    if output is not None:
+        document = analysis.to_json()
+        if ids:
+            document["examples"] = [analysis.example(example_id) for example_id in ids]
+        write_json_atomic(output, document)
+        err_console.print(f"wrote {output}", markup=False, highlight=False)
+
+
+def print_categories(analysis: Analysis) -> None:
+    if not analysis.dimensions:
         err_console.print("no error category applies to this input", markup=False)
-    for result in results:
-        table = Table(title=f"{result.name} ({result.total} examples)", title_justify="left",
-                      caption=result.description, caption_justify="left")
+    for result in analysis.dimensions:
+        table = Table(title=f"{result.name} ({counted(result.total, 'example')})",
+                      title_justify="left", caption=result.description, caption_justify="left")
         for column in ("category", "count", "share", "examples"):
             table.add_column(column, justify="right" if column in ("count", "share") else "left")
         for category in result.categories:
@@ -188,13 +202,27 @@ def analyze(
                           f"{100 * category.count / result.total:.1f}%",
                           " ".join(category.examples))
         print_table(console, table)
-    if agreement is not None:
-        print_table(console, agreement_console_table(agreement, scored.label))
-    for warning in scored.warnings:
-        err_console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
-    if output is not None:
-        write_json_atomic(output, {"source": str(scored.source), "benchmark": scored.benchmark,
-                                   "dimensions": [r.to_json() for r in results],
-                                   "judge_agreement": None if agreement is None
-                                   else agreement.to_json()})
-        err_console.print(f"wrote {output}", markup=False, highlight=False)
+    if analysis.agreement is not None:
+        print_table(console, agreement_console_table(analysis.agreement, analysis.scored.label))
+
+
+def example_table(example: dict[str, Any]) -> Table:
+    """One example whole, a field per row (nothing cut: long answers wrap)."""
+    from hopscore.analysis.errors import text_of
+
+    table = Table(title=f"example {example['id']}", title_justify="left", show_header=False)
+    table.add_column("field", style="bold")
+    table.add_column("value")
+    for key, value in example.items():
+        if key == "id":
+            continue
+        if isinstance(value, dict) and key in ("scores", "categories", "groups", "judge"):
+            if not value:
+                continue
+            shown = [f"{name}: " + (f"{100 * item:.2f}" if key == "scores"
+                                    and isinstance(item, float) else text_of(item))
+                     for name, item in value.items()]
+            table.add_row(Text(key), Text("\n".join(shown)))
+            continue
+        table.add_row(Text(key), Text(text_of(value)))
+    return table

@@ -20,6 +20,7 @@ from hopscore.cli.request_options import (
     PANEL_MODEL,
     PANEL_OUTPUT,
     PANEL_PROMPT,
+    PANEL_RETRIEVAL,
 )
 from hopscore.display import print_report, print_table, print_warnings
 from hopscore.errors import HopscoreError
@@ -159,22 +160,22 @@ def run_command(
         "{db}/{db}_template.sqlite", "--db-template", metavar="TEMPLATE", rich_help_panel=HDR,
         help="Database path below --db-root."),
     search_backend: str = typer.Option(
-        "bm25", "--search-backend", metavar="bm25|http", rich_help_panel=HDR,
+        "bm25", "--search-backend", metavar="bm25|http", rich_help_panel=PANEL_RETRIEVAL,
         help="bm25 (local --corpus of {url, title, text}) or http."),
     search_url: str | None = typer.Option(
-        None, "--search-url", metavar="URL", rich_help_panel=HDR,
+        None, "--search-url", metavar="URL", rich_help_panel=PANEL_RETRIEVAL,
         help="http backend: POST {query, count} here."),
     fetch_url: str | None = typer.Option(
-        None, "--fetch-url", metavar="URL", rich_help_panel=HDR,
+        None, "--fetch-url", metavar="URL", rich_help_panel=PANEL_RETRIEVAL,
         help="http backend: POST {url} here for page text."),
     direct_fetch: bool = typer.Option(
         False, "--direct-fetch", rich_help_panel=HDR,
         help="http backend without --fetch-url: GET pages."),
     search_api_key_env: str | None = typer.Option(
-        None, "--search-api-key-env", metavar="VAR", rich_help_panel=HDR,
+        None, "--search-api-key-env", metavar="VAR", rich_help_panel=PANEL_RETRIEVAL,
         help="Variable holding the search service's key (sent as a bearer header)."),
     search_timeout: float = typer.Option(
-        30.0, "--search-timeout", metavar="SECONDS", min=0.001, rich_help_panel=HDR,
+        30.0, "--search-timeout", metavar="SECONDS", min=0.001, rich_help_panel=PANEL_RETRIEVAL,
         help="Seconds per search or fetch call, in all (body included)."),
     max_turns: int = typer.Option(
         300, "--max-turns", metavar="N", min=1, rich_help_panel=HDR,
@@ -273,7 +274,8 @@ def run_command(
     hybrid-deep-research runs a tool-calling agent (run_sql, knowledge tools, web_search,
     web_fetch, final_answer) on every task: --tasks FILE --db-root DIR, a search backend
     (--corpus FILE.jsonl for local BM25, or --search-backend http), and a judge for SQL2S and
-    Parallel answers (--judge-model); see the HybridDeepResearch panel below.
+    Parallel answers (--judge-model); hopscore run hybrid-deep-research --help lists the
+    agent's options.
 
     Examples:
 
@@ -317,8 +319,7 @@ def run_command(
     out = output_dir or default_output_dir(benchmark.lower(), model, protocol)
     bench = benchmarks.get(benchmark)
     claim_for_command(
-        directory(out, "--output-dir", writes=run_writes(bench.predictions_file),
-                  create_parents=output_dir is None),
+        directory(out, "--output-dir", writes=run_writes(bench.predictions_file)),
         inputs=ro.run_inputs(gold=gold, aliases=aliases, tables_dir=tables_dir, corpus=corpus,
                           prompt_template=prompt_template, cluster_file=cluster_file,
                           wiki_db=wiki_db))
@@ -327,6 +328,12 @@ def run_command(
         if line:
             err_console.print(line, markup=False, highlight=False)
     local = model.startswith("local/")
+    if local and max_tokens == DEFAULT_MAX_TOKENS:
+        from hopscore.run.local import RUN_MAX_TOKENS
+
+        max_tokens = RUN_MAX_TOKENS
+        err_console.print(f"{model}: --max-tokens {max_tokens} (a short answer; pass "
+                          "--max-tokens to change it)", markup=False, highlight=False)
     if search_backend not in ("bm25", "http"):
         raise HopscoreError("--search-backend must be bm25 (with --corpus) or http")
     settings = RunSettings(

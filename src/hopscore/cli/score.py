@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -10,11 +11,25 @@ from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.display import print_report, print_table, print_warnings
-from hopscore.errors import HopscoreError
+from hopscore.errors import HopscoreError, InputError
+
+if TYPE_CHECKING:
+    from hopscore.benchmarks.base import Benchmark
 
 #: What ``hopscore score --output-dir`` writes, and with --judge also.
 SCORE_WRITES = ("metrics.json", "scores.jsonl")
 JUDGE_WRITES = ("judge.jsonl", "judge_disagreements.jsonl")
+
+
+def predictions_hint(bench: Benchmark[Any, Any], predictions: Path) -> str:
+    """What to add to an error in the predictions file: that the files look swapped (it reads
+    as the benchmark's gold), else the formats the predictions may come in."""
+    try:
+        bench.load_gold(predictions)
+    except Exception:  # any failure: it is not gold either
+        return f" (predictions for {bench.name}: {bench.prediction_formats})"
+    return (f"; it reads as {bench.name} gold: did you swap --gold and --predictions? "
+            f"(predictions: {bench.prediction_formats})")
 
 
 @app.command(rich_help_panel="Score and grade")
@@ -156,9 +171,15 @@ def score(
                 err_console.print(line, markup=False, highlight=False)
 
             reader = predictions_reader(bench, predictions, source, lm_filter, note)
-        report = score_files(bench, gold, predictions, output_dir, aliases=aliases,
-                             intervals=spec, clusters=clusters, read_predictions=reader,
-                             scored_from=made_from)
+        try:
+            report = score_files(bench, gold, predictions, output_dir, aliases=aliases,
+                                 intervals=spec, clusters=clusters, read_predictions=reader,
+                                 scored_from=made_from)
+        except InputError as exc:
+            if source is not None or Path(exc.where.path) != Path(predictions):
+                raise
+            raise InputError(exc.where, exc.message + predictions_hint(bench, predictions),
+                             field=exc.field) from None
         if json_output:
             o.print_json(report.to_json())
             print_warnings(report, err_console)

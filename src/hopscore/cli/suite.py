@@ -137,7 +137,7 @@ def suite_mcr(
     root = output_dir or default_output_dir("mcr", model, "default")
     rerun = o.rerun_policy(restart, resume_any)
     claim_for_command(
-        directory(root, "--output-dir", create_parents=output_dir is None,
+        directory(root, "--output-dir",
                   writes=("suite.json", "fermi_realfp.json", *(f"{name}/" for name in chosen))),
         inputs=[*suite_inputs(data_dir), *ro.run_inputs(corpus=corpus)])
     local = model.startswith("local/")

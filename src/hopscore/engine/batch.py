@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -189,10 +189,25 @@ async def run_batch(
     return outcome
 
 
+class _Bar(Progress):
+    """A progress bar two columns narrower than the terminal: the "^C" a terminal echoes on
+    Ctrl-C then stays on the bar's line, and the last redraw covers it; on a bar as wide as the
+    terminal it wrapped to a new line, and the bar was printed twice."""
+
+    def __init__(self, *columns: Any, console: Console, **options: Any) -> None:
+        self._terminal = console  # Live asks for a renderable before the progress is set up
+        super().__init__(*columns, console=console, **options)
+
+    def get_renderable(self) -> RenderableType:
+        from rich.constrain import Constrain
+
+        return Constrain(super().get_renderable(), width=max(20, self._terminal.width - 2))
+
+
 def _progress(console: Console | None) -> Progress | None:
     if console is None:
         return None
-    return Progress(
+    return _Bar(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),

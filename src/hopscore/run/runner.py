@@ -169,6 +169,10 @@ class _Worker:
             prediction = bench.make_prediction(task.example, model_answer(
                 None if answer is None else kept_text(answer), kept_text(output), task))
         scores = bench.score(task.example, prediction)
+        if prediction is not None and bench.answer_kind == "yesno" and prediction.answer_text():
+            # the answer as scored: StrategyQA's "true" for the "yes" it was read as, so that
+            # samples.jsonl and scores.jsonl agree (a judge file made from either one binds)
+            answer = prediction.answer_text()
         return {
             "raw_output": output,
             "extracted": extracted,
@@ -233,10 +237,18 @@ async def _execute(settings: RunSettings, prepared: Prepared, backend: ChatBacke
                                         per_worker=settings.concurrency,
                                         workers=settings.ray_workers)
     else:
+        if local and backend is None:  # made here, to be loaded before the first sample
+            backend = make_backend(prepared.spec, None, settings.api_key_env, 1)
         built = await factory.build(None, backend=backend, prepared=prepared, warn=warn)
         execution = local_execution(built, 1 if local else batch_workers(settings.concurrency))
     write_config(settings, prepared, status="running")  # once the model could be loaded
     try:
+        if local and not set(keys) <= log.done_keys():
+            from hopscore.run.local import preload
+
+            say = None if warn is None else (
+                lambda line: warn.print(line, markup=False, highlight=False))
+            await preload(backend, say)
         outcome = await run_batch(
             prepared.tasks, keys, execution.work, log, workers=execution.workers,
             console=console, start_interval=execution.start_interval,

@@ -24,6 +24,10 @@ REGISTRY: dict[str, str] = {
     "2wikimultihopqa": "hopscore.analysis.categories.twowiki:dimensions",
     "hybridqa": "hopscore.analysis.categories.hybridqa:dimensions",
     "fermi": "hopscore.analysis.categories.fermi:dimensions",
+    "bamboogle": "hopscore.analysis.categories.answers:dimensions",
+    "strategyqa": "hopscore.analysis.categories.strategyqa:dimensions",
+    "quartz": "hopscore.analysis.categories.quartz:dimensions",
+    "feverous": "hopscore.analysis.categories.feverous:dimensions",
 }
 #: Aliases of benchmark names, as other modules may register them.
 ALIASES = {"2wiki": "2wikimultihopqa", "twowiki": "2wikimultihopqa", "realfp": "fermi"}

@@ -3,6 +3,9 @@ work, did the flexible fallback rescue it, did the model abstain, or did the req
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from hopscore.analysis.categories import Dimension, Inputs, Sample
 from hopscore.analysis.samples import extraction, raw_output, request_error
 from hopscore.text import normalize_answer
@@ -11,6 +14,16 @@ CATEGORIES = (
     "strict extraction ok", "strict failed, flexible recovered", "no answer extracted",
     "abstained (unknown)", "request failed",
 )  # fmt: skip
+
+
+def abstained(record: Mapping[str, Any], final: str | None) -> bool:
+    """Whether the model abstained, as the run counted it: a hopscore run records its decision
+    (``abstained``; the run's table counts the same rows), so "Answer: unknown" under the
+    default protocol is an answer there and here. Only a row without the field (another tool's
+    run) is read from its text: an answer of "unknown"."""
+    if "abstained" in record:
+        return record["abstained"] is True
+    return bool(final) and normalize_answer(final or "") == "unknown"
 
 
 def extraction_outcome(sample: Sample) -> str | None:
@@ -25,7 +38,7 @@ def extraction_outcome(sample: Sample) -> str | None:
         return None
     strict, flexible = extracted
     final = strict if strict else flexible
-    if record.get("abstained") is True or (final and normalize_answer(final) == "unknown"):
+    if abstained(record, final):
         return "abstained (unknown)"
     if strict:
         return "strict extraction ok"
