@@ -51,6 +51,7 @@ from hopscore.engine import (
     sha256_text,
     warn_printer,
 )
+from hopscore.engine.preflight import preflight, tool_support
 from hopscore.errors import HopscoreError, Interrupted
 from hopscore.hdr.agent import MODEL_ERROR, AgentLoop, AgentSettings, prompt_sha256
 from hopscore.hdr.grade import AttemptOutcome, GradeOptions, GradeSummary, grade
@@ -72,7 +73,14 @@ from hopscore.judge.prompt import JudgePrompt
 from hopscore.judge.runner import JudgeConfig
 from hopscore.outputs import claim, output_dir
 from hopscore.reruns import REFUSE, SIDE, prepare_results
-from hopscore.run.providers import ModelSpec, endpoint_for, make_backend, resolve_base_url
+from hopscore.run.providers import (
+    ModelSpec,
+    endpoint_for,
+    make_backend,
+    resolve,
+    resolve_base_url,
+    target_of,
+)
 from hopscore.run.search import Bm25Search, HttpSearch, SearchBackend
 from hopscore.scoring import ScoreReport
 from hopscore.sql.runner import MatchOptions
@@ -287,14 +295,30 @@ def note_no_tool_calls(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> N
     if not requests or calls:
         return
     used = prepared.protocol.mode
-    hint = ("the model could not follow the text tool-call protocol either" if used == "text"
-            else "if the server ignores tools, try --tool-protocol text (or auto); "
-            "llama-cpp-python needs --chat_format chatml-function-calling, vLLM "
-            "--enable-auto-tool-choice --tool-call-parser, llama.cpp --jinja")
+    hint = no_tool_call_hint(used, prepared.protocol.props)
     prepared.protocol.say(
         f"warning: {prepared.endpoint} returned no tool call in {requests} replies "
         f"({len(rows)} attempts, {used} tool protocol): no attempt could use a tool or give "
         f"a final answer; {hint}")
+
+
+def no_tool_call_hint(used: str, props: dict[str, Any] | None) -> str:
+    """What to try when no reply called a tool, from what the server says of its chat template
+    (llama.cpp's /props) where it says something."""
+    if used == "text":
+        return "the model could not follow the text tool-call protocol either"
+    support = tool_support(props)
+    if support is False:
+        return ("the server's chat template has no tool support (llama.cpp's /props: "
+                "chat_template_caps); start llama-server with a template that has one "
+                "(--jinja --chat-template-file FILE), or use --tool-protocol text")
+    if support is True:
+        return ("the server's chat template supports tools (llama.cpp's /props), so the model "
+                "itself made no call; try --tool-protocol text (or auto), or another model")
+    return ("if the server ignores tools, try --tool-protocol text (or auto); "
+            "llama-cpp-python needs --chat_format chatml-function-calling, vLLM "
+            "--enable-auto-tool-choice --tool-call-parser, llama.cpp a chat template with "
+            "tool support (--jinja)")
 
 
 def outcomes_of(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> list[AttemptOutcome]:
@@ -318,14 +342,41 @@ def outcomes_of(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> list[Att
     return outcomes
 
 
+async def check_endpoints(prepared: Prepared, backend: ChatBackend | None,
+                          judge_backend: ChatBackend | None, warn: Console | None) -> None:
+    """Credentials and endpoints of the agent and its judge, checked before the first batch
+    (:func:`hopscore.engine.preflight.preflight`): hours of attempts are not run for a judge
+    that cannot be reached."""
+    settings = prepared.settings
+    printer = warn_printer(warn)
+    if backend is None:
+        info = await preflight(target_of(settings.model, prepared.base_url, settings.api_key_env),
+                               cache_dir=settings.cache_dir, warn=printer)
+        prepared.protocol.props = None if info is None else info.props
+    judge = judge_config(settings) if settings.grade else None
+    if judge is None or judge_backend is not None:
+        return
+    if judge.provider == "local":
+        raise HopscoreError(f"--judge-model {judge.model}: the local model judges only the run "
+                            "of the local model itself (it is loaded once, for both); judge "
+                            "with an endpoint's model, or grade later with hopscore judge")
+    await preflight(judge.target(), cache_dir=settings.cache_dir, warn=printer,
+                    what="the judge (--judge-model)", key_option="--judge-api-key-env")
+
+
 def judge_config(settings: HdrSettings) -> JudgeConfig | None:
     model = settings.judge_model_name()
     if not model:
         return None
     prompt = JudgePrompt.from_file(settings.judge_prompt_file) if settings.judge_prompt_file \
         else JudgePrompt.builtin()
+    named = settings.judge_api_key_env
+    target = resolve(model, settings.judge_endpoint(), named, openai_env=None,
+                     default_key_env=named if named in ("JUDGE_API_KEY", settings.api_key_env)
+                     else "JUDGE_API_KEY", option="--judge-model",
+                     url_option="--judge-base-url", key_option="--judge-api-key-env")
     return JudgeConfig(model=model, base_url=settings.judge_endpoint(),
-                       api_key=os.environ.get(settings.judge_api_key_env) or "EMPTY",
+                       api_key=target.api_key, key_env=target.key_env,
                        prompt=prompt, concurrency=settings.judge_concurrency,
                        timeout=min(settings.timeout, 300.0),
                        retry=retry_policy(settings), cache_dir=settings.cache_dir,
@@ -412,6 +463,8 @@ async def _execute(prepared: Prepared, backend: ChatBackend | None,
     note_resume(log, keys, warn,
                 "attempts made with other settings or tasks; this run replaces them")
     local = prepared.spec.is_local
+    if not all(log.is_done(key) for key in keys):  # before the first batch
+        await check_endpoints(prepared, backend, judge_backend, warn)
     prepared.protocol.previous = previous_protocol(out)
     factory = HdrWork(settings)
     with SqlExecutor(workers=min(2, max(1, os.cpu_count() or 1))) as executor:

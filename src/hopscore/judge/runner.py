@@ -21,7 +21,6 @@ from hopscore.engine import (
     ChatEngine,
     ChatRequest,
     EngineStats,
-    OpenAIBackend,
     ResultLog,
     RetryPolicy,
     RowResult,
@@ -35,6 +34,9 @@ from hopscore.engine import (
     sha256_text,
     warn_printer,
 )
+from hopscore.engine.preflight import preflight
+from hopscore.engine.providers import NO_KEY, ModelSpec, ModelTarget
+from hopscore.engine.providers import make_backend as provider_backend
 from hopscore.errors import HopscoreError, Interrupted
 from hopscore.judge.parse import parse_judge_output
 from hopscore.judge.prompt import JudgePrompt
@@ -65,21 +67,15 @@ ON_TRUNCATION = ("score", "error")
 
 #: The reference's temperature and completion budget.
 TEMPERATURE = 0.0
-#: a judge --model with this prefix is Claude, through the Messages API
-ANTHROPIC = "anthropic/"
-#: a judge --model with this prefix is NAME on the OpenAI-compatible endpoint (as in hopscore run)
-OPENAI = "openai/"
 
 
 def split_model(model: str) -> tuple[str, str]:
-    """(provider, name sent) of a judge's ``--model``: ``anthropic/NAME`` is Claude through the
-    native Messages API; ``openai/NAME`` is NAME on the OpenAI-compatible endpoint; any other
-    name is sent as it is to the OpenAI-compatible endpoint (``Qwen/Qwen3-8B`` included)."""
-    if model.startswith(ANTHROPIC) and len(model) > len(ANTHROPIC):
-        return "anthropic", model[len(ANTHROPIC):]
-    if model.startswith(OPENAI) and len(model) > len(OPENAI):
-        return "openai", model[len(OPENAI):]
-    return "openai", model
+    """(provider, name sent) of a judge's ``--model``, read as every command reads
+    ``--model`` (:class:`hopscore.engine.providers.ModelSpec`): ``anthropic/NAME`` is Claude
+    through the Messages API, ``local/smollm2`` the model on this machine, ``openai/NAME`` and
+    any other name (``Qwen/Qwen3-8B`` included) NAME on the OpenAI-compatible endpoint."""
+    spec = ModelSpec.parse(model)
+    return spec.provider, spec.name
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,6 +101,8 @@ class JudgeConfig:
     on_truncation: str = "score"
     #: ask again, past the cache, for rows whose reply gave no verdict
     retry_unparsed: bool = False
+    #: the variable api_key was read from (None: none), for messages
+    key_env: str | None = None
 
     @property
     def provider(self) -> str:
@@ -122,8 +120,18 @@ class JudgeConfig:
             return self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         return self.base_url
 
+    def target(self) -> ModelTarget:
+        """Where the judge's requests go, with which key (the key already checked)."""
+        key = self.api_key or NO_KEY
+        if self.provider == "anthropic" and key == NO_KEY:
+            key = os.environ.get("ANTHROPIC_API_KEY") or NO_KEY
+        return ModelTarget(ModelSpec.parse(self.model), self.resolved_base_url(), key,
+                           self.key_env)
+
     def endpoint(self) -> str:
         """The endpoint the judge's backend reports (part of cache and resume keys)."""
+        if self.provider == "local":
+            return self.target().endpoint
         if self.provider == "anthropic":
             from hopscore.engine.anthropic import anthropic_endpoint
 
@@ -194,15 +202,9 @@ class JudgeSummary:
 
 def make_backend(config: JudgeConfig) -> ChatBackend:
     """The judge's backend: Claude's Messages API for ``anthropic/NAME`` (the key: the judge's
-    variable, else ``ANTHROPIC_API_KEY``), else the OpenAI-compatible endpoint."""
-    if config.provider == "anthropic":
-        from hopscore.engine.anthropic import AnthropicBackend
-
-        key = config.api_key
-        if not key or key == "EMPTY":
-            key = os.environ.get("ANTHROPIC_API_KEY") or "EMPTY"
-        return AnthropicBackend(config.resolved_base_url(), key)
-    return OpenAIBackend(config.base_url, config.api_key, concurrency=config.concurrency)
+    variable, else ``ANTHROPIC_API_KEY``), else the OpenAI-compatible endpoint; the local model
+    only when the command passes its backend in (refused here)."""
+    return provider_backend(config.target(), config.concurrency)
 
 
 class _Judge:
@@ -318,6 +320,7 @@ async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeC
                        backend: ChatBackend | None, console: Console | None,
                        warn: Console | None, rerun: str, other_inputs: str | None,
                        executor: str, ray_workers: int | None) -> JudgeSummary:
+    probe = backend is None
     backend = backend or make_backend(config)
     meta = JudgeMeta(config.model, backend.endpoint, config.prompt.sha256, config.prompt.source,
                      max_tokens=config.max_tokens, max_cell_chars=config.max_cell_chars,
@@ -336,6 +339,9 @@ async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeC
     note_resume(log, keys, warn,
                 "rows judged with another model, prompt or input; they are replaced by this run")
     retries, retried = retry_numbers(log, keys, config.retry_unparsed)
+    if probe and not all(log.is_done(key) for key in keys):  # before the first batch
+        await preflight(config.target(), cache_dir=config.cache_dir, warn=warn_printer(warn),
+                        what="the judge")
     factory = JudgeWork(config, meta, retries)
     if executor == "ray":
         driver = backend
