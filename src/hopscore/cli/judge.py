@@ -169,17 +169,24 @@ def judge(
     if summary_json is not None:
         write_json_atomic(summary_json, summary.to_json())
     if summary.aborted:
+        from hopscore.engine.failures import stopped
+
         raise HopscoreError(
-            f"stopped early: {summary.aborted}. Rows finished so far are in {output_path}; "
-            "fix the model name, endpoint or key and re-run the same command to continue."
+            f"stopped early: {stopped(summary.aborted, config.model, config.endpoint())}. Rows "
+            f"finished so far are in {output_path}; fix the model name, endpoint or key and "
+            "re-run the same command to continue."
         )
     err_console.print(f"wrote {output_path}", markup=False, highlight=False)
     if summary.errors:
+        from hopscore.engine.failures import failure_lines
+
         err_console.print(
-            f"{counted(summary.errors, 'row')} failed after {agree(summary.errors, 'its', 'their')}"
-            " retries (correct is null there); re-run the same command to retry only "
-            f"{agree(summary.errors, 'it', 'them')}.", style="yellow",
-        )
+            f"incomplete: {counted(summary.errors, 'row')} failed after "
+            f"{agree(summary.errors, 'its', 'their')} retries (correct is null there):",
+            style="yellow", markup=False, highlight=False)
+        for line in failure_lines(summary.failures, "row"):
+            err_console.print(f"  {line}", style="yellow", markup=False, highlight=False,
+                              soft_wrap=True)
         raise typer.Exit(1)
     if summary.truncated_unscored:
         raise typer.Exit(1)

@@ -34,6 +34,7 @@ from hopscore.engine import (
     sha256_text,
     warn_printer,
 )
+from hopscore.engine.failures import tally
 from hopscore.engine.preflight import preflight
 from hopscore.engine.providers import NO_KEY, ModelSpec, ModelTarget
 from hopscore.engine.providers import make_backend as provider_backend
@@ -160,6 +161,8 @@ class JudgeSummary:
     invalid_inputs: int = 0
     errors: int = 0
     errors_by_kind: dict[str, int] = field(default_factory=dict)
+    #: each failure class with its first message (:func:`hopscore.engine.failures.tally`)
+    failures: dict[str, dict[str, Any]] = field(default_factory=dict)
     differs_from_reference: int = 0
     conflicting_verdicts: int = 0
     #: replies cut at max_tokens (any status), and those kept out of the accuracy for it
@@ -455,6 +458,7 @@ def summarize(
         aborted=None if outcome.aborted is None else str(outcome.aborted),
     )
     kinds: Counter[str] = Counter()
+    failed: list[dict[str, Any]] = []
     for row in log.latest(keys).values():  # after an abort the file may hold superseded rows
         meta = row["judge"]
         status = meta.get("status")
@@ -475,8 +479,11 @@ def summarize(
             summary.errors += 1
             error = meta.get("error")
             kinds[error.get("kind", "?") if isinstance(error, dict) else "?"] += 1
+            failed.append(error if isinstance(error, dict) else
+                          {"kind": "?", "message": str(row.get("error") or "")})
         summary.correct += row.get("correct") is True
     summary.errors_by_kind = dict(kinds)
+    summary.failures = tally(failed)
     return summary
 
 
