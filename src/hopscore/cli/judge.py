@@ -45,8 +45,8 @@ def judge(
     )] = None,
     api_key_env: Annotated[str, typer.Option(
         "--api-key-env", metavar="VAR",
-        help="Environment variable holding the API key (unset: ANTHROPIC_API_KEY for "
-        "anthropic/NAME, else 'EMPTY').",
+        help="Environment variable holding the API key (unset: OPENAI_API_KEY, or "
+        "ANTHROPIC_API_KEY for anthropic/NAME; a server of your own needs none).",
     )] = "JUDGE_API_KEY",
     concurrency: Annotated[int, typer.Option(
         "--concurrency", "-c", metavar="N", min=1,

@@ -305,8 +305,10 @@ class ResponseCache:
     def _send_reads(self, loop: asyncio.AbstractEventLoop) -> None:
         batch, self._reads = self._reads, []
         try:
-            job = self._reader.submit(self._get_many, [key for key, _, _ in batch],
-                                      [scope for _, scope, _ in batch])
+            keys = [key for key, _, _ in batch]
+            scopes = [scope for _, scope, _ in batch]
+            job = self._reader.submit(self._get_many, keys, scopes) if any(scopes) else \
+                self._reader.submit(self._get_many, keys)
         except RuntimeError:  # shut down meanwhile
             _answer(batch, {})
             return
