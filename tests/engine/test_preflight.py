@@ -289,3 +289,23 @@ def test_the_local_model_judges_in_the_judge_command(tmp_path: Path) -> None:
     row = json.loads(out.read_text(encoding="utf-8"))
     assert row["judge"]["status"] == "judged" and row["judge"]["model"] == "local/smollm2"
     assert row["judge"]["endpoint"].startswith("local:")
+
+
+def test_the_server_identity_leaves_out_what_changes_at_every_listing() -> None:
+    """vLLM makes a new permission id and time for every listing, and llama.cpp's server puts
+    the current time in ``created``: neither may make cached replies look stale."""
+    from hopscore.engine.preflight import EndpointInfo, listing_entry
+
+    def vllm(permission: str, created: int) -> bytes:
+        return json.dumps({"object": "list", "data": [{
+            "id": "Qwen/Qwen3-8B", "object": "model", "created": created, "owned_by": "vllm",
+            "root": "Qwen/Qwen3-8B", "parent": None, "max_model_len": 32768,
+            "permission": [{"id": f"modelperm-{permission}", "created": created}]}]}).encode()
+
+    first = EndpointInfo("u", listing_entry(vllm("a1", 1), "Qwen/Qwen3-8B"))
+    second = EndpointInfo("u", listing_entry(vllm("b2", 2), "Qwen/Qwen3-8B"))
+    assert first.identity is not None and first.identity == second.identity
+    props = {"chat_template": "A", "model_path": "/m.gguf"}
+    assert EndpointInfo("u", None, props).identity != \
+        EndpointInfo("u", None, {**props, "chat_template": "B"}).identity
+    assert EndpointInfo("u").identity is None  # the server said nothing: nothing to compare

@@ -36,6 +36,9 @@ from hopscore.errors import HopscoreError
 
 #: seconds the check waits for each answer
 PROBE_TIMEOUT_S = 5.0
+#: fields of a listing's entry that say which model it is (not its timestamps, nor vLLM's
+#: "permission" objects, whose ids and times are made anew for every listing)
+ENTRY_FIELDS = ("id", "owned_by", "root", "parent", "max_model_len", "meta")
 #: fields of /props that say which model answers and how its chat is rendered
 PROPS_FIELDS = ("model_path", "model_alias", "chat_template", "chat_template_tool_use",
                 "chat_template_caps")
@@ -71,7 +74,7 @@ class EndpointInfo:
         None when it says nothing."""
         if self.model_entry is None and self.props is None:
             return None
-        entry = {k: v for k, v in (self.model_entry or {}).items() if k != "created"}
+        entry = {k: v for k, v in (self.model_entry or {}).items() if k in ENTRY_FIELDS}
         props = {k: self.props[k] for k in PROPS_FIELDS if self.props and k in self.props}
         return sha256_text(canonical_json({"model": entry, "props": props}))[:16]
 

@@ -135,11 +135,11 @@ def resolve(text: str, base_url: str | None, api_key_env: str, *, default_key_en
     if key is None and url is None:
         public = OPENAI_URL if spec.provider == "openai" else ANTHROPIC_URL
         tried = " or ".join(dict.fromkeys((api_key_env, PROVIDER_KEY_ENV[spec.provider])))
+        variable = "ANTHROPIC_BASE_URL" if spec.provider == "anthropic" else openai_env
+        also = f" (or set {variable})" if variable else ""
         raise HopscoreError(
             f"{option} {text}: requests would go to {public}, which needs an API key, and "
-            f"{tried} is not set; set it, or pass {url_option} for a server of your own "
-            + ("(or set OPENAI_BASE_URL)" if spec.provider == "openai" and openai_env
-               else "(or set ANTHROPIC_BASE_URL)" if spec.provider == "anthropic" else ""))
+            f"{tried} is not set; set it, or pass {url_option} for a server of your own{also}")
     if key is None:
         return ModelTarget(spec, url, NO_KEY, None)
     return ModelTarget(spec, url, key, key_env)
