@@ -309,3 +309,19 @@ def test_the_server_identity_leaves_out_what_changes_at_every_listing() -> None:
     assert EndpointInfo("u", None, props).identity != \
         EndpointInfo("u", None, {**props, "chat_template": "B"}).identity
     assert EndpointInfo("u").identity is None  # the server said nothing: nothing to compare
+
+
+def test_an_unknown_model_stops_at_its_first_reply_naming_endpoint_and_model(
+        tmp_path: Path) -> None:
+    not_found = Reply(status=404, body=b'{"error": {"message": "The model `test-model` does '
+                                       b'not exist", "code": "model_not_found"}}')
+    with FakeOpenAI(lambda prompt, attempt: not_found) as server:
+        started = time.monotonic()
+        result = command("run", server.base_url, tmp_path)
+        elapsed = time.monotonic() - started
+        sent = len(server.log)
+    assert result.returncode == 2 and elapsed < WITHIN_S
+    assert sent <= 9  # the first wave at most (--concurrency 8, one more ready), no retry
+    line = next(x for x in result.stderr.splitlines() if x.startswith("error:"))
+    assert f"{server.base_url} refused openai/test-model" in line
+    assert "The model `test-model` does not exist" in line
