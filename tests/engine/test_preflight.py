@@ -204,6 +204,8 @@ def test_a_context_overflow_is_said_with_the_servers_words(tmp_path: Path) -> No
     assert "no score to show" in result.stderr
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["run"]["failures"]["context_overflow"]["count"] == n
+    text = json.dumps(metrics)
+    assert "a re-run would fail them the same way" in text and "retry only" not in text
 
 
 def test_judge_failures_are_counted_by_class(tmp_path: Path) -> None:

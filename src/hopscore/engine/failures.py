@@ -106,6 +106,21 @@ def incomplete_lines(failures: dict[str, dict[str, Any]], of: int | None, unit: 
     return [head, *(f"  {line}" for line in failure_lines(failures, unit))]
 
 
+def rerun_advice(failures: dict[str, dict[str, Any]]) -> str:
+    """Whether re-running helps, from the classes that failed: a request refused as sent
+    (a 4xx, a context overflow) fails the same way again."""
+    again = {kind: entry for kind, entry in failures.items()
+             if kind in (CLIENT_ERROR, CONTEXT_OVERFLOW, BACKEND_ERROR)}
+    if not again:
+        return "re-run the same command to retry only those"
+    classes = ", ".join(again)
+    same = sum(int(entry.get("count") or 0) for entry in again.values())
+    if len(again) == len(failures):
+        return f"a re-run would fail them the same way ({classes}: see the failure classes)"
+    return (f"a re-run retries the others, but the {same} of {classes} would fail the same way "
+            "(see the failure classes)")
+
+
 def stopped(failure: object, model: str, endpoint: str) -> str:
     """Why a batch stopped at its first fatal failure, naming the model and the endpoint."""
     return f"{endpoint} refused {model}: {failure}"

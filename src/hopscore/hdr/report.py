@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from hopscore.benchmarks.hdr_tasks import FAMILIES, HdrTask, family_counts, tasks_sha256
 from hopscore.benchmarks.hybrid_deep_research import HdrExample, HybridDeepResearch
-from hopscore.engine.failures import tally
+from hopscore.engine.failures import rerun_advice, tally
 from hopscore.hdr.grade import GRADES, GradeSummary
 from hopscore.intervals import IntervalSpec
 from hopscore.io import write_json_atomic, write_jsonl_atomic
@@ -141,7 +141,7 @@ def finish_metrics(prepared: Prepared, rows: dict[str, dict[str, Any]], grades: 
     if summary["problems"]:
         report.warnings.append(
             f"{summary['problems']} attempts have no verdict (model errors, attempts not run, "
-            "grading errors); they count as failures here; re-run the same command to retry them")
+            f"grading errors); they count as failures here; {rerun_advice(summary['failures'])}")
     cut = truncation_warning(summary, prepared.settings.max_tokens)
     if cut is not None:
         report.warnings.append(cut)

@@ -11,7 +11,7 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from hopscore.benchmarks.base import Benchmark, ModelAnswer, Predictions
-from hopscore.engine.failures import tally
+from hopscore.engine.failures import rerun_advice, tally
 from hopscore.errors import HopscoreError
 from hopscore.io import write_json_atomic
 from hopscore.scoring import ScoreReport, ScoresWriter, score_examples
@@ -180,7 +180,7 @@ def finish_run(
         report.warnings.append(
             f"{counted(summary['errors'], what)} failed after "
             f"{agree(summary['errors'], 'its', 'their')} retries (no prediction: scored 0 "
-            "here); re-run the same command to retry only those"
+            f"here); {rerun_advice(summary['failures'])}"
         )
     cut = truncation_warning(summary, settings.max_tokens)
     if cut is not None:
