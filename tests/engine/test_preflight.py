@@ -91,6 +91,17 @@ def test_a_dead_endpoint_ends_the_command_within_seconds(tmp_path: Path, kind: s
     assert "Traceback" not in result.stderr
 
 
+def test_a_tls_failure_ends_the_command(tmp_path: Path) -> None:
+    """https:// at a server that speaks plain HTTP: the handshake fails, no retry helps."""
+    with FakeOpenAI(lambda prompt, attempt: Reply("Answer: x")) as server:
+        url = server.base_url.replace("http://", "https://")
+        result = command("run", url, tmp_path)
+        sent = len(server.log)
+    assert result.returncode == 2 and sent == 0
+    line = next(x for x in result.stderr.splitlines() if x.startswith("error:"))
+    assert url in line and "TLS failure" in line and "plain HTTP" in line
+
+
 @pytest.mark.parametrize("kind", ["run", "judge", "agent"])
 def test_a_refused_key_ends_the_command_before_any_request(tmp_path: Path, kind: str) -> None:
     with FakeOpenAI(lambda prompt, attempt: Reply("Answer: x"), api_key="sk-right") as server:

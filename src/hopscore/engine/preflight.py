@@ -129,7 +129,9 @@ def _cause(reason: object) -> str | None:
     if isinstance(reason, ssl.SSLCertVerificationError):
         return f"TLS certificate not accepted ({reason.verify_message or reason})"
     if isinstance(reason, ssl.SSLError):
-        return f"TLS failure ({reason.reason or reason})"
+        plain = " (the server speaks plain HTTP? then the URL is http://)" \
+            if reason.reason == "WRONG_VERSION_NUMBER" else ""
+        return f"TLS failure ({reason.reason or reason}){plain}"
     if isinstance(reason, ConnectionRefusedError):
         return "connection refused (nothing listens there)"
     if isinstance(reason, OSError):
