@@ -341,3 +341,17 @@ def test_an_unknown_model_stops_at_its_first_reply_naming_endpoint_and_model(
     line = next(x for x in result.stderr.splitlines() if x.startswith("error:"))
     assert f"{server.base_url} refused openai/test-model" in line
     assert "The model `test-model` does not exist" in line
+
+
+def test_the_suite_stops_at_a_dead_endpoint_instead_of_failing_each_dataset(
+        tmp_path: Path) -> None:
+    from tests.run.test_suite import data_dir
+
+    url = closed_port_url()
+    result = run_cli("suite", "mcr", "--data-dir", data_dir(tmp_path / "data"), "--model",
+                     "openai/test-model", "--base-url", url, "--output-dir", tmp_path / "suite",
+                     "--cache-dir", tmp_path / "cache", "--no-progress", "--limit", "1",
+                     env=NO_KEYS)
+    assert result.returncode == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and url in errors[0] and "connection refused" in errors[0]

@@ -30,9 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.engine.cache import ResponseCache, Warn
-from hopscore.engine.providers import ModelTarget, make_backend
+from hopscore.engine.providers import EndpointUnusable, ModelTarget, make_backend
 from hopscore.engine.types import canonical_json, sha256_text
-from hopscore.errors import HopscoreError
 
 #: seconds the check waits for each answer
 PROBE_TIMEOUT_S = 5.0
@@ -42,10 +41,6 @@ ENTRY_FIELDS = ("id", "owned_by", "root", "parent", "max_model_len", "meta")
 #: fields of /props that say which model answers and how its chat is rendered
 PROPS_FIELDS = ("model_path", "model_alias", "chat_template", "chat_template_tool_use",
                 "chat_template_caps")
-
-
-class EndpointUnusable(HopscoreError):
-    """The endpoint cannot serve the run: nothing was sent to the model."""
 
 
 @dataclass(frozen=True, slots=True)

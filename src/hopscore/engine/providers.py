@@ -35,6 +35,11 @@ PROVIDER_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"
 NO_KEY = "EMPTY"
 
 
+class EndpointUnusable(HopscoreError):
+    """The endpoint cannot serve the command (missing key, unreachable, key refused): nothing
+    was sent to the model, and no other dataset or row would fare better."""
+
+
 @dataclass(frozen=True, slots=True)
 class ModelSpec:
     """A parsed ``--model``: the provider and the name sent in requests."""
@@ -126,7 +131,7 @@ def resolve(text: str, base_url: str | None, api_key_env: str, *, default_key_en
     key_env: str | None = api_key_env
     key = os.environ.get(api_key_env) or None
     if key is None and api_key_env != default_key_env:
-        raise HopscoreError(f"{key_option} {api_key_env}: the variable {api_key_env} is not set "
+        raise EndpointUnusable(f"{key_option} {api_key_env}: the variable {api_key_env} is not set "
                             f"(set it to the key of {_where(spec, url)}, or leave "
                             f"{key_option} out)")
     if key is None and PROVIDER_KEY_ENV[spec.provider] != api_key_env:
@@ -137,7 +142,7 @@ def resolve(text: str, base_url: str | None, api_key_env: str, *, default_key_en
         tried = " or ".join(dict.fromkeys((api_key_env, PROVIDER_KEY_ENV[spec.provider])))
         variable = "ANTHROPIC_BASE_URL" if spec.provider == "anthropic" else openai_env
         also = f" (or set {variable})" if variable else ""
-        raise HopscoreError(
+        raise EndpointUnusable(
             f"{option} {text}: requests would go to {public}, which needs an API key, and "
             f"{tried} is not set; set it, or pass {url_option} for a server of your own{also}")
     if key is None:
