@@ -129,8 +129,13 @@ def validate(body: Any, headers: dict[str, str]) -> None:
 class FakeAnthropic:
     """Start with ``with FakeAnthropic(responder) as server: ... server.base_url``."""
 
-    def __init__(self, responder: Responder, latency: float = 0.0) -> None:
+    def __init__(self, responder: Responder, latency: float = 0.0, *,
+                 api_key: str | None = None) -> None:
         self.responder = responder
+        #: every request without this x-api-key gets the API's 401 (None: any key passes)
+        self.api_key = api_key
+        #: the paths of the GET requests seen
+        self.gets: list[str] = []
         self.latency = latency
         self.log: list[dict[str, Any]] = []
         self.rejected: list[str] = []
@@ -187,8 +192,31 @@ def _handler(server: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
+        def _refused(self) -> bool:
+            if server.api_key is None or self.headers.get("x-api-key") == server.api_key:
+                return False
+            self._send(401, {"type": "error", "error": {"type": "authentication_error",
+                                                        "message": "invalid x-api-key"}})
+            return True
+
+        def do_GET(self) -> None:
+            server.gets.append(self.path)
+            if self._refused():
+                return
+            if self.path.split("?")[0].rstrip("/") == "/v1/models":
+                self._send(200, {"data": [{"type": "model", "id": "claude-test",
+                                           "display_name": "Claude (stand-in)",
+                                           "created_at": "2025-01-01T00:00:00Z"}],
+                                 "has_more": False, "first_id": "claude-test",
+                                 "last_id": "claude-test"})
+            else:
+                self._send(404, {"type": "error", "error": {"type": "not_found_error",
+                                                            "message": "no such route"}})
+
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self._refused():
+                return
             if self.path.rstrip("/") != "/v1/messages":
                 self._send(404, {"type": "error", "error": {"type": "not_found_error",
                                                             "message": "no such route"}})

@@ -199,9 +199,19 @@ class FakeOpenAI:
 
     def __init__(self, responder: Responder | None = None, latency: float = 0.0, *,
                  body_responder: BodyResponder | None = None, slots: int | None = None,
-                 behaviour: ServerBehaviour | None = None) -> None:
+                 behaviour: ServerBehaviour | None = None, models: list[str] | None = None,
+                 props: dict[str, Any] | None = None, api_key: str | None = None) -> None:
         if (responder is None) == (body_responder is None):
             raise ValueError("give exactly one of responder and body_responder")
+        #: GET /v1/models lists these (None: no listing, 404 as some servers answer)
+        self.models = models
+        #: GET /props answers this, as llama.cpp's server does (None: 404); may be changed
+        #: while the server runs (a server restarted with another chat template)
+        self.props = props
+        #: every request (GET or POST) without "Authorization: Bearer <api_key>" gets a 401
+        self.api_key = api_key
+        #: the paths of the GET requests seen
+        self.gets: list[str] = []
         self.responder = responder
         self.body_responder = body_responder
         self.latency = latency
@@ -312,9 +322,38 @@ def _handler_class(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
+        def _refused(self) -> bool:
+            """A 401 as OpenAI words it, when the server wants a key it did not get."""
+            if server.api_key is None or \
+                    self.headers.get("Authorization") == f"Bearer {server.api_key}":
+                return False
+            self._send(401, json.dumps({"error": {
+                "message": "Incorrect API key provided. You can find your API key at "
+                           "https://platform.openai.com/account/api-keys.",
+                "type": "invalid_request_error", "code": "invalid_api_key"}}).encode(), {})
+            return True
+
+        def do_GET(self) -> None:
+            with server._lock:
+                server.gets.append(self.path)
+            if self._refused():
+                return
+            path = self.path.rstrip("/")
+            if path.endswith("/models") and server.models is not None:
+                listing = {"object": "list", "data": [
+                    {"id": name, "object": "model", "created": int(time.time()),
+                     "owned_by": "stand-in"} for name in server.models]}
+                self._send(200, json.dumps(listing).encode(), {})
+            elif path == "/props" and server.props is not None:
+                self._send(200, json.dumps(server.props).encode(), {})
+            else:
+                self._send(404, b'{"error": {"message": "File Not Found"}}', {})
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
+            if self._refused():
+                return
             if not self.path.rstrip("/").endswith("/chat/completions"):
                 self._send(404, b'{"error": {"message": "no such route"}}', {})
                 return

@@ -130,7 +130,11 @@ def test_faults_every_row_judged_or_errored_then_rerun_retries_only_errors(
         assert "Q010" not in counts and "Q011" not in counts
         assert all(counts[f"Q{i:03d}"] == 1 for i in range(13, 30))
         assert "parse failures" in first.stdout and "server_error 1" in first.stdout
-        assert "re-run the same command" in first.stderr
+        # each failure class with its advice: the 500s are retried by a re-run, the 400 not
+        assert "1 row failed with server_error" in first.stderr
+        assert "a re-run of the same command retries only these" in first.stderr
+        assert "1 row failed with client_error" in first.stderr
+        assert "a re-run fails the same way" in first.stderr
         assert server.log[0].headers["authorization"] == "Bearer sk-test"
         assert server.log[0].body["temperature"] == 0.0
         assert server.log[0].body["max_tokens"] == 2048
@@ -190,7 +194,8 @@ def test_fatal_error_stops_the_run_and_keeps_finished_rows(
     with FakeOpenAI(lambda p, a: Reply(status=401)) as server:
         result = run_cli(*judge_args(server, inp, out, "--concurrency", "2"), env=env)
         assert result.returncode == 2
-        assert "stopped early: fatal (HTTP 401)" in result.stderr
+        assert "stopped early: " in result.stderr and "fatal (HTTP 401)" in result.stderr
+        assert f"{server.base_url} refused judge-m" in result.stderr  # where, and which model
         assert len(server.log) <= 3  # no request after the first fatal reply except in-flight ones
         assert all(r["correct"] is None for r in read_rows(out))
 

@@ -258,8 +258,9 @@ def test_retrieval_from_a_corpus(tmp_path: Path) -> None:
 
 def test_bad_settings_are_clear_errors(tmp_path: Path) -> None:
     gold = GOLDS["bamboogle"][0]
-    bad_model = run_cli("run", "bamboogle", "--gold", gold, "--model", "gpt-4o", "-o", tmp_path)
-    assert bad_model.returncode == 2 and "expected PROVIDER/NAME" in bad_model.stderr
+    bad_model = run_cli("run", "bamboogle", "--gold", gold, "--model", "local/llama", "-o",
+                        tmp_path)
+    assert bad_model.returncode == 2 and "the local provider has smollm2" in bad_model.stderr
     missing = run_cli("run", "bamboogle", "--gold", tmp_path / "nope.csv", "--model", MODEL,
                       "-o", tmp_path)
     assert missing.returncode == 2 and "nope.csv: file not found" in missing.stderr

@@ -223,9 +223,17 @@ def run_hdr(settings: HdrSettings, *, progress: bool, json_output: bool = False,
         result = run(settings, console=console_, warn=err_console, rerun=rerun)
     out = settings.output_dir
     if result.outcome.aborted is not None:
+        from hopscore.engine.failures import stopped
+
+        why = stopped(result.outcome.aborted, settings.model, result.prepared.endpoint)
         raise HopscoreError(
-            f"stopped early: {result.outcome.aborted}. Attempts finished so far are in {out}; "
-            "fix the model name, endpoint or key and re-run the same command to continue.")
+            f"stopped early: {why}. Attempts finished so far are in {out}; fix the model name, "
+            "endpoint or key and re-run the same command to continue.")
+    from hopscore.engine.failures import incomplete_lines
+
+    for line in incomplete_lines(result.summary.get("failures") or {},
+                                 result.summary.get("attempts"), "attempt"):
+        err_console.print(line, style="yellow", markup=False, highlight=False, soft_wrap=True)
     if json_output:  # metrics.json when graded, else the attempts' counts
         print_json(result.metrics if result.metrics is not None
                    else {"graded": False, "hdr": result.summary})

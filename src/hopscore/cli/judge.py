@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -19,7 +18,7 @@ from hopscore.io import write_json_atomic
 from hopscore.words import agree, counted
 
 if TYPE_CHECKING:  # the judge's client stack loads when a command runs, not for --help
-    from hopscore.engine import RetryPolicy
+    from hopscore.engine import ChatBackend, RetryPolicy
     from hopscore.judge import JudgeConfig, JudgeSummary
 
 
@@ -46,8 +45,8 @@ def judge(
     )] = None,
     api_key_env: Annotated[str, typer.Option(
         "--api-key-env", metavar="VAR",
-        help="Environment variable holding the API key (unset: ANTHROPIC_API_KEY for "
-        "anthropic/NAME, else 'EMPTY').",
+        help="Environment variable holding the API key (unset: OPENAI_API_KEY, or "
+        "ANTHROPIC_API_KEY for anthropic/NAME; a server of your own needs none).",
     )] = "JUDGE_API_KEY",
     concurrency: Annotated[int, typer.Option(
         "--concurrency", "-c", metavar="N", min=1,
@@ -155,7 +154,7 @@ def judge(
     config = dataclasses.replace(config, max_cell_chars=max_cell_chars,
                                  max_row_bytes=max_row_bytes)
     summary = run_judge(
-        input_path, output_path, config,
+        input_path, output_path, config, backend=local_judge(config),
         console=err_console if progress else None, warn=err_console, rerun=rerun,
         shard=o.shard_option(shard, shards),
         executor=o.executor_option(executor, ray_workers), ray_workers=ray_workers,
@@ -170,17 +169,24 @@ def judge(
     if summary_json is not None:
         write_json_atomic(summary_json, summary.to_json())
     if summary.aborted:
+        from hopscore.engine.failures import stopped
+
         raise HopscoreError(
-            f"stopped early: {summary.aborted}. Rows finished so far are in {output_path}; "
-            "fix the model name, endpoint or key and re-run the same command to continue."
+            f"stopped early: {stopped(summary.aborted, config.model, config.endpoint())}. Rows "
+            f"finished so far are in {output_path}; fix the model name, endpoint or key and "
+            "re-run the same command to continue."
         )
     err_console.print(f"wrote {output_path}", markup=False, highlight=False)
     if summary.errors:
+        from hopscore.engine.failures import failure_lines
+
         err_console.print(
-            f"{counted(summary.errors, 'row')} failed after {agree(summary.errors, 'its', 'their')}"
-            " retries (correct is null there); re-run the same command to retry only "
-            f"{agree(summary.errors, 'it', 'them')}.", style="yellow",
-        )
+            f"incomplete: {counted(summary.errors, 'row')} failed after "
+            f"{agree(summary.errors, 'its', 'their')} retries (correct is null there):",
+            style="yellow", markup=False, highlight=False)
+        for line in failure_lines(summary.failures, "row"):
+            err_console.print(f"  {line}", style="yellow", markup=False, highlight=False,
+                              soft_wrap=True)
         raise typer.Exit(1)
     if summary.truncated_unscored:
         raise typer.Exit(1)
@@ -221,18 +227,23 @@ def judge_config(
 ) -> JudgeConfig:
     """Judge settings from command-line values (``hopscore judge`` and ``score --judge``)."""
     from hopscore.engine import RetryPolicy, default_cache_dir
+    from hopscore.engine.providers import resolve
     from hopscore.judge import JudgeConfig, JudgePrompt
 
     if not model:
         raise HopscoreError("set JUDGE_MODEL or pass --model (--judge-model for score --judge)")
+    # the one resolver of every command: credentials checked here, before any request
+    target = resolve(model, base_url or None, api_key_env, default_key_env="JUDGE_API_KEY",
+                     openai_env=None)
     prompt = JudgePrompt.from_file(prompt_file) if prompt_file else JudgePrompt.builtin()
     return JudgeConfig(
         model=model,
         base_url=base_url or None,
-        api_key=os.environ.get(api_key_env) or "EMPTY",
+        api_key=target.api_key,
+        key_env=target.key_env,
         prompt=prompt,
         max_tokens=max_tokens or None,
-        concurrency=concurrency,
+        concurrency=1 if target.spec.is_local else concurrency,
         timeout=timeout,
         retry=retry or RetryPolicy(),
         cache_dir=(cache_dir or default_cache_dir()) if use_cache else None,
@@ -240,6 +251,17 @@ def judge_config(
         on_truncation=on_truncation,
         retry_unparsed=retry_unparsed,
     )
+
+
+def local_judge(config: JudgeConfig) -> ChatBackend | None:
+    """The local model's backend when it judges (it runs in this process), else None."""
+    if not config.model.startswith("local/"):
+        return None
+    from hopscore.run.local import check_available
+    from hopscore.run.providers import local_backend
+
+    check_available()
+    return local_backend()
 
 
 def summary_table(s: JudgeSummary) -> Table:

@@ -368,15 +368,22 @@ def run_command(
     if not json_output:
         print_table(console, summary_table(result))
     if result.outcome.aborted is not None:
+        from hopscore.engine.failures import stopped
+
         raise HopscoreError(
-            f"stopped early: {result.outcome.aborted}. Samples finished so far are in "
-            f"{settings.output_dir}; fix the model name, endpoint or key and re-run the same "
-            "command to continue."
+            f"stopped early: {stopped(result.outcome.aborted, model, result.prepared.endpoint)}"
+            f". Samples finished so far are in {settings.output_dir}; fix the model name, "
+            "endpoint or key and re-run the same command to continue."
         )
     assert result.report is not None
+    failed = print_failures(result.summary, "sample")
     if json_output:  # metrics.json: the report with its run (and mcr, methods) block
         o.print_json(result.metrics or result.report.to_json())
         print_warnings(result.report, err_console)
+    elif failed and not result.summary.get("answered") and not result.summary.get("no_answer") \
+            and not result.summary.get("abstained"):
+        err_console.print(f"incomplete: no sample has an answer ({failed} failed), so there is "
+                          "no score to show", style="red", markup=False, highlight=False)
     else:
         print_report(result.report, console, err_console)
         if result.metrics and "mcr" in result.metrics:
@@ -387,6 +394,17 @@ def run_command(
     err_console.print(f"wrote {settings.output_dir}", markup=False, highlight=False)
     if result.summary.get("errors") or result.summary.get("truncated_unscored"):
         raise typer.Exit(1)
+
+
+def print_failures(summary: dict[str, Any], unit: str) -> int:
+    """Each failure class of a finished run, its first message and what to do (on stderr);
+    how many failed."""
+    from hopscore.engine.failures import incomplete_lines
+
+    failures = summary.get("failures") or {}
+    for line in incomplete_lines(failures, summary.get("samples"), unit):
+        err_console.print(line, style="yellow", markup=False, highlight=False, soft_wrap=True)
+    return sum(int(entry.get("count") or 0) for entry in failures.values())
 
 
 #: Options of the QA runs that an HDR agent run does not take, with their defaults.

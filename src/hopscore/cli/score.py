@@ -195,7 +195,7 @@ def score(
         if report.matched == 0:
             raise typer.Exit(1)
         return
-    from hopscore.cli.judge import judge_config  # the judge stack loads only when asked for
+    from hopscore.cli.judge import judge_config, local_judge  # loaded only when asked for
     from hopscore.engine import RetryPolicy
     from hopscore.judge.scoring import print_disagreements, score_files_with_judge
 
@@ -206,6 +206,7 @@ def score(
                           retry=RetryPolicy(max_retries=judge_max_retries),
                           retry_unparsed=judge_retry_unparsed)
     judged = score_files_with_judge(bench, gold, predictions, output_dir, config,
+                                    backend=local_judge(config),
                                     aliases=aliases, console=err_console, warn=err_console,
                                     intervals=spec, clusters=clusters,
                                     rerun=o.rerun_policy(restart, resume_any),

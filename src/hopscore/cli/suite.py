@@ -121,6 +121,7 @@ def suite_mcr(
       hopscore suite mcr --data-dir mcrdata --model openai/gpt-4o-mini --strategy mcr \
           --chains 5 --sample 500
     """
+    from hopscore.engine.providers import EndpointUnusable
     from hopscore.outputs import OutputError
     from hopscore.reruns import RerunRefused
     from hopscore.run.finish import truncation_warning
@@ -173,8 +174,8 @@ def suite_mcr(
                 result = run(suite_settings(base, located, root), backend=shared,
                              console=err_console if progress else None, warn=err_console,
                              rerun=rerun)
-            except (OutputError, RerunRefused):
-                raise  # the run directory cannot be used as it is: exit 2, nothing changed
+            except (OutputError, RerunRefused, EndpointUnusable):
+                raise  # the run directory or the endpoint cannot be used: exit 2 at once
             except HopscoreError as exc:
                 rows.append(SuiteRow(name, "error", detail=str(exc)))
                 continue

@@ -8,6 +8,9 @@
   :class:`CallFailure`, with an :class:`AttemptRecord` per attempt sent.
 * :class:`ResultLog` and :func:`run_batch` make a long run resumable: rows are appended as they
   finish, a re-run skips finished keys, and the file ends in input order, one row per item.
+* :mod:`hopscore.engine.providers` resolves ``--model`` for every command (and checks keys),
+  :mod:`hopscore.engine.preflight` checks an endpoint before the first batch, and
+  :mod:`hopscore.engine.failures` accounts for failed requests by class at the end.
 """
 
 from hopscore.engine.backend import ChatBackend, OpenAIBackend, endpoint_of

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     import anthropic
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
+#: the anthropic-version header of the models listing (the SDK sends it with every request)
+API_VERSION = "2023-06-01"
 #: sent when a request sets no max_tokens (the Messages API requires one)
 DEFAULT_MAX_TOKENS = 4096
 #: OpenAI parameters with a Messages API equivalent of the same name
@@ -230,8 +232,16 @@ class AnthropicBackend:
                 "pip install 'hopscore[anthropic]'") from None
         self.endpoint = anthropic_endpoint(base_url)
         self.url = (base_url or DEFAULT_BASE_URL).rstrip("/") + "/v1/messages"
+        self._key = api_key or "EMPTY"
         self._client: anthropic.AsyncAnthropic = anthropic.AsyncAnthropic(
             base_url=base_url or None, api_key=api_key or "EMPTY", max_retries=0)
+
+    def probe_urls(self) -> tuple[str, str | None, dict[str, str]]:
+        """What :func:`hopscore.engine.preflight.check_endpoint` asks: the models listing."""
+        base = self.url[: -len("/v1/messages")]
+        return f"{base}/v1/models", None, {"x-api-key": self._key,
+                                          "anthropic-version": API_VERSION,
+                                          "User-Agent": "hopscore"}
 
     async def send(self, request: ChatRequest, timeout: float) -> ChatResponse:
         import anthropic

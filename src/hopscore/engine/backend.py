@@ -111,6 +111,14 @@ class OpenAIBackend:
         else:
             import aiohttp  # noqa: F401  (imported now, not in the first request's time)
 
+    def probe_urls(self) -> tuple[str, str | None, dict[str, str]]:
+        """What :func:`hopscore.engine.preflight.check_endpoint` asks: the models listing,
+        llama.cpp's ``/props`` (not on OpenAI's own endpoint), and the headers."""
+        root = self.endpoint[:-3] if self.endpoint.endswith("/v1") else self.endpoint
+        props = None if urlsplit(self.endpoint).hostname == "api.openai.com" else f"{root}/props"
+        headers = {k: v for k, v in self._headers.items() if k != "Content-Type"}
+        return f"{self.endpoint}/models", props, headers
+
     def _open(self) -> aiohttp.ClientSession:
         import aiohttp  # deferred: only a run that sends requests needs it
         from aiohttp.helpers import get_env_proxy_for_url

@@ -48,6 +48,9 @@ WRITE_DELAY_S = 0.05
 WRITE_BATCH = 256
 
 Warn = Callable[[str], None]
+#: (endpoint, model) of a request: whose server's changes a cached reply is checked against
+Scope = tuple[str, str]
+Lookup = asyncio.Future[tuple[ChatResponse, float | None] | None]
 
 
 def default_cache_dir() -> Path:
@@ -90,12 +93,14 @@ class ResponseCache:
         self._schema_checked = False
         self._closed = False
         # what the event loop asked for in this turn, handed to the threads together
-        self._reads: list[tuple[str, asyncio.Future[tuple[ChatResponse, float | None] | None]]] = []
+        self._reads: list[tuple[str, Scope | None, Lookup]] = []
         self._writes: list[tuple[str, ChatResponse, float | None]] = []
         self._writes_scheduled = False
         # queued or in-flight writes, by key, until committed: this process reads its own
         # writes at once, however long they wait for their transaction
         self._pending: dict[str, tuple[ChatResponse, float | None]] = {}
+        #: (endpoint, model) -> replies cached before this time are not reused
+        self._since: dict[tuple[str, str], float] = {}
 
     @classmethod
     def in_dir(cls, directory: Path, *, warn: Warn | None = None) -> ResponseCache:
@@ -156,39 +161,96 @@ class ResponseCache:
 
     # -- synchronous operations (run on the cache threads) ---------------------------------
 
-    def get(self, key: str) -> tuple[ChatResponse, float | None] | None:
+    def get(self, key: str, scope: Scope | None = None
+            ) -> tuple[ChatResponse, float | None] | None:
         """The cached response and the latency it had when it was fetched, or None."""
         with self._lock:
             pending = self._pending.get(key)
-        return pending if pending is not None else self._get_many([key]).get(key)
+        return pending if pending is not None else self._get_many([key], [scope]).get(key)
 
     def put_sync(self, key: str, response: ChatResponse, latency_s: float | None) -> None:
         self._put_many([(key, response, latency_s)])
 
-    def _get_many(self, keys: Sequence[str]) -> dict[str, tuple[ChatResponse, float | None]]:
-        """The cached responses of those of ``keys`` that have one."""
+    def _get_many(self, keys: Sequence[str], scopes: Sequence[Scope | None] = ()
+                  ) -> dict[str, tuple[ChatResponse, float | None]]:
+        """The cached responses of those of ``keys`` that have one (``scopes``: the (endpoint,
+        model) of each key, whose replies from before the server's last change are left)."""
         found: dict[str, tuple[ChatResponse, float | None]] = {}
         if self.disabled:
             return found
         unique = list(dict.fromkeys(keys))
-        rows: list[tuple[str, str, float | None]] = []
+        rows: list[tuple[str, str, float | None, float]] = []
         try:
             db = self._db()
             for start in range(0, len(unique), 500):
                 chunk = unique[start:start + 500]
                 marks = ",".join("?" * len(chunk))
                 rows.extend(db.execute(
-                    f"SELECT key, body, latency_s FROM responses WHERE key IN ({marks})",
+                    f"SELECT key, body, latency_s, created FROM responses WHERE key IN ({marks})",
                     chunk).fetchall())
+            since = {key: self._since_of(db, scope)
+                     for key, scope in zip(keys, scopes, strict=False) if scope is not None}
         except Exception as exc:
             self._fail(exc)
             return found
-        for key, body, latency in rows:
+        for key, body, latency, created in rows:
+            if created < since.get(key, 0.0):
+                continue  # made by the server before its model or template changed
             try:
                 found[key] = (ChatResponse.from_body(json.loads(body)), latency)
             except Exception:
                 continue  # a corrupt entry is a miss, overwritten by the next fetch
         return found
+
+    def _since_of(self, db: sqlite3.Connection, scope: Scope) -> float:
+        known = self._since.get(scope)
+        if known is None:
+            try:
+                row = db.execute("SELECT since FROM servers WHERE endpoint = ? AND model = ?",
+                                 scope).fetchone()
+            except sqlite3.OperationalError as exc:
+                if "no such table" not in str(exc):
+                    raise
+                row = None
+            known = self._since[scope] = float(row[0]) if row else 0.0
+        return known
+
+    def note_server(self, endpoint: str, model: str, identity: str) -> bool:
+        """Record what the server at ``endpoint`` says about ``model`` (a hash); True when it
+        differs from what the cached replies were made with: those are not reused from now
+        on (this process, and every later one), and a warning says so once."""
+        if self.disabled:
+            return False
+        try:
+            db = self._db()
+            db.execute("CREATE TABLE IF NOT EXISTS servers (endpoint TEXT NOT NULL, "
+                       "model TEXT NOT NULL, identity TEXT NOT NULL, since REAL NOT NULL, "
+                       "PRIMARY KEY (endpoint, model))")
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                row = db.execute("SELECT identity, since FROM servers WHERE endpoint = ? AND "
+                                 "model = ?", (endpoint, model)).fetchone()
+                changed = row is not None and row[0] != identity
+                since = time.time() if changed else (float(row[1]) if row else 0.0)
+                if row is None or changed:
+                    db.execute("INSERT OR REPLACE INTO servers (endpoint, model, identity, "
+                               "since) VALUES (?, ?, ?, ?)", (endpoint, model, identity, since))
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        except Exception as exc:
+            self._fail(exc)
+            return False
+        with self._lock:
+            self._since[(endpoint, model)] = since
+        if changed:
+            self._warn(f"warning: {endpoint} now says another thing about model {model} "
+                       f"(its model listing or /props: another model or chat template) than "
+                       f"when its replies were cached in {self.path}; those replies are not "
+                       "reused, the requests are sent again")
+        return changed
 
     def _put_many(self, entries: Sequence[tuple[str, ChatResponse, float | None]]) -> None:
         """Store ``entries`` in one transaction."""
@@ -222,9 +284,11 @@ class ResponseCache:
 
     # -- what the engine calls -------------------------------------------------------------
 
-    async def aget(self, key: str) -> tuple[ChatResponse, float | None] | None:
-        """The cached response of ``key`` (None: a miss). Lookups made in the same turn of the
-        event loop are answered by one query on the reader thread."""
+    async def aget(self, key: str, scope: Scope | None = None
+                   ) -> tuple[ChatResponse, float | None] | None:
+        """The cached response of ``key`` (None: a miss; ``scope``: the request's (endpoint,
+        model), whose replies from before the server changed are misses). Lookups made in the
+        same turn of the event loop are answered by one query on the reader thread."""
         if self.disabled or self._closed:
             return None
         with self._lock:
@@ -235,13 +299,16 @@ class ResponseCache:
         future: asyncio.Future[tuple[ChatResponse, float | None] | None] = loop.create_future()
         if not self._reads:
             loop.call_soon(self._send_reads, loop)
-        self._reads.append((key, future))
+        self._reads.append((key, scope, future))
         return await future
 
     def _send_reads(self, loop: asyncio.AbstractEventLoop) -> None:
         batch, self._reads = self._reads, []
         try:
-            job = self._reader.submit(self._get_many, [key for key, _ in batch])
+            keys = [key for key, _, _ in batch]
+            scopes = [scope for _, scope, _ in batch]
+            job = self._reader.submit(self._get_many, keys, scopes) if any(scopes) else \
+                self._reader.submit(self._get_many, keys)
         except RuntimeError:  # shut down meanwhile
             _answer(batch, {})
             return
@@ -320,9 +387,9 @@ class ResponseCache:
                 db.close()
 
 
-def _answer(batch: list[tuple[str, asyncio.Future[tuple[ChatResponse, float | None] | None]]],
+def _answer(batch: list[tuple[str, Scope | None, Lookup]],
             found: dict[str, tuple[ChatResponse, float | None]]) -> None:
-    for key, future in batch:
+    for key, _, future in batch:
         if not future.done():
             future.set_result(found.get(key))
 

@@ -137,7 +137,7 @@ class ChatEngine:
         key = self.cache_key(request)
         started = time.perf_counter()
         if self.cache is not None:
-            hit = await self.cache.aget(key)
+            hit = await self.cache.aget(key, (self.backend.endpoint, request.model))
             if hit is not None:
                 self.stats.cache_hits += 1
                 response, latency = hit

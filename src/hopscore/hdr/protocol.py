@@ -67,6 +67,8 @@ class ToolProtocol:
     notes: list[str] = field(default_factory=list)
     #: the block an earlier run of this directory wrote (kept when this run sent nothing)
     previous: dict[str, Any] | None = None
+    #: llama.cpp's /props, when the endpoint check got it (its chat template's tool support)
+    props: dict[str, Any] | None = None
     _said: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:

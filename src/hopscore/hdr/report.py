@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from hopscore.benchmarks.hdr_tasks import FAMILIES, HdrTask, family_counts, tasks_sha256
 from hopscore.benchmarks.hybrid_deep_research import HdrExample, HybridDeepResearch
+from hopscore.engine.failures import rerun_advice, tally
 from hopscore.hdr.grade import GRADES, GradeSummary
 from hopscore.intervals import IntervalSpec
 from hopscore.io import write_json_atomic, write_jsonl_atomic
@@ -71,6 +72,7 @@ def attempt_summary(prepared: Prepared, rows: dict[str, dict[str, Any]], key: Ke
     tools: dict[str, dict[str, float]] = {}
     turns = prompt = completion = calls = errors = 0
     done = truncated = truncated_replies = 0
+    failed: list[dict[str, Any]] = []
     for task in prepared.tasks:
         for attempt in range(prepared.settings.repeats):
             row = rows.get(key(prepared, task, attempt))
@@ -78,6 +80,8 @@ def attempt_summary(prepared: Prepared, rows: dict[str, dict[str, Any]], key: Ke
                 statuses["not_run"] += 1
                 continue
             statuses[str(row.get("status"))] += 1
+            if row.get("status") == "model_error" and isinstance(row.get("error"), dict):
+                failed.append(row["error"])
             done += 1
             truncated += bool(row.get("truncated"))
             truncated_replies += len(row.get("truncated_turns") or ())
@@ -102,6 +106,7 @@ def attempt_summary(prepared: Prepared, rows: dict[str, dict[str, Any]], key: Ke
         "attempts": len(prepared.tasks) * prepared.settings.repeats,
         "families": family_counts(prepared.tasks), "statuses": dict(statuses),
         "model_errors": statuses["model_error"], "not_run": statuses["not_run"],
+        "failures": tally(failed),
         "mean_turns": round(turns / done, 2) if done else None,
         "prompt_tokens": prompt, "completion_tokens": completion,
         "tool_calls": calls, "tool_errors": errors, "tools": per_tool,
@@ -136,7 +141,7 @@ def finish_metrics(prepared: Prepared, rows: dict[str, dict[str, Any]], grades: 
     if summary["problems"]:
         report.warnings.append(
             f"{summary['problems']} attempts have no verdict (model errors, attempts not run, "
-            "grading errors); they count as failures here; re-run the same command to retry them")
+            f"grading errors); they count as failures here; {rerun_advice(summary['failures'])}")
     cut = truncation_warning(summary, prepared.settings.max_tokens)
     if cut is not None:
         report.warnings.append(cut)

@@ -40,7 +40,6 @@ from hopscore.engine import (
     ChatEngine,
     EngineStats,
     ResultLog,
-    RetryPolicy,
     RowResult,
     cache_for,
     canonical_json,
@@ -53,6 +52,7 @@ from hopscore.engine import (
 )
 from hopscore.errors import HopscoreError, Interrupted
 from hopscore.hdr.agent import MODEL_ERROR, AgentLoop, AgentSettings, prompt_sha256
+from hopscore.hdr.endpoints import check_endpoints, judge_config, no_tool_call_hint, retry_policy
 from hopscore.hdr.grade import AttemptOutcome, GradeOptions, GradeSummary, grade
 from hopscore.hdr.knowledge import KnowledgeBase
 from hopscore.hdr.prepared import Prepared, attempt_key
@@ -68,12 +68,15 @@ from hopscore.hdr.settings import HdrSettings
 from hopscore.hdr.tools import SCHEMAS, ToolLimits, Toolset, openai_tools
 from hopscore.hdr.trajectory import file_name, read_trajectory, write_trajectory
 from hopscore.hdr.wire import content_style_for
-from hopscore.judge.prompt import JudgePrompt
-from hopscore.judge.runner import JudgeConfig
 from hopscore.outputs import claim, output_dir
 from hopscore.reruns import REFUSE, SIDE, prepare_results
 from hopscore.run.caps import cap_sample
-from hopscore.run.providers import ModelSpec, endpoint_for, make_backend, resolve_base_url
+from hopscore.run.providers import (
+    ModelSpec,
+    endpoint_for,
+    make_backend,
+    resolve_base_url,
+)
 from hopscore.run.search import Bm25Search, HttpSearch, SearchBackend
 from hopscore.scoring import ScoreReport
 from hopscore.sql.runner import MatchOptions
@@ -292,10 +295,7 @@ def note_no_tool_calls(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> N
     if not requests or calls:
         return
     used = prepared.protocol.mode
-    hint = ("the model could not follow the text tool-call protocol either" if used == "text"
-            else "if the server ignores tools, try --tool-protocol text (or auto); "
-            "llama-cpp-python needs --chat_format chatml-function-calling, vLLM "
-            "--enable-auto-tool-choice --tool-call-parser, llama.cpp --jinja")
+    hint = no_tool_call_hint(used, prepared.protocol.props)
     prepared.protocol.say(
         f"warning: {prepared.endpoint} returned no tool call in {requests} replies "
         f"({len(rows)} attempts, {used} tool protocol): no attempt could use a tool or give "
@@ -321,25 +321,6 @@ def outcomes_of(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> list[Att
             outcomes.append(AttemptOutcome(task, index, str(row["status"]),
                                            row.get("final_answer"), messages, fmt))
     return outcomes
-
-
-def judge_config(settings: HdrSettings) -> JudgeConfig | None:
-    model = settings.judge_model_name()
-    if not model:
-        return None
-    prompt = JudgePrompt.from_file(settings.judge_prompt_file) if settings.judge_prompt_file \
-        else JudgePrompt.builtin()
-    return JudgeConfig(model=model, base_url=settings.judge_endpoint(),
-                       api_key=os.environ.get(settings.judge_api_key_env) or "EMPTY",
-                       prompt=prompt, concurrency=settings.judge_concurrency,
-                       timeout=min(settings.timeout, 300.0),
-                       retry=retry_policy(settings), cache_dir=settings.cache_dir,
-                       adaptive=settings.adaptive, on_truncation=settings.on_truncation)
-
-
-def retry_policy(settings: HdrSettings) -> RetryPolicy:
-    return RetryPolicy(max_retries=settings.max_retries, base_delay=settings.backoff,
-                       max_retry_wait=settings.max_retry_wait, deadline=settings.deadline)
 
 
 def run_writes(repeats: int) -> tuple[str, ...]:
@@ -417,6 +398,8 @@ async def _execute(prepared: Prepared, backend: ChatBackend | None,
     note_resume(log, keys, warn,
                 "attempts made with other settings or tasks; this run replaces them")
     local = prepared.spec.is_local
+    if not all(log.is_done(key) for key in keys):  # before the first batch
+        await check_endpoints(prepared, backend, judge_backend, warn)
     prepared.protocol.previous = previous_protocol(out)
     factory = HdrWork(settings)
     with SqlExecutor(workers=min(2, max(1, os.cpu_count() or 1))) as executor:

@@ -21,7 +21,6 @@ from hopscore.engine import (
     ChatEngine,
     ChatRequest,
     EngineStats,
-    OpenAIBackend,
     ResultLog,
     RetryPolicy,
     RowResult,
@@ -35,6 +34,10 @@ from hopscore.engine import (
     sha256_text,
     warn_printer,
 )
+from hopscore.engine.failures import tally
+from hopscore.engine.preflight import preflight
+from hopscore.engine.providers import NO_KEY, ModelSpec, ModelTarget
+from hopscore.engine.providers import make_backend as provider_backend
 from hopscore.engine.types import API_ERROR
 from hopscore.errors import HopscoreError, Interrupted
 from hopscore.judge.parse import parse_judge_output, provider_error
@@ -66,21 +69,15 @@ ON_TRUNCATION = ("score", "error")
 
 #: The reference's temperature and completion budget.
 TEMPERATURE = 0.0
-#: a judge --model with this prefix is Claude, through the Messages API
-ANTHROPIC = "anthropic/"
-#: a judge --model with this prefix is NAME on the OpenAI-compatible endpoint (as in hopscore run)
-OPENAI = "openai/"
 
 
 def split_model(model: str) -> tuple[str, str]:
-    """(provider, name sent) of a judge's ``--model``: ``anthropic/NAME`` is Claude through the
-    native Messages API; ``openai/NAME`` is NAME on the OpenAI-compatible endpoint; any other
-    name is sent as it is to the OpenAI-compatible endpoint (``Qwen/Qwen3-8B`` included)."""
-    if model.startswith(ANTHROPIC) and len(model) > len(ANTHROPIC):
-        return "anthropic", model[len(ANTHROPIC):]
-    if model.startswith(OPENAI) and len(model) > len(OPENAI):
-        return "openai", model[len(OPENAI):]
-    return "openai", model
+    """(provider, name sent) of a judge's ``--model``, read as every command reads
+    ``--model`` (:class:`hopscore.engine.providers.ModelSpec`): ``anthropic/NAME`` is Claude
+    through the Messages API, ``local/smollm2`` the model on this machine, ``openai/NAME`` and
+    any other name (``Qwen/Qwen3-8B`` included) NAME on the OpenAI-compatible endpoint."""
+    spec = ModelSpec.parse(model)
+    return spec.provider, spec.name
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -106,6 +103,8 @@ class JudgeConfig:
     on_truncation: str = "score"
     #: ask again, past the cache, for rows whose reply gave no verdict
     retry_unparsed: bool = False
+    #: the variable api_key was read from (None: none), for messages
+    key_env: str | None = None
 
     @property
     def provider(self) -> str:
@@ -123,8 +122,18 @@ class JudgeConfig:
             return self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         return self.base_url
 
+    def target(self) -> ModelTarget:
+        """Where the judge's requests go, with which key (the key already checked)."""
+        key = self.api_key or NO_KEY
+        if self.provider == "anthropic" and key == NO_KEY:
+            key = os.environ.get("ANTHROPIC_API_KEY") or NO_KEY
+        return ModelTarget(ModelSpec.parse(self.model), self.resolved_base_url(), key,
+                           self.key_env)
+
     def endpoint(self) -> str:
         """The endpoint the judge's backend reports (part of cache and resume keys)."""
+        if self.provider == "local":
+            return self.target().endpoint
         if self.provider == "anthropic":
             from hopscore.engine.anthropic import anthropic_endpoint
 
@@ -153,6 +162,8 @@ class JudgeSummary:
     invalid_inputs: int = 0
     errors: int = 0
     errors_by_kind: dict[str, int] = field(default_factory=dict)
+    #: each failure class with its first message (:func:`hopscore.engine.failures.tally`)
+    failures: dict[str, dict[str, Any]] = field(default_factory=dict)
     differs_from_reference: int = 0
     conflicting_verdicts: int = 0
     #: replies cut at max_tokens (any status), and those kept out of the accuracy for it
@@ -195,15 +206,9 @@ class JudgeSummary:
 
 def make_backend(config: JudgeConfig) -> ChatBackend:
     """The judge's backend: Claude's Messages API for ``anthropic/NAME`` (the key: the judge's
-    variable, else ``ANTHROPIC_API_KEY``), else the OpenAI-compatible endpoint."""
-    if config.provider == "anthropic":
-        from hopscore.engine.anthropic import AnthropicBackend
-
-        key = config.api_key
-        if not key or key == "EMPTY":
-            key = os.environ.get("ANTHROPIC_API_KEY") or "EMPTY"
-        return AnthropicBackend(config.resolved_base_url(), key)
-    return OpenAIBackend(config.base_url, config.api_key, concurrency=config.concurrency)
+    variable, else ``ANTHROPIC_API_KEY``), else the OpenAI-compatible endpoint; the local model
+    only when the command passes its backend in (refused here)."""
+    return provider_backend(config.target(), config.concurrency)
 
 
 class _Judge:
@@ -328,6 +333,7 @@ async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeC
                        backend: ChatBackend | None, console: Console | None,
                        warn: Console | None, rerun: str, other_inputs: str | None,
                        executor: str, ray_workers: int | None) -> JudgeSummary:
+    probe = backend is None
     backend = backend or make_backend(config)
     meta = JudgeMeta(config.model, backend.endpoint, config.prompt.sha256, config.prompt.source,
                      max_tokens=config.max_tokens, max_cell_chars=config.max_cell_chars,
@@ -346,6 +352,9 @@ async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeC
     note_resume(log, keys, warn,
                 "rows judged with another model, prompt or input; they are replaced by this run")
     retries, retried = retry_numbers(log, keys, config.retry_unparsed)
+    if probe and not all(log.is_done(key) for key in keys):  # before the first batch
+        await preflight(config.target(), cache_dir=config.cache_dir, warn=warn_printer(warn),
+                        what="the judge")
     factory = JudgeWork(config, meta, retries)
     if executor == "ray":
         driver = backend
@@ -459,6 +468,7 @@ def summarize(
         aborted=None if outcome.aborted is None else str(outcome.aborted),
     )
     kinds: Counter[str] = Counter()
+    failed: list[dict[str, Any]] = []
     for row in log.latest(keys).values():  # after an abort the file may hold superseded rows
         meta = row["judge"]
         status = meta.get("status")
@@ -479,8 +489,11 @@ def summarize(
             summary.errors += 1
             error = meta.get("error")
             kinds[error.get("kind", "?") if isinstance(error, dict) else "?"] += 1
+            failed.append(error if isinstance(error, dict) else
+                          {"kind": "?", "message": str(row.get("error") or "")})
         summary.correct += row.get("correct") is True
     summary.errors_by_kind = dict(kinds)
+    summary.failures = tally(failed)
     return summary
 
 

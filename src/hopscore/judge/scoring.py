@@ -22,7 +22,7 @@ from rich.table import Table
 from hopscore.analysis.judging import AgreementTable
 from hopscore.benchmarks.base import Benchmark, E, P
 from hopscore.display import print_table
-from hopscore.engine import run_sync
+from hopscore.engine import ChatBackend, run_sync
 from hopscore.errors import HopscoreError, Location
 from hopscore.inference.agreement import agreement_of
 from hopscore.inference.clusters import ClusterSpec
@@ -128,6 +128,7 @@ def score_files_with_judge(
     rerun: str = REFUSE,
     clusters: ClusterSpec | None = None,
     scored_from: Mapping[str, Any] | None = None,
+    backend: ChatBackend | None = None,
 ) -> JudgedReport:
     """Score as ``hopscore score`` does, then judge every example and merge the results.
 
@@ -145,8 +146,8 @@ def score_files_with_judge(
     items = [judge_item(score, questions.get(score.id, ""), str(gold_path)) for score in scores]
     with tempfile.TemporaryDirectory(prefix="hopscore-judge-") as scratch:
         judge_path = (output_dir or Path(scratch)) / "judge.jsonl"
-        summary = run_sync(judge_items(items, judge_path, config, console=console, warn=warn,
-                                       rerun=rerun))
+        summary = run_sync(judge_items(items, judge_path, config, backend=backend,
+                                       console=console, warn=warn, rerun=rerun))
         by_key = {key_of(row): row for row in _rows(judge_path)}  # the latest row of each key
     if summary.aborted:
         raise HopscoreError(

@@ -11,6 +11,7 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from hopscore.benchmarks.base import Benchmark, ModelAnswer, Predictions
+from hopscore.engine.failures import rerun_advice, tally
 from hopscore.errors import HopscoreError
 from hopscore.io import write_json_atomic
 from hopscore.scoring import ScoreReport, ScoresWriter, score_examples
@@ -78,6 +79,8 @@ def run_summary(prepared: Prepared, rows: dict[str, dict[str, Any]],
         "errors": len(errors),
         "errors_by_kind": dict(kinds),
         "error_ids": errors[:FIRST_IDS],
+        # each failure class with its first message (the server's words)
+        "failures": tally((by_label[i] or {}).get("error") for i in errors),
         "not_run": len(not_run),
         "strict_failures": len(strict_failures),
         "strict_failure_rate": len(strict_failures) / len(done) if done else None,
@@ -180,7 +183,7 @@ def finish_run(
         report.warnings.append(
             f"{counted(summary['errors'], what)} failed after "
             f"{agree(summary['errors'], 'its', 'their')} retries (no prediction: scored 0 "
-            "here); re-run the same command to retry only those"
+            f"here); {rerun_advice(summary['failures'])}"
         )
     cut = truncation_warning(summary, settings.max_tokens)
     if cut is not None:

@@ -1,87 +1,56 @@
-"""Model specs (``PROVIDER/NAME``) and the backend each provider uses.
+"""Model specs (``PROVIDER/NAME``) and the backend each provider uses, for model runs.
 
-* ``openai/NAME``: any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp
-  server, Ollama, hosted APIs). ``--base-url`` (else ``OPENAI_BASE_URL``, else OpenAI's); the key
-  from ``OPENAI_API_KEY`` or the variable ``--api-key-env`` names ("EMPTY" when unset, which
-  local servers accept). NAME is sent as the request's ``model`` and may contain "/".
-* ``anthropic/NAME``: Claude through the Messages API (:mod:`hopscore.engine.anthropic`, extra
-  ``hopscore[anthropic]``). ``--base-url`` (else ``ANTHROPIC_BASE_URL``, else Anthropic's); the
-  key from ``ANTHROPIC_API_KEY`` unless ``--api-key-env`` names another variable.
-* ``local/smollm2``: SmolLM2-135M-Instruct on the CPU (:mod:`hopscore.run.local`).
+The resolver itself (specs, base URLs, keys and their checks, backends) is
+:mod:`hopscore.engine.providers`, shared with the judge and the agent; this module adds what
+only a model run has: the local model (``local/smollm2``, :mod:`hopscore.run.local`), loaded in
+this process.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
+from hopscore.engine import ChatBackend, ChatRequest, ChatResponse
+from hopscore.engine.providers import (
+    LOCAL_MODELS,
+    PROVIDERS,
+    ModelSpec,
+    ModelTarget,
+    base_url_for,
+    resolve,
+)
+from hopscore.engine.providers import make_backend as engine_backend
 
-from hopscore.engine import ChatBackend, ChatRequest, ChatResponse, OpenAIBackend, endpoint_of
-from hopscore.errors import HopscoreError
+__all__ = ["DEFAULT_KEY_ENV", "LOCAL_MODELS", "PROVIDERS", "ModelSpec", "ModelTarget",
+           "SharedBackend", "endpoint_for", "local_backend", "make_backend", "resolve",
+           "resolve_base_url", "target_of"]
 
-PROVIDERS = ("openai", "anthropic", "local")
-#: the --api-key-env default; an anthropic/... model reads ANTHROPIC_API_KEY instead
+#: the --api-key-env default; an anthropic/... model reads ANTHROPIC_API_KEY when it is unset
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-LOCAL_MODELS = ("smollm2",)
-
-
-@dataclass(frozen=True, slots=True)
-class ModelSpec:
-    provider: str
-    name: str
-
-    @classmethod
-    def parse(cls, text: str) -> ModelSpec:
-        provider, _, name = text.partition("/")
-        if not name or provider not in PROVIDERS:
-            raise HopscoreError(
-                f"--model {text!r}: expected PROVIDER/NAME with provider openai, anthropic or "
-                "local (e.g. openai/gpt-4o-mini, openai/Qwen/Qwen3-8B, "
-                "anthropic/claude-sonnet-4-5, local/smollm2)"
-            )
-        if provider == "local" and name not in LOCAL_MODELS:
-            raise HopscoreError(
-                f"--model {text!r}: the local provider has {', '.join(LOCAL_MODELS)}"
-            )
-        return cls(provider, name)
-
-    def __str__(self) -> str:
-        return f"{self.provider}/{self.name}"
-
-    @property
-    def is_local(self) -> bool:
-        return self.provider == "local"
 
 
 def resolve_base_url(spec: ModelSpec, base_url: str | None) -> str | None:
-    if spec.is_local:
-        if base_url:
-            raise HopscoreError("--base-url is for openai/... and anthropic/... models; "
-                                "local/smollm2 runs here")
-        return None
-    if spec.provider == "anthropic":
-        return base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-    return base_url or os.environ.get("OPENAI_BASE_URL") or None
+    """``--base-url``, else ``OPENAI_BASE_URL`` / ``ANTHROPIC_BASE_URL``, else None."""
+    return base_url_for(spec, base_url, openai_env="OPENAI_BASE_URL")
 
 
-def api_key(spec: ModelSpec, api_key_env: str) -> str:
-    """The key for ``spec``: the variable ``api_key_env`` names ("EMPTY" when unset)."""
-    if spec.provider == "anthropic" and api_key_env == DEFAULT_KEY_ENV:
-        api_key_env = "ANTHROPIC_API_KEY"
-    return os.environ.get(api_key_env) or "EMPTY"
+def target_of(model: str, base_url: str | None, api_key_env: str) -> ModelTarget:
+    """A run's ``--model``, ``--base-url`` and ``--api-key-env`` resolved; credentials checked."""
+    return resolve(model, base_url, api_key_env, default_key_env=DEFAULT_KEY_ENV)
+
+
+def local_backend() -> ChatBackend:
+    from hopscore.run.local import LocalSmolLM2
+
+    return LocalSmolLM2()
 
 
 def make_backend(
     spec: ModelSpec, base_url: str | None, api_key_env: str, concurrency: int
 ) -> ChatBackend:
+    """The backend of a run's model (``base_url`` already resolved)."""
     if spec.is_local:
-        from hopscore.run.local import LocalSmolLM2
-
-        return LocalSmolLM2()
-    if spec.provider == "anthropic":
-        from hopscore.engine.anthropic import AnthropicBackend
-
-        return AnthropicBackend(base_url, api_key(spec, api_key_env))
-    return OpenAIBackend(base_url, api_key(spec, api_key_env), concurrency=concurrency)
+        return local_backend()
+    target = resolve(str(spec), base_url, api_key_env, default_key_env=DEFAULT_KEY_ENV)
+    return engine_backend(target, concurrency, local=local_backend)
 
 
 def endpoint_for(spec: ModelSpec, base_url: str | None) -> str:
@@ -94,6 +63,8 @@ def endpoint_for(spec: ModelSpec, base_url: str | None) -> str:
         from hopscore.engine.anthropic import anthropic_endpoint
 
         return anthropic_endpoint(base_url)
+    from hopscore.engine import endpoint_of
+
     return endpoint_of(base_url)
 
 

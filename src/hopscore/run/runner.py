@@ -44,13 +44,14 @@ from hopscore.engine import (
     run_sync,
     warn_printer,
 )
+from hopscore.engine.preflight import preflight
 from hopscore.errors import HopscoreError, Interrupted
 from hopscore.outputs import claim, output_dir
 from hopscore.reruns import REFUSE, prepare_results
 from hopscore.run.caps import cap_sample, kept_text
 from hopscore.run.extract import extract_flexible, extract_mcr, extract_strict
 from hopscore.run.finish import finish_run, run_differences, write_config
-from hopscore.run.providers import make_backend
+from hopscore.run.providers import make_backend, target_of
 from hopscore.run.repeats import split_rows
 from hopscore.run.settings import RunSettings, run_writes
 from hopscore.run.tasks import Prepared, Task, prepare
@@ -229,6 +230,10 @@ async def _execute(settings: RunSettings, prepared: Prepared, backend: ChatBacke
     note_resume(log, keys, warn,
                 "samples made with other settings or examples; this run replaces them")
     local = prepared.spec.is_local
+    if backend is None:  # credentials, then the endpoint (unless nothing is left to ask)
+        target = target_of(settings.model, prepared.base_url, settings.api_key_env)
+        if not all(log.is_done(key) for key in keys):
+            await preflight(target, cache_dir=settings.cache_dir, warn=warn_printer(warn))
     factory = RunWork(settings)
     if settings.executor == "ray":
         if local:
