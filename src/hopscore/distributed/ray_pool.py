@@ -390,8 +390,11 @@ class RayPool:
             else:  # still starting: not waited for
                 self._kill(actor)
         if closing:
-            await asyncio.wait([asyncio.ensure_future(_got(ref)) for ref in closing],
-                               timeout=_CLOSE_S)
+            waits = [asyncio.ensure_future(_got(ref)) for ref in closing]
+            await asyncio.wait(waits, timeout=_CLOSE_S)
+            for wait in waits:  # not waited for longer; their errors are not reported
+                wait.cancel()
+            await asyncio.gather(*waits, return_exceptions=True)
         if self.local is not None:
             await self.local.close()
         if self._gone is None:
