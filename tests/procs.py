@@ -3,6 +3,7 @@ starts one it will send Ctrl-C to."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import signal
@@ -24,14 +25,25 @@ def default_sigint() -> None:  # pragma: no cover - runs in the child, before ex
     """``preexec_fn`` of a child a test sends SIGINT to: Ctrl-C at its default, so that
     Python in the child raises KeyboardInterrupt however the tests were started (a suite
     started in the background, ``nohup ... &`` or a CI job, has SIGINT ignored, and an ignored
-    signal stays ignored across exec)."""
+    signal stays ignored across exec). The child also gets SIGTERM (a clean stop, as Ctrl-C)
+    when the test process dies: a test killed mid-way leaves no run behind."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    _term_with_parent()
 
 
 def ignored_sigint() -> None:  # pragma: no cover - runs in the child, before exec
     """``preexec_fn`` of a child started as a background job is (``nohup ... &``): Ctrl-C
-    ignored."""
+    ignored; SIGTERM when the test process dies, as with :func:`default_sigint`."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _term_with_parent()
+
+
+def _term_with_parent() -> None:  # pragma: no cover - runs in the child, before exec
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def alive(pid: int) -> bool:
