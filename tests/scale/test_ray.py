@@ -334,11 +334,15 @@ def test_the_drivers_death_ends_every_process_ray_started(tmp_path: Path) -> Non
             workers_sending(proc, server)
             ray = descendants(proc.pid)
             assert any("DashboardAgent" in cmdline(p) for p in ray), [cmdline(p) for p in ray]
+            line = next(cmdline(p) for p in ray if "--temp-dir" in cmdline(p)).split()
+            temp = Path(line[line.index("--temp-dir") + 1])
+            assert temp.is_dir()
             proc.kill()
         finally:
             proc.kill()
             proc.communicate()
     assert gone(ray, 15) == []
+    assert not temp.exists()  # Ray's files went with it
 
 
 def test_a_killed_worker_loses_and_duplicates_nothing(tmp_path: Path) -> None:

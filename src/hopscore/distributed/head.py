@@ -52,8 +52,12 @@ _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 def watch(command: list[str]) -> None:  # pragma: no cover - runs in the watchdog
     """The watchdog: run ``command`` (``ray start``), then end every process of this session
     when standard input ends (the command closed it, or died) or when ``command`` ends."""
+    temp = command[command.index("--temp-dir") + 1] if "--temp-dir" in command else None
+
     def stop(*_: Any) -> None:
         kill_session(os.getsid(0))
+        if temp is not None:  # Ray's files die with it
+            shutil.rmtree(temp, ignore_errors=True)
         os._exit(0)
 
     signal.signal(signal.SIGTERM, stop)
@@ -62,6 +66,8 @@ def watch(command: list[str]) -> None:  # pragma: no cover - runs in the watchdo
     def ended() -> None:
         ray.wait()
         kill_session(os.getsid(0))
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
         os._exit(ray.returncode or 1)
 
     threading.Thread(target=ended, daemon=True).start()
