@@ -1,4 +1,5 @@
-"""Shared test fixtures: paths to real data (skipped when absent) and a CLI runner."""
+"""Shared test fixtures: paths to real data (skipped when absent), a CLI runner, and the check
+that no process a test started outlives it."""
 
 from __future__ import annotations
 
@@ -7,10 +8,15 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.procs import OWNER, left_running, owned, stat
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
@@ -85,3 +91,61 @@ def kill_cli_when(*args: str | Path, watched: Path, lines: int,
 @pytest.fixture
 def cli():
     return run_cli
+
+
+# --- no process left behind ------------------------------------------------------------------
+#: this test process's mark, inherited by every process it starts (and theirs)
+TOKEN = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+os.environ[OWNER] = TOKEN
+#: seconds a test's processes get to end after it (a killed one's children follow it)
+_GRACE_S = 5.0
+_spawned = [0]
+_execute_child = subprocess.Popen._execute_child  # type: ignore[attr-defined]
+
+
+def _counted(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> Any:
+    _spawned[0] += 1
+    return _execute_child(self, *args, **kwargs)
+
+
+subprocess.Popen._execute_child = _counted  # type: ignore[attr-defined]
+
+
+def _shared_workers() -> set[int]:
+    """SQL workers of an executor of this process: a fixture's executor serves many tests."""
+    me = str(os.getpid())
+    return {pid for pid, line in owned(TOKEN).items()
+            if "hopscore.sql.worker" in line and stat(pid)[1:2] == [me]}
+
+
+@pytest.fixture(autouse=True)
+def _no_process_left() -> Iterator[None]:
+    """A test that started processes fails when one of ours (``python -m hopscore``, a SQL
+    worker, Ray, a server script: :data:`tests.procs.OURS`) still runs once it ended; the
+    process is killed. Looked at only after a test that started a process."""
+    before = _spawned[0]
+    yield
+    if _spawned[0] == before:
+        return
+    left = left_running(TOKEN, _GRACE_S, keep=_shared_workers())
+    if left:
+        pytest.fail("processes outlived the test (killed now):\n"
+                    + "\n".join(f"  {pid} {line[:160]}" for pid, line in left.items()),
+                    pytrace=False)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The run fails when any process of ours outlived the tests (fixtures' included)."""
+    left = left_running(TOKEN, _GRACE_S)
+    if not left:
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    lines = ["processes outlived the test run (killed now):",
+             *(f"  {pid} {line[:160]}" for pid, line in left.items())]
+    for line in lines:
+        if reporter is not None:
+            reporter.write_line(line, red=True)
+        else:
+            print(line, file=sys.stderr)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CliResult, _cli_env
+from tests.procs import default_sigint, ignored_sigint
 
 
 @functools.cache
@@ -101,17 +102,24 @@ def holding(path: Path, kind: str = "dir") -> Iterator[int]:
 
 def interrupt_cli_when(*args: str | Path, watched: Path, lines: int,
                        env: dict[str, str] | None = None, wait_s: float = 120,
-                       sig: int = signal.SIGINT) -> CliResult:
+                       sig: int = signal.SIGINT, background: bool = False) -> CliResult:
     """Start ``python -m hopscore ARGS``, send it ``sig`` (Ctrl-C) once ``watched`` holds
-    ``lines`` lines, and return what it printed and its exit status."""
+    ``lines`` lines, and return what it printed and its exit status. The child has Ctrl-C at
+    its default however the tests were started, or ignored (``background``: as a job started
+    with ``nohup ... &``)."""
     proc = subprocess.Popen([sys.executable, "-m", "hopscore", *map(str, args)],
                             env=_cli_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline and proc.poll() is None:
-        if watched.exists() and watched.read_bytes().count(b"\n") >= lines:
-            break
-        time.sleep(0.01)
-    proc.send_signal(sig)
-    out, err = proc.communicate(timeout=60)
+                            text=True, preexec_fn=ignored_sigint if background else default_sigint)
+    try:
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline and proc.poll() is None:
+            if watched.exists() and watched.read_bytes().count(b"\n") >= lines:
+                break
+            time.sleep(0.01)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # it did not stop: the test fails, and leaves nothing
+            proc.kill()
+            proc.communicate()
     return CliResult(proc.returncode, out, err)

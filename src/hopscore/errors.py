@@ -58,5 +58,19 @@ def _input_error(where: Location, message: str, field: str | None) -> InputError
 
 
 class Interrupted(Exception):
-    """The user stopped a run (Ctrl-C) after it saved what it had; the message says what is
-    kept and how to go on. The CLI prints it and exits with status 130."""
+    """The user stopped a run (Ctrl-C, or SIGTERM: :func:`stop_on_sigterm`) after it saved what
+    it had; the message says what is kept and how to go on. The CLI prints it and exits with
+    status 130 (143 after SIGTERM)."""
+
+
+#: set once SIGTERM asked this process to stop (the CLI then exits with 143, not 130)
+TERMINATED: list[bool] = []
+
+
+def stop_on_sigterm(signum: int, frame: object) -> None:
+    """The CLI's SIGTERM handler: a command stops as on Ctrl-C, saying what it kept (and
+    also when it was started with Ctrl-C ignored, as a background job is: ``nohup ... &``).
+    Raises KeyboardInterrupt where the command is; while an event loop runs,
+    :func:`hopscore.engine.sync.run_sync` cancels its main task instead, as Ctrl-C does."""
+    TERMINATED.append(True)
+    raise KeyboardInterrupt

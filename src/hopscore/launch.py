@@ -26,7 +26,7 @@ def guarded(call: Callable[[], None], err_console: Console | None = None) -> Non
     denied: :func:`hopscore.outputs.environment_error`) is a user error too, naming the file.
     Ctrl-C exits 130 with what the command kept (:class:`~hopscore.errors.Interrupted`).
     """
-    from hopscore.errors import HopscoreError, Interrupted
+    from hopscore.errors import TERMINATED, HopscoreError, Interrupted
     from hopscore.outputs import command_scope
 
     def say(message: str, style: str) -> None:
@@ -44,10 +44,10 @@ def guarded(call: Callable[[], None], err_console: Console | None = None) -> Non
         sys.exit(2)
     except Interrupted as exc:
         say(f"interrupted: {exc}", "yellow")
-        sys.exit(130)
+        sys.exit(143 if TERMINATED else 130)
     except KeyboardInterrupt:
         say("interrupted", "red")
-        sys.exit(130)
+        sys.exit(143 if TERMINATED else 130)
     except Exception as exc:
         from hopscore.outputs import environment_error
 
@@ -98,6 +98,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``hopscore`` console script and of ``python -m hopscore``."""
     args = list(sys.argv[1:] if argv is None else argv)
     warm_up(args)
-    from hopscore.cli import main as cli_main
+    import signal
 
-    guarded(lambda: cli_main(args))
+    from hopscore.cli import main as cli_main
+    from hopscore.errors import stop_on_sigterm
+
+    # SIGTERM stops a command as Ctrl-C does (also one started with Ctrl-C ignored)
+    try:
+        previous = signal.signal(signal.SIGTERM, stop_on_sigterm)
+    except ValueError:  # not the main thread: left as it is
+        previous = None
+    try:
+        guarded(lambda: cli_main(args))
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

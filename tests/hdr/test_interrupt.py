@@ -14,6 +14,7 @@ import pytest
 from tests.conftest import _cli_env
 from tests.hdr.world import ALL_TASKS, build_world, scripted
 from tests.openai_server import FakeOpenAI
+from tests.procs import default_sigint
 from tests.sql.test_workers import _alive, _workers_of, wait_until_querying
 
 ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
@@ -36,7 +37,8 @@ def test_a_busy_run_sql_ends_with_the_run(how: signal.Signals, tmp_path: Path) -
                  str(world.corpus), "--model", "openai/busy", "--base-url", server.base_url,
                  "--no-grade", "-o", str(tmp_path / "run"), "--no-cache", "--no-progress",
                  "--sql-timeout", "600", "--task-timeout", "600"],
-                env=_cli_env(None), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                env=_cli_env(None), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                preexec_fn=default_sigint)
             deadline = time.monotonic() + 90
             workers: list[int] = []
             while time.monotonic() < deadline and not workers and proc.poll() is None:

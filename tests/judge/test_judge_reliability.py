@@ -5,6 +5,7 @@ the umask, cut replies, unparsed replies asked again, and reruns with other sett
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -131,6 +132,25 @@ def test_ctrl_c_says_what_is_kept_and_rerun_resumes(tmp_path: Path, env: dict[st
         assert rerun.returncode == 0, rerun.stderr
         assert len(read_rows(out)) == 30
         assert len(server.log) - sent <= 30 - written + 2  # rows in flight at the signal
+
+
+def test_sigterm_stops_a_background_run_as_ctrl_c_does(tmp_path: Path,
+                                                       env: dict[str, str]) -> None:
+    """A run started with Ctrl-C ignored (``nohup ... &``) stops on SIGTERM as on Ctrl-C:
+    what it kept is said, exit status 143, and the rerun resumes."""
+    inp = write_rows(tmp_path / "in.jsonl", make_rows(30))
+    out = tmp_path / "out.jsonl"
+    with FakeOpenAI(honest, latency=0.05) as server:
+        args = judge_args(server, inp, out, "--concurrency", "2", "--fixed-concurrency")
+        result = interrupt_cli_when(*args, watched=out, lines=5, env=env, sig=signal.SIGTERM,
+                                    background=True)
+        assert result.returncode == 143, result
+        assert "interrupted: " in result.stderr and f"rows are judged in {out}" in result.stderr
+        assert "Traceback" not in result.stderr
+        assert 5 <= len(read_rows(out)) < 30
+        rerun = run_cli(*args, env=env)
+        assert rerun.returncode == 0, rerun.stderr
+        assert len(read_rows(out)) == 30
 
 
 def test_files_follow_the_umask(tmp_path: Path, env: dict[str, str]) -> None:

@@ -21,7 +21,7 @@ from tests.conftest import SRC, run_cli
 from tests.hdr.world import ALL_TASKS, SCRIPTS, TASKS, build_world, scripted
 from tests.judge.test_judge_cli import honest, judge_args, make_rows, write_rows
 from tests.openai_server import FakeOpenAI
-from tests.procs import open_files
+from tests.procs import alive, default_sigint, open_files
 from tests.run.helpers import run_args
 from tests.scale.helpers import jsonl, load, same_bytes, same_json, same_rows, strip
 from tests.scale.test_merge_files import sql_rows
@@ -210,6 +210,139 @@ def ports_to(pid: int, port: int) -> set[int]:
             if state == "01" and inode in inodes and int(remote.split(":")[1], 16) == port:
                 found.add(int(local.split(":")[1], 16))
     return found
+
+
+def cli_env() -> dict[str, str]:
+    return {**os.environ, **ENV, "PYTHONPATH": str(SRC), "NO_PROXY": "127.0.0.1,localhost"}
+
+
+def start_cli(*args: str | Path) -> subprocess.Popen[str]:
+    """``python -m hopscore ARGS`` with Ctrl-C at its default (however the tests run)."""
+    return subprocess.Popen([sys.executable, "-m", "hopscore", *map(str, args)], env=cli_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
+
+
+def workers_sending(proc: subprocess.Popen[str], server: FakeOpenAI) -> tuple[list[int], list[int]]:
+    """Wait until both of ``proc``'s Ray workers are up and sending to ``server``, one with a
+    request being answered now: ``(workers, busy)`` (it holds rows then: a worker whose batch
+    just ended holds none, and its death would go unseen were no batch sent to it again)."""
+    port = int(server.base_url.rsplit(":", 1)[1].split("/")[0])
+    deadline = time.monotonic() + 150
+    workers: list[int] = []
+    busy: list[int] = []
+    while time.monotonic() < deadline and proc.poll() is None:
+        workers = [p for p in descendants(proc.pid) if "BatchWorker" in cmdline(p)]
+        if len(workers) == 2 and all(ports_to(p, port) for p in workers):
+            busy = [p for p in workers if ports_to(p, port) & server.ports_in_flight()]
+            if busy:
+                break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the driver finished before the workers sent anything"
+    assert len(workers) == 2 and busy, [cmdline(p) for p in descendants(proc.pid)]
+    return workers, busy
+
+
+def raylet(pid: int) -> int:
+    """The raylet of the local Ray started by process ``pid``."""
+    found = [p for p in descendants(pid) if cmdline(p).split(" ")[0].endswith("/raylet")]
+    assert len(found) == 1, [cmdline(p) for p in descendants(pid)]
+    return found[0]
+
+
+def gone(pids: list[int], within: float) -> list[str]:
+    """The command lines of the processes of ``pids`` still running after ``within`` s (they
+    are killed then)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline and any(map(alive, pids)):
+        time.sleep(0.1)
+    left = [f"{p} {cmdline(p)[:80]}" for p in pids if alive(p)]
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    return left
+
+
+def test_a_lost_ray_node_fails_its_rows_over_to_the_driver(tmp_path: Path) -> None:
+    """The local Ray's raylet dies mid-run (a model run: the driver sends nothing while its
+    workers do): the driver does every row left itself, the run ends at once with every row
+    written once, as a local run writes them, and nothing Ray started outlives it."""
+    with FakeOpenAI(reply, latency=1.0) as server:
+        args = run_args("hotpotqa", server.base_url, tmp_path / "ray", tmp_path / "cache",
+                        "--no-cache", "--concurrency", "2", "--repeats", "4")
+        proc = start_cli(*args, *RAY)
+        try:
+            workers_sending(proc, server)
+            ray = descendants(proc.pid)
+            os.kill(raylet(proc.pid), signal.SIGKILL)
+            server.latency = 0.05
+            _, stderr = proc.communicate(timeout=90)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        assert proc.returncode == 0, stderr
+        assert gone(ray, 10) == []
+        server.latency = 0.0
+        args[args.index("-o") + 1] = tmp_path / "local"
+        local = run_cli(*args, env=ENV)
+        assert local.returncode == 0, local.stderr
+    same_rows(tmp_path / "local" / "samples.jsonl", tmp_path / "ray" / "samples.jsonl")
+    same_json(tmp_path / "local" / "metrics.json", tmp_path / "ray" / "metrics.json")
+    counts = load(tmp_path / "ray" / "config.json")["executor"]
+    assert counts["ray_lost"] and counts["rows_lost"] == 0, counts
+    assert counts["rows_on_driver"] > 0 and counts["rows_on_workers"] > 0, counts
+    assert counts["rows_on_driver"] + counts["rows_on_workers"] == 14 * 4, counts
+
+
+def test_ctrl_c_after_the_ray_node_died_ends_the_run_at_once(tmp_path: Path) -> None:
+    """Ctrl-C of a judge run whose local Ray lost its raylet: exit 130 within seconds, no row
+    written twice, and nothing Ray started left running."""
+    source = write_rows(tmp_path / "in.jsonl", make_rows(300))
+    out = tmp_path / "out.jsonl"
+    with FakeOpenAI(honest, latency=1.0) as server:
+        proc = start_cli(*judge_args(server, source, out, "--no-cache", "--concurrency", "4",
+                                     *RAY))
+        try:
+            workers_sending(proc, server)
+            ray = descendants(proc.pid)
+            os.kill(raylet(proc.pid), signal.SIGKILL)
+            time.sleep(2)
+            started = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            _, stderr = proc.communicate(timeout=60)
+            took = time.monotonic() - started
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert proc.returncode == 130, stderr
+    assert took < 15, f"Ctrl-C took {took:.1f} s"
+    assert "Traceback" not in stderr
+    assert gone(ray, 10) == []
+    keys = [r["judge"]["key"] for r in jsonl(out)]
+    assert len(keys) == len(set(keys))
+
+
+def test_the_drivers_death_ends_every_process_ray_started(tmp_path: Path) -> None:
+    """A driver SIGKILLed mid-run: its local Ray's servers, agents and workers all end."""
+    source = write_rows(tmp_path / "in.jsonl", make_rows(300))
+    with FakeOpenAI(honest, latency=1.0) as server:
+        proc = start_cli(*judge_args(server, source, tmp_path / "out.jsonl", "--no-cache",
+                                     "--concurrency", "4", *RAY))
+        try:
+            workers_sending(proc, server)
+            ray = descendants(proc.pid)
+            assert any("DashboardAgent" in cmdline(p) for p in ray), [cmdline(p) for p in ray]
+            line = next(cmdline(p) for p in ray if "--temp-dir" in cmdline(p)).split()
+            temp = Path(line[line.index("--temp-dir") + 1])
+            assert temp.is_dir()
+            proc.kill()
+        finally:
+            proc.kill()
+            proc.communicate()
+    assert gone(ray, 15) == []
+    assert not temp.exists()  # Ray's files went with it
 
 
 def test_a_killed_worker_loses_and_duplicates_nothing(tmp_path: Path) -> None:

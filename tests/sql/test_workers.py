@@ -16,7 +16,7 @@ import pytest
 
 from hopscore.sql.sandbox import SqlExecutor
 from tests.conftest import SRC
-from tests.procs import open_files
+from tests.procs import default_sigint, ignored_sigint, open_files
 from tests.sql.dbs import build_shop
 
 
@@ -76,49 +76,94 @@ def _alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def _start_busy_run(tmp_path: Path, *timeout: str) -> tuple[subprocess.Popen[bytes], list[int]]:
-    """A sql-match run whose two workers are busy with endless queries."""
+def _start_busy_run(tmp_path: Path, *timeout: str, background: bool = False
+                    ) -> tuple[subprocess.Popen[bytes], list[int]]:
+    """A sql-match run whose two workers are busy with endless queries (``background``: with
+    Ctrl-C ignored, as a job started with ``nohup ... &``)."""
     db = build_shop(tmp_path / "shop.sqlite")
     source = tmp_path / "in.jsonl"
     source.write_text("".join(
         json.dumps({"instance_id": str(i), "db_path": str(db), "gold_sql": ENDLESS,
                     "response": "```sql\nSELECT 1\n```"}) + "\n" for i in range(4)))
     env = {**os.environ, "PYTHONPATH": str(SRC)}
+    # Ctrl-C at its default in the child, however the tests were started (see default_sigint)
     proc = subprocess.Popen([sys.executable, "-m", "hopscore", "sql-match", "-i", str(source),
                              "-o", str(tmp_path / "out.jsonl"), "--workers", "2", *timeout],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    workers: list[int] = []
-    while time.monotonic() < deadline and len(workers) < 2:
-        time.sleep(0.05)
-        workers = _workers_of(proc.pid)
-    assert len(workers) == 2, "the workers did not start"
-    wait_until_querying(workers)
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            preexec_fn=ignored_sigint if background else default_sigint)
+    try:
+        deadline = time.monotonic() + 60
+        workers: list[int] = []
+        while time.monotonic() < deadline and len(workers) < 2:
+            time.sleep(0.05)
+            workers = _workers_of(proc.pid)
+        assert len(workers) == 2, "the workers did not start"
+        wait_until_querying(workers)
+    except BaseException:
+        _end(proc)
+        raise
     return proc, workers
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """Kill ``proc`` if it still runs (a failed test leaves nothing: its workers follow it)."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait(timeout=30)
+    if proc.stderr is not None:
+        proc.stderr.close()
 
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
 def test_workers_die_with_their_parent(how: signal.Signals, tmp_path: Path) -> None:
     proc, workers = _start_busy_run(tmp_path, "--timeout", "0")
-    proc.send_signal(how)
-    proc.wait(timeout=30)
-    deadline = time.monotonic() + 2.0
-    while time.monotonic() < deadline and any(map(_alive, workers)):
-        time.sleep(0.05)
-    assert not any(map(_alive, workers)), f"workers still running 2 s after {how.name}"
+    try:
+        proc.send_signal(how)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline and any(map(_alive, workers)):
+            time.sleep(0.05)
+        assert not any(map(_alive, workers)), f"workers still running 2 s after {how.name}"
+    finally:
+        _end(proc)
 
 
 @pytest.mark.parametrize("timeout", ["0", "120"])
 def test_ctrl_c_exits_within_two_seconds(timeout: str, tmp_path: Path) -> None:
     proc, workers = _start_busy_run(tmp_path, "--timeout", timeout)
-    started = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=30)
-    assert time.monotonic() - started < 2.0
-    assert proc.returncode == 130
-    assert proc.stderr is not None and b"Traceback" not in proc.stderr.read()
-    time.sleep(0.2)
-    assert not any(map(_alive, workers))
+    try:
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+        assert time.monotonic() - started < 2.0
+        assert proc.returncode == 130
+        assert proc.stderr is not None and b"Traceback" not in proc.stderr.read()
+        time.sleep(0.2)
+        assert not any(map(_alive, workers))
+    finally:
+        _end(proc)
+
+
+def test_sigterm_stops_a_background_run_as_ctrl_c_does(tmp_path: Path) -> None:
+    """A run started with Ctrl-C ignored (``nohup ... &``): Ctrl-C does nothing, SIGTERM stops
+    it as Ctrl-C would (within 2 s, what it kept said, status 143), and its workers end."""
+    proc, workers = _start_busy_run(tmp_path, "--timeout", "0", background=True)
+    try:
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        assert proc.poll() is None, "Ctrl-C stopped a run started with Ctrl-C ignored"
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        assert time.monotonic() - started < 2.0
+        assert proc.returncode == 143
+        assert proc.stderr is not None
+        stderr = proc.stderr.read().decode()
+        assert "interrupted: 0 verdicts are saved" in stderr and "Traceback" not in stderr
+        time.sleep(0.2)
+        assert not any(map(_alive, workers))
+    finally:
+        _end(proc)
 
 
 def _terminate_while_waiting(db: Path) -> None:

@@ -95,6 +95,8 @@ class PoolCounts:
     skipped: str | None = None
     #: the most slots held at once, per endpoint (the driver's lease counted whole)
     peak_in_flight: dict[str, int] = field(default_factory=dict)
+    #: why Ray was given up mid-run (its node died): the driver did the rows left
+    ray_lost: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"executor": "ray", "workers": self.workers, "worker_deaths": self.worker_deaths,
@@ -102,7 +104,7 @@ class PoolCounts:
                 "rows_on_driver": self.rows_on_driver, "rows_on_workers": self.rows_on_workers,
                 "connected_s": _round(self.connected_s),
                 "first_worker_s": _round(self.first_worker_s), "skipped": self.skipped,
-                "peak_in_flight": self.peak_in_flight}
+                "peak_in_flight": self.peak_in_flight, "ray_lost": self.ray_lost}
 
 
 def _round(value: float | None) -> float | None:
@@ -159,4 +161,6 @@ def ray_line(counts: dict[str, Any]) -> str:
     if counts.get("worker_deaths"):
         line += (f"; {counts['worker_deaths']} workers died, {counts.get('rows_resent', 0)} "
                  f"rows sent again, {counts.get('rows_lost', 0)} failed for it")
+    if counts.get("ray_lost"):
+        line += f"; Ray was lost ({counts['ray_lost']}): the driver did the rows left"
     return line

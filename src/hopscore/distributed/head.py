@@ -1,18 +1,21 @@
 """Reaching Ray for ``--executor ray``: the cluster at ``RAY_ADDRESS``, or a local Ray of the
 command's own (:class:`LocalHead`).
 
-The local Ray is ``ray start --head --block`` in a process group of its own, bound to
-127.0.0.1, with its own temporary directory and port (never a Ray found on this machine), and
-the driver connects to it as to any cluster. Being a separate process group is what makes it
-cheap to give up: a command whose rows are all done while Ray is still starting (the driver
-works on rows meanwhile) stops every process of it at once, instead of waiting for Ray's start
-to finish in order to shut it down; it dies with the command too (``PR_SET_PDEATHSIG``).
+The local Ray is ``ray start --head --block`` in a session of its own, bound to 127.0.0.1, with
+its own temporary directory and port (never a Ray found on this machine), and the driver
+connects to it as to any cluster. Every process Ray starts for it (its servers, agents and
+workers, which put themselves in process groups of their own) stays in that session, so the
+session is what is stopped: at once when a command's rows are all done while Ray is still
+starting (the driver works on rows meanwhile), instead of waiting for Ray's start to finish in
+order to shut it down. A small watchdog (:data:`_WATCH`) leads the session: it ends the whole
+session when the command dies however it dies (SIGKILL included: it reads a pipe only the
+command holds, and sees its end), and when Ray's head process ends by itself (a dead raylet),
+so that nothing Ray started outlives either.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import importlib.util
 import logging
 import os
@@ -24,7 +27,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections import deque
+from pathlib import Path
 from typing import Any
 
 from hopscore.errors import HopscoreError
@@ -37,15 +42,66 @@ _READY = "block forever"
 _GRACE_S = 5.0
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child, before exec
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+#: The watchdog leading the local Ray's session (:func:`watch`), ``ray start``'s arguments after
+#: the folder holding the package
+_WATCH = ("import sys; sys.path.insert(0, sys.argv[1]); "
+          "from hopscore.distributed.head import watch; watch(sys.argv[2:])")
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+
+
+def watch(command: list[str]) -> None:  # pragma: no cover - runs in the watchdog
+    """The watchdog: run ``command`` (``ray start``), then end every process of this session
+    when standard input ends (the command closed it, or died) or when ``command`` ends."""
+    temp = command[command.index("--temp-dir") + 1] if "--temp-dir" in command else None
+
+    def stop(*_: Any) -> None:
+        kill_session(os.getsid(0))
+        if temp is not None:  # Ray's files die with it
+            shutil.rmtree(temp, ignore_errors=True)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    ray = subprocess.Popen(command, stdin=subprocess.DEVNULL)
+
+    def ended() -> None:
+        ray.wait()
+        kill_session(os.getsid(0))
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
+        os._exit(ray.returncode or 1)
+
+    threading.Thread(target=ended, daemon=True).start()
+    while sys.stdin.buffer.read(4096):
+        pass
+    stop()
+
+
+def kill_session(session: int) -> None:
+    """SIGKILL every process of ``session`` but this one (from /proc, Linux), until none is
+    left."""
+    me = os.getpid()
+    for _ in range(50):
+        found = False
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == me:
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] not in "ZX" and int(fields[3]) == session:
+                found = True
+                with contextlib.suppress(OSError):
+                    os.kill(int(entry), signal.SIGKILL)
+        if not found:
+            return
+        time.sleep(0.05)
 
 
 class LocalHead:
-    """A local Ray head of ``cpus`` CPUs for one command (see the module docstring). Start it
-    from the event loop's thread (the death signal follows the thread that started it)."""
+    """A local Ray head of ``cpus`` CPUs for one command, under its watchdog (see the module
+    docstring)."""
 
     def __init__(self, cpus: int) -> None:
         self.cpus = cpus
@@ -61,13 +117,15 @@ class LocalHead:
         env.update(self.auth)
         env.setdefault(_LOOPBACK, "0")
         env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        command = [sys.executable, "-c", "from ray.scripts.scripts import main; main()",
+        command = [sys.executable, "-I", "-B", "-c", _WATCH, _PACKAGE_PARENT, sys.executable, "-c",
+                   "from ray.scripts.scripts import main; main()",
                    "start", "--head", "--block", "--node-ip-address", "127.0.0.1", "--port",
                    str(self.port), "--num-cpus", str(cpus), "--include-dashboard", "false",
                    "--disable-usage-stats", "--temp-dir", self.temp]
-        self.proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL,
+        # the watchdog's standard input: a pipe whose other end only this process holds
+        self.proc = subprocess.Popen(command, env=env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                     start_new_session=True, preexec_fn=_die_with_parent)
+                                     start_new_session=True)
         self.ready = False
         self.stopped = False
         self._seen: deque[str] = deque(maxlen=30)
@@ -92,14 +150,21 @@ class LocalHead:
             for _ in self.proc.stdout:
                 pass
 
+    def ended(self) -> int | None:
+        """The watchdog's exit status once it ended (Ray's head ended, and every process of
+        the session with it), else None."""
+        return self.proc.poll()
+
     def stop(self) -> None:
-        """Stop every process of this Ray at once (its process group: the head's servers,
-        agents and workers). Nothing of it is kept: its state dies with the command."""
+        """Stop every process of this Ray at once (its session: the head's servers, agents
+        and workers). Nothing of it is kept: its state dies with the command."""
         self.stopped = True
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        kill_session(self.proc.pid)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=_GRACE_S)
+        with contextlib.suppress(OSError):
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
         shutil.rmtree(self.temp, ignore_errors=True)
 
 

@@ -241,6 +241,12 @@ class DriverSlots:
         self.target = max(1, min(slots, self.limit))
         self._shrink()
 
+    def alone(self) -> None:
+        """The cluster is gone: the whole limit is the driver's again, counted here."""
+        self.limiter = None
+        self.lease = self.target = self.limit
+        self._wake(self.lease - self.used)
+
     def _shrink(self) -> None:
         surplus = min(self.lease - self.target, self.lease - self.used)
         if self.limiter is not None and surplus > 0:

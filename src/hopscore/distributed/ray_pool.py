@@ -20,7 +20,15 @@
   are sent to another actor (a fresh one takes the dead one's place); a row is written once,
   when its first result arrives, so nothing is lost and nothing is written twice. An item whose
   worker died :data:`MAX_LOSSES` times is recorded as a failed row (``worker_lost``), retried
-  by the next run like any failed request.
+  by the next run like any failed request. A worker whose batch sends nothing back for
+  :data:`_QUIET_S` is asked for its pid; one that does not answer within :data:`_CALL_S` (a
+  node gone silent) is given up as dead. Every call to Ray has a deadline.
+* **Ray lost.** When the command's local Ray ends (its raylet or another of its processes
+  died: its watchdog then ends the rest, :mod:`hopscore.distributed.head`), or workers keep
+  dying (:data:`_DEATHS_PER_WORKER` each), Ray is given up: the rows the workers held go back
+  to the queue and the driver does every row left itself (building its own work function if
+  it had none), under the whole limit; no Ray call is made any more, so the run, and Ctrl-C,
+  end as promptly as a local run's.
 * **Global limits.** Each endpoint's concurrency limit is one
   :class:`~hopscore.distributed.limits.Limiter` actor: every attempt, on any worker and on the
   driver, holds one of its slots, so adding nodes never overruns a rate-limited API. Before the
@@ -33,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import uuid
 from contextlib import suppress
 from typing import Any
@@ -64,6 +73,27 @@ DRIVER = "driver"
 _CLOSE_S = 5.0
 #: workers assumed, for the items kept in flight, on a cluster whose size is not known yet
 _UNKNOWN_CLUSTER = 64
+#: seconds a batch may send nothing back before its worker is asked whether it lives
+_QUIET_S = 30.0
+#: the deadline of a call to Ray that should answer at once (a pid, a count, a release)
+_CALL_S = 30.0
+#: the deadline of a worker's start (its work function built; a cluster may have to add a node)
+_START_S = 600.0
+#: seconds Ray's shutdown may take at the end
+_SHUTDOWN_S = 10.0
+#: seconds between looks at whether the local Ray still runs
+_WATCH_S = 0.5
+#: worker deaths, per worker, after which Ray is given up
+_DEATHS_PER_WORKER = 3
+
+
+class _Silent(Exception):
+    """A worker that did not answer within its deadline (its node gone silent)."""
+
+
+async def _got(ref: Any) -> Any:
+    """An object reference's value (a coroutine, for asyncio.wait_for)."""
+    return await ref
 
 
 class RayPool:
@@ -105,6 +135,11 @@ class RayPool:
         self._loops: list[asyncio.Task[None]] = []
         self._pace = Pace()
         self._batches: set[asyncio.Task[None]] = set()
+        #: why Ray was given up (None: it was not)
+        self._gone: str | None = None
+        self._watching: asyncio.Task[None] | None = None
+        self._taking_over: asyncio.Task[None] | None = None
+        self._shutdown: threading.Thread | None = None
 
     def driver_gate(self) -> ClusterGate:
         """The gate of the driver's own work function: its attempts count in the same global
@@ -132,7 +167,7 @@ class RayPool:
 
     async def _connect(self) -> None:
         if self._head is None:
-            self._head = start_local(self.requested)  # here: its death signal is this thread's
+            self._head = start_local(self.requested)
         self._ray, self._started = await asyncio.to_thread(connect, self._head)
         if self._ray is None:  # the local Ray was stopped before it was up
             return
@@ -166,6 +201,60 @@ class RayPool:
             self._actors.append(self._new_actor())
         self.counts.workers = count
         self._dispatcher = asyncio.create_task(self._dispatch())
+        if self._head is not None:
+            self._watching = asyncio.create_task(self._watch_head())
+
+    async def _watch_head(self) -> None:
+        """Give Ray up once the local Ray ended (its watchdog ended the rest of it)."""
+        assert self._head is not None
+        while (code := self._head.ended()) is None:
+            await asyncio.sleep(_WATCH_S)
+        if not self._closing:
+            self._give_up(f"the local Ray ended with exit status {code}: its raylet or another "
+                          "of its processes died")
+
+    def _give_up(self, why: str) -> None:
+        """Ray is lost: the workers' rows go back to the queue, the driver does every row left
+        (see the module docstring), and no Ray call is made any more."""
+        if self._gone is not None:
+            return
+        self._gone = why
+        self.counts.ray_lost = why
+        for actor in self._actors:
+            actor.alive = False
+        for slots in self.driver.values():
+            slots.alone()
+        if self._dispatcher is not None:
+            self._dispatcher.cancel()
+        for task in list(self._batches):
+            task.cancel()  # a batch puts its rows back (see _run)
+        if self._started:  # detach from it now (Ray ends a driver that lost its cluster)
+            self._started = False
+            self._shutdown = threading.Thread(target=self._ray.shutdown, daemon=True,
+                                              name="ray-shutdown")
+            self._shutdown.start()
+        if not self._closing:
+            self._taking_over = asyncio.create_task(self._take_over())
+
+    async def _take_over(self) -> None:
+        """The driver's own loops for the rows left (its work function built if it had none)."""
+        if self.local is None:
+            try:
+                self.local = await self.factory.build(self.driver_gate())
+            except Exception as exc:  # as a failed start: every row not done fails with it
+                self._fail_all(exc)
+                return
+            self.local_workers = self.per_worker
+        running = sum(not task.done() for task in self._loops)
+        self._loops += [asyncio.create_task(self._local_loop())
+                        for _ in range(self.local_workers - running)]
+
+    def _fail_all(self, exc: BaseException) -> None:
+        self._failed = exc
+        while not self._queue.empty():
+            entry = self._queue.get_nowait()
+            if not entry.future.done():
+                entry.future.set_exception(exc)
 
     def _nearly_done(self) -> bool:
         """True when the driver will finish the rows too soon for Ray to pay back its start
@@ -195,11 +284,7 @@ class RayPool:
                 self.counts.skipped = None
             await self._connect()
         except Exception as exc:  # no cluster: every row not done yet fails with it
-            self._failed = exc
-            while not self._queue.empty():
-                entry = self._queue.get_nowait()
-                if not entry.future.done():
-                    entry.future.set_exception(exc)
+            self._fail_all(exc)
 
     def _no_local_room(self) -> bool:
         """True when the local Ray to start would have only CPUs the driver's own work uses
@@ -229,12 +314,16 @@ class RayPool:
         starting takes none: the driver goes on with them meanwhile)."""
         exceptions = self._ray.exceptions
         try:
-            await actor.handle.ready.remote()
+            await asyncio.wait_for(_got(actor.handle.ready.remote()), _START_S)
         except exceptions.RayTaskError:
             pass  # its build failed: its first batch says why (as a failed build always did)
         except (exceptions.RayActorError, exceptions.WorkerCrashedError,
                 exceptions.ObjectLostError) as exc:
             self._lost(actor, [], exc)
+            return
+        except (TimeoutError, asyncio.TimeoutError):
+            self._kill(actor)
+            self._lost(actor, [], _Silent(f"a Ray worker did not start within {_START_S:.0f} s"))
             return
         actor.ready = True
         if self.counts.first_worker_s is None:
@@ -259,11 +348,13 @@ class RayPool:
 
     async def pids(self) -> list[int]:
         """The process ids of the live workers (the tests kill one)."""
-        refs = [actor.handle.pid.remote() for actor in self._actors if actor.alive]
-        return list(await asyncio.gather(*refs))
+        refs = [_got(actor.handle.pid.remote()) for actor in self._actors if actor.alive]
+        return list(await asyncio.wait_for(asyncio.gather(*refs), _CALL_S))
 
     async def close(self) -> None:
         self._closing = True
+        if self._head is not None and self._head.ended() is not None:
+            self._give_up(f"the local Ray ended with exit status {self._head.ended()}")
         for task in self._loops:
             task.cancel()
         await asyncio.gather(*self._loops, return_exceptions=True)
@@ -276,38 +367,59 @@ class RayPool:
             # connecting (the head is up) is waited for, then undone (no worker is made once
             # closing)
             await asyncio.gather(self._connecting, return_exceptions=True)
-        if self._dispatcher is not None:
-            self._dispatcher.cancel()
-            await asyncio.gather(self._dispatcher, return_exceptions=True)
+        for task in filter(None, (self._dispatcher, self._watching, self._taking_over)):
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
         for task in list(self._batches):
             task.cancel()
         await asyncio.gather(*self._batches, return_exceptions=True)
         for endpoint, slots in self.driver.items():
             peak = slots.peak
             limiter = self._limiters.get(endpoint)
-            if limiter is not None:
+            if limiter is not None and self._gone is None:
                 with suppress(Exception):  # the cluster may be gone already
-                    peak = max(peak, int((await limiter.stats.remote())["peak"]))
+                    stats = await asyncio.wait_for(_got(limiter.stats.remote()), _CLOSE_S)
+                    peak = max(peak, int(stats["peak"]))
             self.counts.peak_in_flight[endpoint] = peak
         closing = []
         for actor in self._actors:
-            if not actor.alive:
+            if not actor.alive or self._gone is not None:
                 continue
             if actor.ready:
                 closing.append(actor.handle.close.remote())
             else:  # still starting: not waited for
-                with suppress(Exception):
-                    self._ray.kill(actor.handle, no_restart=True)
+                self._kill(actor)
         if closing:
-            await asyncio.wait([asyncio.ensure_future(ref) for ref in closing],
-                               timeout=_CLOSE_S)
+            waits = [asyncio.ensure_future(_got(ref)) for ref in closing]
+            await asyncio.wait(waits, timeout=_CLOSE_S)
+            for wait in waits:  # not waited for longer; their errors are not reported
+                wait.cancel()
+            await asyncio.gather(*waits, return_exceptions=True)
         if self.local is not None:
             await self.local.close()
-        self._reserved.release(self._ray)
+        if self._gone is None:
+            self._reserved.release(self._ray)
         if self._started:
-            await asyncio.to_thread(self._ray.shutdown)
+            self._started = False
+            self._shutdown = threading.Thread(target=self._ray.shutdown, daemon=True,
+                                              name="ray-shutdown")
+            self._shutdown.start()
+        if self._shutdown is not None:  # never waited for past its deadline
+            await asyncio.to_thread(self._shutdown.join, _SHUTDOWN_S)
         if self._head is not None and not self._head.stopped:
             await asyncio.to_thread(self._head.stop)
+
+    def _kill(self, actor: Actor) -> None:
+        """Kill ``actor``'s process, on a thread of its own (a cluster that is going away may
+        take long to answer), never waited for."""
+        if self._gone is not None:
+            return
+
+        def kill() -> None:
+            with suppress(Exception):  # the cluster may be gone already
+                self._ray.kill(actor.handle, no_restart=True)
+
+        threading.Thread(target=kill, daemon=True, name="ray-kill").start()
 
     # --- the work function ----------------------------------------------------------------
 
@@ -383,8 +495,12 @@ class RayPool:
         try:
             stream = actor.handle.run.options(num_returns="streaming").remote(
                 [(item.key, item.item) for item in batch])
-            async for ref in stream:
-                key, result, snapshot = await ref
+            while True:
+                try:
+                    ref = await self._next(actor, stream)
+                except StopAsyncIteration:
+                    break
+                key, result, snapshot = await asyncio.wait_for(_got(ref), _CALL_S)
                 self._snapshots[actor.holder] = snapshot
                 entry = pending.pop(key, None)
                 actor.inflight -= 1
@@ -404,6 +520,45 @@ class RayPool:
         except (exceptions.RayActorError, exceptions.WorkerCrashedError,
                 exceptions.ObjectLostError) as exc:
             self._lost(actor, list(pending.values()), exc)
+        except (_Silent, TimeoutError, asyncio.TimeoutError) as exc:
+            self._kill(actor)
+            self._lost(actor, list(pending.values()), exc)
+        except asyncio.CancelledError:
+            if self._gone is not None:  # Ray was given up: the driver does these rows
+                for entry in pending.values():
+                    if not entry.future.done():
+                        self.counts.resent += 1
+                        self._queue.put_nowait(entry)
+            raise
+
+    async def _replace(self, actor: Actor) -> None:
+        """A fresh worker in a dead one's place, unless Ray is lost meanwhile: a worker dies
+        before its node's head does (its raylet killed), and the local Ray's end is seen
+        within :data:`_WATCH_S`."""
+        await asyncio.sleep(2 * _WATCH_S)
+        if self._head is not None and self._head.ended() is not None:
+            self._give_up(f"the local Ray ended with exit status {self._head.ended()}")
+        if not self._closing and self._gone is None:
+            self._actors[self._actors.index(actor)] = self._new_actor()
+
+    async def _next(self, actor: Actor, stream: Any) -> Any:
+        """The next reference of a batch's stream (StopAsyncIteration at its end); _Silent when
+        the batch sends nothing for :data:`_QUIET_S` and its worker does not answer within
+        :data:`_CALL_S`."""
+        step = asyncio.ensure_future(stream.__anext__())
+        try:
+            while True:
+                done, _ = await asyncio.wait({step}, timeout=_QUIET_S)
+                if done:
+                    return step.result()
+                try:
+                    await asyncio.wait_for(_got(actor.handle.pid.remote()), _CALL_S)
+                except Exception:
+                    raise _Silent(f"a Ray worker did not answer within {_CALL_S:.0f} s"
+                                  ) from None
+        finally:
+            if not step.done():
+                step.cancel()
 
     def _lost(self, actor: Actor, unfinished: list[Item], exc: BaseException) -> None:
         """A worker died: free its slots, put a fresh worker in its place, send its
@@ -411,10 +566,15 @@ class RayPool:
         if actor.alive:
             actor.alive = False
             self.counts.worker_deaths += 1
-            for limiter in self._limiters.values():
-                limiter.forget.remote(actor.holder)
-            if not self._closing:
-                self._actors[self._actors.index(actor)] = self._new_actor()
+            if self._gone is None:
+                for limiter in self._limiters.values():
+                    limiter.forget.remote(actor.holder)
+            if self.counts.worker_deaths >= _DEATHS_PER_WORKER * max(1, self.counts.workers):
+                self._give_up(f"{self.counts.worker_deaths} Ray workers died")
+            elif not self._closing and self._gone is None:
+                task = asyncio.create_task(self._replace(actor))
+                self._batches.add(task)
+                task.add_done_callback(self._batches.discard)
         actor.inflight = 0
         for entry in unfinished:
             if entry.future.done():
