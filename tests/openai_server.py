@@ -152,13 +152,34 @@ class Slots:
     here does.)"""
 
     def __init__(self, count: int) -> None:
+        self.count = count
         self._free = count
         self._lock = threading.Lock()
         self._queue: deque[threading.Event] = deque()
+        #: busy-slot seconds since the last :meth:`occupancy` mark, and when that was
+        self._busy_s = 0.0
+        self._changed = self._mark = time.monotonic()
+
+    def _account(self) -> None:
+        """Add the busy-slot seconds since the last change (under the lock)."""
+        now = time.monotonic()
+        self._busy_s += (self.count - self._free) * (now - self._changed)
+        self._changed = now
+
+    def occupancy(self, reset: bool = False) -> float:
+        """Time-weighted busy slots on average since the last reset (or the start)."""
+        with self._lock:
+            self._account()
+            now = time.monotonic()
+            busy = self._busy_s / max(now - self._mark, 1e-9)
+            if reset:
+                self._busy_s, self._mark = 0.0, now
+            return busy
 
     def __enter__(self) -> None:
         with self._lock:
             if self._free and not self._queue:
+                self._account()
                 self._free -= 1
                 return
             turn = threading.Event()
@@ -170,6 +191,7 @@ class Slots:
             if self._queue:
                 self._queue.popleft().set()  # the slot passes to the oldest waiter
             else:
+                self._account()
                 self._free += 1
 
 
@@ -197,7 +219,7 @@ class FakeOpenAI:
 
     def __init__(self, responder: Responder | None = None, latency: float = 0.0, *,
                  body_responder: BodyResponder | None = None, slots: int | None = None,
-                 behaviour: ServerBehaviour | None = None) -> None:
+                 behaviour: ServerBehaviour | None = None, props: bool = False) -> None:
         if (responder is None) == (body_responder is None):
             raise ValueError("give exactly one of responder and body_responder")
         self.responder = responder
@@ -208,6 +230,8 @@ class FakeOpenAI:
         #: others wait in its queue, served in the order they came (the latency is paid per
         #: request, one after the other)
         self.slots = Slots(slots) if slots else None
+        #: answer GET /props with llama.cpp's total_slots (the slots), as llama-server does
+        self.props = props
         self.log: list[LoggedRequest] = []
         #: (status, request body) of every answer a behaviour fault produced
         self.faults: list[tuple[int, dict[str, Any]]] = []
@@ -309,6 +333,13 @@ def _handler_class(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
+
+        def do_GET(self) -> None:
+            if server.props and server.slots is not None and self.path == "/props":
+                props = {"total_slots": server.slots.count, "model_path": "stand-in.gguf"}
+                self._send(200, json.dumps(props).encode(), {})
+            else:
+                self._send(404, b'{"error": {"message": "no such route"}}', {})
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)

@@ -30,8 +30,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hopscore.engine.backend import ChatBackend
+from hopscore.engine.backend import ChatBackend, OpenAIBackend
 from hopscore.engine.cache import ResponseCache
+from hopscore.engine.capacity import ask_async
 from hopscore.engine.classify import error_reply
 from hopscore.engine.limit import OK, OTHER, RATE_LIMIT, TIMEOUT, ConcurrencyLimit
 from hopscore.engine.retry import RetryPolicy
@@ -77,11 +78,18 @@ class EngineStats:
         return out
 
 
+#: the most slots a server may declare and get filled (:mod:`hopscore.engine.capacity`)
+MOST_DECLARED = 256
+
+
 def batch_workers(concurrency: int) -> int:
     """How many items a batch should keep going at ``concurrency``: the ceiling, plus a few
     ready and waiting for a slot, so that a slot freed by a reply gets a request at once
-    (before that reply is read, scored and written), not only after."""
-    return concurrency + max(1, concurrency // 8)
+    (before that reply is read, scored and written), not only after. The ceiling is at least
+    :data:`MOST_DECLARED`: a server that says it has more slots than ``concurrency`` (asked
+    once the batch runs) gets them filled; items beyond the limit only wait for a slot."""
+    most = max(concurrency, MOST_DECLARED)
+    return most + max(1, most // 8)
 
 
 class ChatEngine:
@@ -117,6 +125,8 @@ class ChatEngine:
         self._fatal: CallError | None = None
         #: when the endpoint last answered an attempt of the opening wave (perf_counter)
         self._opening_answered = 0.0
+        #: the server has been asked how many requests it takes at once (:meth:`_ask`)
+        self._asked: asyncio.Future[None] | None = None
 
     @property
     def start_interval(self) -> float:
@@ -143,6 +153,8 @@ class ChatEngine:
                 response, latency = hit
                 elapsed = time.perf_counter() - started
                 return CallResult(key, response, None, 0, latency, elapsed, cached=True)
+        if self._asked is None or not self._asked.done():
+            await self._ask()
         log: list[AttemptRecord] = []
         spent = 0.0  # attempts and waits, not time queued for a slot
         while True:
@@ -194,6 +206,22 @@ class ChatEngine:
             kinds[failure.kind] = kinds.get(failure.kind, 0) + 1
             await self._sleep(wait)
             spent += wait
+
+    async def _ask(self) -> None:
+        """Once, before the first request: how many requests the server says it works on at
+        once (:mod:`hopscore.engine.capacity`); the limit is fitted to it."""
+        if self._asked is None:
+            self._asked = asyncio.get_running_loop().create_future()
+            try:
+                capacity = None
+                if self.limit.adaptive and isinstance(self.backend, OpenAIBackend):
+                    capacity = await ask_async(self.backend.endpoint,
+                                               getattr(self.backend, "_headers", None))
+                if capacity is not None:
+                    self.limit.declare(capacity.slots, capacity.source)
+            finally:
+                self._asked.set_result(None)
+        await asyncio.shield(self._asked)
 
     def _succeeded(self, key: str, request: ChatRequest, response: ChatResponse, latency: float,
                    log: list[AttemptRecord], started: float) -> CallResult:
