@@ -21,8 +21,10 @@ prompt with a fixed judge reply and prints its base URL; the benchmark uses that
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
+import socket
 import sys
 import threading
 import time
@@ -219,7 +221,8 @@ class FakeOpenAI:
 
     def __init__(self, responder: Responder | None = None, latency: float = 0.0, *,
                  body_responder: BodyResponder | None = None, slots: int | None = None,
-                 behaviour: ServerBehaviour | None = None, props: bool = False) -> None:
+                 behaviour: ServerBehaviour | None = None,
+                 props: dict[str, Any] | None = None, port: int = 0) -> None:
         if (responder is None) == (body_responder is None):
             raise ValueError("give exactly one of responder and body_responder")
         self.responder = responder
@@ -230,7 +233,8 @@ class FakeOpenAI:
         #: others wait in its queue, served in the order they came (the latency is paid per
         #: request, one after the other)
         self.slots = Slots(slots) if slots else None
-        #: answer GET /props with llama.cpp's total_slots (the slots), as llama-server does
+        #: GET /props answers this, as llama.cpp's server does (None: 404); may be changed
+        #: while the server runs
         self.props = props
         self.log: list[LoggedRequest] = []
         #: (status, request body) of every answer a behaviour fault produced
@@ -238,12 +242,15 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self._attempts: dict[str, int] = {}
         self._stopping = threading.Event()
+        #: the sockets of the open connections (:meth:`kill` resets them)
+        self._connections: set[socket.socket] = set()
         self.in_flight = 0
         #: the client ports of the requests being answered now (which process is waiting)
         self.in_flight_ports: set[int] = set()
         #: the most requests that were being answered at the same moment
         self.max_in_flight = 0
-        self._server = _Server(("127.0.0.1", 0), _handler_class(self))
+        #: port 0: any free one; a given port lets a test start a server again where one died
+        self._server = _Server(("127.0.0.1", port), _handler_class(self))
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -261,6 +268,16 @@ class FakeOpenAI:
         self._stopping.set()
         self._server.shutdown()
         self._server.server_close()
+
+    def kill(self) -> None:
+        """Die as a killed server does: stop listening and reset every open connection (the
+        requests being answered get no reply)."""
+        self.stop()
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
 
     def __enter__(self) -> FakeOpenAI:
         return self.start()
@@ -334,12 +351,23 @@ def _handler_class(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
+        def setup(self) -> None:
+            super().setup()
+            with server._lock:
+                server._connections.add(self.connection)
+
+        def finish(self) -> None:
+            with server._lock:
+                server._connections.discard(self.connection)
+            with contextlib.suppress(OSError):
+                super().finish()
+
         def do_GET(self) -> None:
-            if server.props and server.slots is not None and self.path == "/props":
-                props = {"total_slots": server.slots.count, "model_path": "stand-in.gguf"}
-                self._send(200, json.dumps(props).encode(), {})
+            path = self.path.rstrip("/")
+            if path == "/props" and server.props is not None:
+                self._send(200, json.dumps(server.props).encode(), {})
             else:
-                self._send(404, b'{"error": {"message": "no such route"}}', {})
+                self._send(404, b'{"error": {"message": "File Not Found"}}', {})
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)

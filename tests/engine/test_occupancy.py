@@ -46,7 +46,8 @@ def occupancy(server: FakeOpenAI, engine: ChatEngine, n: int) -> float:
 
 @pytest.mark.slow
 def test_a_four_slot_server_is_kept_busy() -> None:
-    with FakeOpenAI(lambda p, a: Reply("ok"), latency=0.2, slots=4, props=True) as server:
+    with FakeOpenAI(lambda p, a: Reply("ok"), latency=0.2, slots=4,
+                   props={"total_slots": 4}) as server:
         engine = ChatEngine(OpenAIBackend(server.base_url, "k"), concurrency=8, timeout=30)
         busy = occupancy(server, engine, 160)
     stats = engine.limit.stats
@@ -59,7 +60,8 @@ def test_a_four_slot_server_is_kept_busy() -> None:
 def test_a_sixty_four_slot_server_is_kept_busy_at_the_default_concurrency() -> None:
     # a GPU server: 64 slots, 0.25 s a reply. The default --concurrency (8) used to be the
     # ceiling: 8 of 64 slots busy
-    with FakeOpenAI(lambda p, a: Reply("ok"), latency=0.25, slots=64, props=True) as server:
+    with FakeOpenAI(lambda p, a: Reply("ok"), latency=0.25, slots=64,
+                   props={"total_slots": 64}) as server:
         engine = ChatEngine(OpenAIBackend(server.base_url, "k"), concurrency=8, timeout=30)
         busy = occupancy(server, engine, 2000)
     stats = engine.limit.stats

@@ -35,10 +35,12 @@ from hopscore.engine.cache import ResponseCache
 from hopscore.engine.capacity import ask_async
 from hopscore.engine.classify import error_reply
 from hopscore.engine.limit import OK, OTHER, RATE_LIMIT, TIMEOUT, ConcurrencyLimit
+from hopscore.engine.outage import MAX_OUTAGE, Breaker
 from hopscore.engine.retry import RetryPolicy
 from hopscore.engine.types import (
     API_ERROR,
     BACKEND_ERROR,
+    CONNECTION,
     EMPTY_CONTENT,
     FATAL,
     AttemptRecord,
@@ -67,6 +69,15 @@ class EngineStats:
     retried_by_kind: dict[str, int] = field(default_factory=dict)
     #: what the concurrency limit did (set by the engine)
     concurrency: dict[str, Any] | None = None
+
+    def settled(self) -> str | None:
+        """Where the concurrency limit ended and why, in words (None: it never ran)."""
+        c = self.concurrency
+        if not c or not c.get("final"):
+            return None
+        if not c.get("adaptive"):
+            return f"{c['final']} (--fixed-concurrency)"
+        return f"{c['final']} ({c.get('why')}; lowest {c.get('lowest')}, highest {c.get('peak')})"
 
     def to_json(self) -> dict[str, Any]:
         """The ``requests`` block of a run's config.json."""
@@ -106,6 +117,8 @@ class ChatEngine:
         adaptive: bool = True,
         rng: random.Random | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        max_outage: float = MAX_OUTAGE,
+        say: Callable[[str], None] | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be >= 1")
@@ -119,6 +132,9 @@ class ChatEngine:
         self.cache = cache
         self.stats = EngineStats()
         self.limit = ConcurrencyLimit(concurrency, timeout, adaptive=adaptive)
+        #: pauses the requests while the endpoint is unreachable (:mod:`hopscore.engine.outage`)
+        self.breaker = Breaker(getattr(backend, "endpoint", "the endpoint"), max_outage,
+                               say=say or _to_stderr)
         self._rng = rng or random.Random()
         self._sleep = sleep
         #: the first failure that says every request would fail (a wrong key or model)
@@ -157,9 +173,11 @@ class ChatEngine:
             await self._ask()
         log: list[AttemptRecord] = []
         spent = 0.0  # attempts and waits, not time queued for a slot
+        excused = 0  # attempts that failed during an outage: they use up no retry
         while True:
             left = self.deadline - spent
             budget = min(self.timeout, left)
+            await self.breaker.wait()
             ticket = await self.limit.acquire()
             if self._fatal is not None:  # the key or model is wrong: nothing more is sent
                 self.limit.release(ticket, OTHER)
@@ -183,6 +201,16 @@ class ChatEngine:
             finally:
                 elapsed = time.perf_counter() - attempt_started
                 self.limit.release(ticket, outcome, elapsed)
+            if failure is not None and failure.kind == CONNECTION:
+                if self.breaker.failed(failure.message):
+                    log.append(AttemptRecord(None, f"{failure.kind}: {failure.message} "
+                                             "(during an outage: sent again)", elapsed))
+                    excused += 1
+                    continue
+            elif failure is None or failure.status is not None:
+                self.breaker.answered()
+            else:
+                self.breaker.neither()
             # what an opening attempt waited in the server's queue beyond the timeout is queue
             # time, not the request's: it does not use up the deadline
             spent += min(elapsed, budget)
@@ -195,9 +223,9 @@ class ChatEngine:
                                      elapsed))
             if failure.kind == FATAL:
                 self._fatal = failure
-            if not failure.retryable or len(log) > self.retry.max_retries:
+            if not failure.retryable or len(log) - excused > self.retry.max_retries:
                 return self._failed(key, failure, log, started)
-            wait = self.retry.delay(len(log), failure.retry_after, self._rng)
+            wait = self.retry.delay(len(log) - excused, failure.retry_after, self._rng)
             if spent + wait >= self.deadline:
                 return self._failed(key, _past_deadline(failure, wait, self.deadline), log,
                                     started)
@@ -308,11 +336,18 @@ class ChatEngine:
 
     async def aclose(self) -> None:
         self.stats.concurrency = self.limit.stats.to_json()
+        if self.breaker.outages:
+            self.stats.concurrency["outages"] = self.breaker.outages
+            self.stats.concurrency["outage_s"] = round(self.breaker.outage_s, 3)
         try:
             await self.backend.aclose()
         finally:
             if self.cache is not None:
                 await self.cache.aclose()
+
+
+def _to_stderr(message: str) -> None:
+    print(f"hopscore: {message}", file=sys.stderr, flush=True)
 
 
 def _timeout_text(budget: float, by_deadline: bool) -> str:

@@ -88,12 +88,6 @@ class LimitStats:
     #: why the limit is where it ended
     why: str = "--concurrency"
 
-    def describe(self) -> str:
-        """One line: where the limit settled and why."""
-        if not self.adaptive:
-            return f"{self.final} (--fixed-concurrency)"
-        return f"{self.final} ({self.why}; lowest {self.lowest}, highest {self.peak})"
-
     def to_json(self) -> dict[str, Any]:
         return {"ceiling": self.ceiling, "adaptive": self.adaptive, "start": self.start,
                 "final": self.final, "peak": self.peak, "lowest": self.lowest,
