@@ -71,9 +71,10 @@ class EngineStats:
     concurrency: dict[str, Any] | None = None
 
     def settled(self) -> str | None:
-        """Where the concurrency limit ended and why, in words (None: it never ran)."""
+        """Where the concurrency limit ended and why, in words; None when there is nothing to
+        say (it never ran, or stayed at --concurrency with a server that said nothing)."""
         c = self.concurrency
-        if not c or not c.get("final"):
+        if not c or not c.get("final") or not (c.get("changes") or c.get("server_slots")):
             return None
         if not c.get("adaptive"):
             return f"{c['final']} (--fixed-concurrency)"
