@@ -19,7 +19,16 @@ the round began, about one round trip):
 * when latencies rise until the limit is no longer timeout-safe, it comes down to what is;
 * it **backs off** at once on a timeout or a rate limit (halving; a 429 counts once a round),
   and after a rate limit it grows by quarters instead of jumping;
+* while no request waits at the endpoint (every latency of the round within ``UNQUEUED`` x the
+  fastest) it rises by one a round (**additive increase**), up to below the lowest limit at
+  which requests queued or timed out: a limit at which nothing waited is timeout-safe whatever
+  the latency, so a limit that fell to 1 after a slow first reply climbs back;
 * it **probes** one quarter higher every few steady rounds, so a server that frees up is used.
+
+A server that says how many requests it works on at once (:meth:`ConcurrencyLimit.declare`,
+asked by the engine before its first request: :mod:`hopscore.engine.capacity`) sets a floor
+and a ceiling instead: never fewer than its slots in flight (none of them waits in a queue), up
+to an eighth more while that is timeout-safe.
 
 *Timeout-safe* is the rule that keeps a one-slot server from ever being sent duplicate work:
 a request queued behind everything in flight must still finish well within ``--timeout``
