@@ -202,7 +202,9 @@ class ChatEngine:
             finally:
                 elapsed = time.perf_counter() - attempt_started
                 self.limit.release(ticket, outcome, elapsed)
-            if failure is not None and failure.kind == CONNECTION:
+            if failure is not None and (failure.kind == CONNECTION or (
+                    failure.status == 503 and self.breaker.down_since is not None)):
+                # (a server restarted after an outage answers 503 while it loads its model)
                 if self.breaker.failed(failure.message):
                     log.append(AttemptRecord(None, f"{failure.kind}: {failure.message} "
                                              "(during an outage: sent again)", elapsed))

@@ -4,9 +4,10 @@ After :data:`TRIP_AFTER` connection failures in a row (refused, reset, cut off: 
 answered) the endpoint is taken to be down. Requests then wait instead of being sent, and one
 attempt at a time (a *probe*, every :data:`PROBE_EVERY` seconds) checks whether it is back;
 the attempts that failed during the outage use none of their request's retries nor of its
-deadline. The first attempt answered (any HTTP status) ends the outage and every waiting request
-goes out again. When the endpoint is still down ``max_outage`` seconds after the outage began,
-every waiting request raises :class:`EndpointDown`: the run ends with the rows it finished
+deadline. The first attempt answered (any HTTP status but 503, which llama.cpp's server
+answers while it loads its model) ends the outage and every waiting request goes out again.
+When the endpoint is still down ``max_outage`` seconds after the outage began, every waiting
+request raises :class:`EndpointDown`: the run ends with the rows it finished
 kept, and rerunning the same command resumes it.
 """
 
