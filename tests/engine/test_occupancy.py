@@ -8,7 +8,16 @@ import asyncio
 
 import pytest
 
-from hopscore.engine import ChatEngine, ChatRequest, OpenAIBackend, RetryPolicy, batch_workers
+from hopscore.engine import (
+    ChatEngine,
+    ChatRequest,
+    ConcurrencyLimit,
+    OpenAIBackend,
+    RetryPolicy,
+    batch_workers,
+)
+from hopscore.engine.limit import OK, TIMEOUT
+from tests.engine.test_concurrency import Clock, fill
 from tests.openai_server import FakeOpenAI, Reply
 
 
@@ -85,3 +94,26 @@ def test_a_server_that_says_nothing_is_filled_again_after_a_slow_first_reply() -
                                                                 "additive increase"]
     assert sent == 120 and engine.stats.retries == 0  # nothing was sent twice
     assert busy >= 3.0, (busy, stats.to_json())
+
+
+def test_a_slow_first_reply_leaves_a_declared_server_its_slots() -> None:
+    # issue 23: a 4-slot llama-server whose first reply came at 91 s of a 120 s timeout; the
+    # limit fell to 1 and measured a capacity of 1 from then on. Said by /props, the 4 slots
+    # stay in flight (none of them waits in a queue), the extra one above them goes
+    clock = Clock()
+    limit = ConcurrencyLimit(8, timeout=120.0, clock=clock)
+    limit.declare(4, "http://127.0.0.1:8080/props")
+    assert (limit.limit, limit.floor) == (8, 4)  # --concurrency 8 is above 4 + 1
+    tickets = fill(limit)
+    clock.now = 91.0
+    limit.release(tickets.pop(), OK, 91.0)
+    assert limit.limit == 4
+    for _ in range(5):  # timeouts halve the limit, never below the slots
+        limit.release(tickets.pop(), TIMEOUT)
+    assert limit.limit == 4 and limit.stats.lowest == 4
+    small = ConcurrencyLimit(2, timeout=120.0, clock=clock)
+    small.declare(64, "http://127.0.0.1:8080/props")
+    assert (small.limit, small.ceiling, small.stats.start) == (72, 72, 72)
+    fixed = ConcurrencyLimit(2, timeout=120.0, adaptive=False, clock=clock)
+    fixed.declare(64, "http://127.0.0.1:8080/props")
+    assert fixed.limit == 2 and fixed.stats.server_slots == 64
