@@ -118,3 +118,15 @@ def ask(endpoint: str, headers: dict[str, str] | None = None) -> Capacity | None
 async def ask_async(endpoint: str, headers: dict[str, str] | None = None) -> Capacity | None:
     """:func:`ask` on a thread."""
     return await asyncio.to_thread(ask, endpoint, headers)
+
+
+async def cluster_limit(endpoint: str, concurrency: int, adaptive: bool) -> int:
+    """The global limit of ``endpoint`` under ``--executor ray``: ``concurrency``, or the
+    slots plus an eighth the server says it has when more (adaptive runs only: every worker's
+    own limit then fits itself within it)."""
+    if not adaptive:
+        return concurrency
+    capacity = await ask_async(endpoint)
+    if capacity is None:
+        return concurrency
+    return max(concurrency, capacity.slots + max(1, capacity.slots // 8))

@@ -44,6 +44,7 @@ from hopscore.engine import (
     run_sync,
     warn_printer,
 )
+from hopscore.engine.capacity import cluster_limit
 from hopscore.engine.outage import EndpointDown
 from hopscore.errors import HopscoreError, Interrupted
 from hopscore.outputs import claim, output_dir
@@ -228,8 +229,9 @@ async def _execute(settings: RunSettings, prepared: Prepared, backend: ChatBacke
     if settings.executor == "ray":
         if local:
             raise HopscoreError("local/smollm2 runs in this process; leave --executor ray out")
-        execution = await ray_execution(factory, limits={prepared.endpoint: settings.concurrency},
-                                        per_worker=settings.concurrency,
+        limit = await cluster_limit(prepared.endpoint, settings.concurrency, settings.adaptive)
+        execution = await ray_execution(factory, limits={prepared.endpoint: limit},
+                                        per_worker=limit,
                                         workers=settings.ray_workers)
     else:
         built = await factory.build(None, backend=backend, prepared=prepared, warn=warn)
