@@ -352,7 +352,8 @@ class ConcurrencyLimit:
         elif limit > previous[0]:
             wanted = previous[1] * (1 + 0.5 * (limit / previous[0] - 1))
             if throughput >= wanted or not queued:
-                new, why = self._grow(limit, top, jump=False), "throughput grew"
+                new = self._grow(limit, top, jump=False)
+                why = "throughput grew" if new >= limit else "latency rose"
             else:
                 # no gain: back to the measured capacity plus headroom, never below the
                 # limit that already gave this throughput
