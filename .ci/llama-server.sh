@@ -5,7 +5,7 @@
 #   .ci/llama-server.sh [PYTHON]
 #
 # The binary is cached under ${HOPSCORE_CI_CACHE:-~/.cache/hopscore}/llama-server-<version>/, so only
-# the first CI run pays for the build (10 to 21 minutes on 2 cores). The features these machines
+# the first CI run pays for the build (10 to 21 minutes on 2 idle cores; 50 under heavy load). The features these machines
 # lack are turned off (a native build crashes here); the build is static so one file is cached.
 # Neither the llama.cpp source nor the binary is ever committed.
 set -euo pipefail
