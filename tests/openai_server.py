@@ -21,8 +21,10 @@ prompt with a fixed judge reply and prints its base URL; the benchmark uses that
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
+import socket
 import sys
 import threading
 import time
@@ -154,13 +156,34 @@ class Slots:
     here does.)"""
 
     def __init__(self, count: int) -> None:
+        self.count = count
         self._free = count
         self._lock = threading.Lock()
         self._queue: deque[threading.Event] = deque()
+        #: busy-slot seconds since the last :meth:`occupancy` mark, and when that was
+        self._busy_s = 0.0
+        self._changed = self._mark = time.monotonic()
+
+    def _account(self) -> None:
+        """Add the busy-slot seconds since the last change (under the lock)."""
+        now = time.monotonic()
+        self._busy_s += (self.count - self._free) * (now - self._changed)
+        self._changed = now
+
+    def occupancy(self, reset: bool = False) -> float:
+        """Time-weighted busy slots on average since the last reset (or the start)."""
+        with self._lock:
+            self._account()
+            now = time.monotonic()
+            busy = self._busy_s / max(now - self._mark, 1e-9)
+            if reset:
+                self._busy_s, self._mark = 0.0, now
+            return busy
 
     def __enter__(self) -> None:
         with self._lock:
             if self._free and not self._queue:
+                self._account()
                 self._free -= 1
                 return
             turn = threading.Event()
@@ -172,6 +195,7 @@ class Slots:
             if self._queue:
                 self._queue.popleft().set()  # the slot passes to the oldest waiter
             else:
+                self._account()
                 self._free += 1
 
 
@@ -200,7 +224,8 @@ class FakeOpenAI:
     def __init__(self, responder: Responder | None = None, latency: float = 0.0, *,
                  body_responder: BodyResponder | None = None, slots: int | None = None,
                  behaviour: ServerBehaviour | None = None, models: list[str] | None = None,
-                 props: dict[str, Any] | None = None, api_key: str | None = None) -> None:
+                 props: dict[str, Any] | None = None, api_key: str | None = None,
+                 port: int = 0) -> None:
         if (responder is None) == (body_responder is None):
             raise ValueError("give exactly one of responder and body_responder")
         #: GET /v1/models lists these (None: no listing, 404 as some servers answer)
@@ -226,12 +251,15 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self._attempts: dict[str, int] = {}
         self._stopping = threading.Event()
+        #: the sockets of the open connections (:meth:`kill` resets them)
+        self._connections: set[socket.socket] = set()
         self.in_flight = 0
         #: the client ports of the requests being answered now (which process is waiting)
         self.in_flight_ports: set[int] = set()
         #: the most requests that were being answered at the same moment
         self.max_in_flight = 0
-        self._server = _Server(("127.0.0.1", 0), _handler_class(self))
+        #: port 0: any free one; a given port lets a test start a server again where one died
+        self._server = _Server(("127.0.0.1", port), _handler_class(self))
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -249,6 +277,16 @@ class FakeOpenAI:
         self._stopping.set()
         self._server.shutdown()
         self._server.server_close()
+
+    def kill(self) -> None:
+        """Die as a killed server does: stop listening and reset every open connection (the
+        requests being answered get no reply)."""
+        self.stop()
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
 
     def __enter__(self) -> FakeOpenAI:
         return self.start()
@@ -321,6 +359,17 @@ def _handler_class(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
+
+        def setup(self) -> None:
+            super().setup()
+            with server._lock:
+                server._connections.add(self.connection)
+
+        def finish(self) -> None:
+            with server._lock:
+                server._connections.discard(self.connection)
+            with contextlib.suppress(OSError):
+                super().finish()
 
         def _refused(self) -> bool:
             """A 401 as OpenAI words it, when the server wants a key it did not get."""

@@ -59,6 +59,10 @@ DEADLINE = typer.Option(
     show_default=False,
     help="Seconds one request may take over all its attempts and waits (default: --timeout x "
     "(retries + 1)).")
+MAX_OUTAGE = typer.Option(
+    300.0, "--max-outage", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.0,
+    help="How long a run waits, its requests paused, for an endpoint that stopped answering; "
+    "then it ends (exit 2) and a rerun resumes it.")
 CACHE_DIR = typer.Option(
     None, "--cache-dir", rich_help_panel=PANEL_OUTPUT, metavar="DIR",
     envvar="HOPSCORE_CACHE_DIR", show_default=False,

@@ -65,6 +65,9 @@ def summary_table(result: RunResult) -> Table:
                   f"{stats.requests_sent} / {stats.retries} / {stats.cache_hits}")
     table.add_row("tokens this run (prompt + completion)",
                   f"{stats.prompt_tokens} + {stats.completion_tokens}")
+    settled = stats.settled()
+    if settled is not None:
+        table.add_row("requests in flight at the end", settled)
     table.add_row("wall time", f"{result.outcome.wall_s:.1f} s")
     return table
 
@@ -135,6 +138,7 @@ def run_command(
     backoff: float = ro.BACKOFF,
     max_retry_wait: float = ro.MAX_RETRY_WAIT,
     deadline: float | None = ro.DEADLINE,
+    max_outage: float = ro.MAX_OUTAGE,
     cache_dir: Path | None = ro.CACHE_DIR,
     no_cache: bool = ro.NO_CACHE,
     resamples: int = o.RESAMPLES,
@@ -347,7 +351,7 @@ def run_command(
         retrieve_k=retrieve_k, concurrency=concurrency,
         timeout=ro.request_timeout(timeout, model),
         max_retries=max_retries, backoff=backoff, max_retry_wait=max_retry_wait,
-        deadline=deadline, adaptive=adaptive,
+        deadline=deadline, max_outage=max_outage, adaptive=adaptive,
         cache_dir=ro.response_cache(cache_dir, no_cache),
         resamples=resamples, ci=ci.lower(), ci_level=ci_level, cluster=cluster,
         cluster_file=cluster_file, strategy=strategy, chains=chains,

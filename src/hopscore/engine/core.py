@@ -30,14 +30,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hopscore.engine.backend import ChatBackend
+from hopscore.engine.backend import ChatBackend, OpenAIBackend
 from hopscore.engine.cache import ResponseCache
+from hopscore.engine.capacity import ask_async
 from hopscore.engine.classify import error_reply
 from hopscore.engine.limit import OK, OTHER, RATE_LIMIT, TIMEOUT, ConcurrencyLimit
+from hopscore.engine.outage import MAX_OUTAGE, Breaker
 from hopscore.engine.retry import RetryPolicy
 from hopscore.engine.types import (
     API_ERROR,
     BACKEND_ERROR,
+    CONNECTION,
     EMPTY_CONTENT,
     FATAL,
     AttemptRecord,
@@ -67,6 +70,16 @@ class EngineStats:
     #: what the concurrency limit did (set by the engine)
     concurrency: dict[str, Any] | None = None
 
+    def settled(self) -> str | None:
+        """Where the concurrency limit ended and why, in words; None when there is nothing to
+        say (it never ran, or stayed at --concurrency with a server that said nothing)."""
+        c = self.concurrency
+        if not c or not c.get("final") or not (c.get("changes") or c.get("server_slots")):
+            return None
+        if not c.get("adaptive"):
+            return f"{c['final']} (--fixed-concurrency)"
+        return f"{c['final']} ({c.get('why')}; lowest {c.get('lowest')}, highest {c.get('peak')})"
+
     def to_json(self) -> dict[str, Any]:
         """The ``requests`` block of a run's config.json."""
         out: dict[str, Any] = {"sent": self.requests_sent, "retries": self.retries,
@@ -77,11 +90,18 @@ class EngineStats:
         return out
 
 
+#: the most slots a server may declare and get filled (:mod:`hopscore.engine.capacity`)
+MOST_DECLARED = 256
+
+
 def batch_workers(concurrency: int) -> int:
     """How many items a batch should keep going at ``concurrency``: the ceiling, plus a few
     ready and waiting for a slot, so that a slot freed by a reply gets a request at once
-    (before that reply is read, scored and written), not only after."""
-    return concurrency + max(1, concurrency // 8)
+    (before that reply is read, scored and written), not only after. The ceiling is at least
+    :data:`MOST_DECLARED`: a server that says it has more slots than ``concurrency`` (asked
+    once the batch runs) gets them filled; items beyond the limit only wait for a slot."""
+    most = max(concurrency, MOST_DECLARED)
+    return most + max(1, most // 8)
 
 
 class ChatEngine:
@@ -98,6 +118,8 @@ class ChatEngine:
         adaptive: bool = True,
         rng: random.Random | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        max_outage: float = MAX_OUTAGE,
+        say: Callable[[str], None] | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be >= 1")
@@ -111,12 +133,17 @@ class ChatEngine:
         self.cache = cache
         self.stats = EngineStats()
         self.limit = ConcurrencyLimit(concurrency, timeout, adaptive=adaptive)
+        #: pauses the requests while the endpoint is unreachable (:mod:`hopscore.engine.outage`)
+        self.breaker = Breaker(getattr(backend, "endpoint", "the endpoint"), max_outage,
+                               say=say or _to_stderr)
         self._rng = rng or random.Random()
         self._sleep = sleep
         #: the first failure that says every request would fail (a wrong key or model)
         self._fatal: CallError | None = None
         #: when the endpoint last answered an attempt of the opening wave (perf_counter)
         self._opening_answered = 0.0
+        #: the server has been asked how many requests it takes at once (:meth:`_ask`)
+        self._asked: asyncio.Future[None] | None = None
 
     @property
     def start_interval(self) -> float:
@@ -143,11 +170,15 @@ class ChatEngine:
                 response, latency = hit
                 elapsed = time.perf_counter() - started
                 return CallResult(key, response, None, 0, latency, elapsed, cached=True)
+        if self._asked is None or not self._asked.done():
+            await self._ask()
         log: list[AttemptRecord] = []
         spent = 0.0  # attempts and waits, not time queued for a slot
+        excused = 0  # attempts that failed during an outage: they use up no retry
         while True:
             left = self.deadline - spent
             budget = min(self.timeout, left)
+            await self.breaker.wait()
             ticket = await self.limit.acquire()
             if self._fatal is not None:  # the key or model is wrong: nothing more is sent
                 self.limit.release(ticket, OTHER)
@@ -171,6 +202,18 @@ class ChatEngine:
             finally:
                 elapsed = time.perf_counter() - attempt_started
                 self.limit.release(ticket, outcome, elapsed)
+            if failure is not None and (failure.kind == CONNECTION or (
+                    failure.status == 503 and self.breaker.down_since is not None)):
+                # (a server restarted after an outage answers 503 while it loads its model)
+                if self.breaker.failed(failure.message):
+                    log.append(AttemptRecord(None, f"{failure.kind}: {failure.message} "
+                                             "(during an outage: sent again)", elapsed))
+                    excused += 1
+                    continue
+            elif failure is None or failure.status is not None:
+                self.breaker.answered()
+            else:
+                self.breaker.neither()
             # what an opening attempt waited in the server's queue beyond the timeout is queue
             # time, not the request's: it does not use up the deadline
             spent += min(elapsed, budget)
@@ -183,9 +226,9 @@ class ChatEngine:
                                      elapsed))
             if failure.kind == FATAL:
                 self._fatal = failure
-            if not failure.retryable or len(log) > self.retry.max_retries:
+            if not failure.retryable or len(log) - excused > self.retry.max_retries:
                 return self._failed(key, failure, log, started)
-            wait = self.retry.delay(len(log), failure.retry_after, self._rng)
+            wait = self.retry.delay(len(log) - excused, failure.retry_after, self._rng)
             if spent + wait >= self.deadline:
                 return self._failed(key, _past_deadline(failure, wait, self.deadline), log,
                                     started)
@@ -194,6 +237,22 @@ class ChatEngine:
             kinds[failure.kind] = kinds.get(failure.kind, 0) + 1
             await self._sleep(wait)
             spent += wait
+
+    async def _ask(self) -> None:
+        """Once, before the first request: how many requests the server says it works on at
+        once (:mod:`hopscore.engine.capacity`); the limit is fitted to it."""
+        if self._asked is None:
+            self._asked = asyncio.get_running_loop().create_future()
+            try:
+                capacity = None
+                if self.limit.adaptive and isinstance(self.backend, OpenAIBackend):
+                    capacity = await ask_async(self.backend.endpoint,
+                                               getattr(self.backend, "_headers", None))
+                if capacity is not None:
+                    self.limit.declare(capacity.slots, capacity.source)
+            finally:
+                self._asked.set_result(None)
+        await asyncio.shield(self._asked)
 
     def _succeeded(self, key: str, request: ChatRequest, response: ChatResponse, latency: float,
                    log: list[AttemptRecord], started: float) -> CallResult:
@@ -280,11 +339,18 @@ class ChatEngine:
 
     async def aclose(self) -> None:
         self.stats.concurrency = self.limit.stats.to_json()
+        if self.breaker.outages:
+            self.stats.concurrency["outages"] = self.breaker.outages
+            self.stats.concurrency["outage_s"] = round(self.breaker.outage_s, 3)
         try:
             await self.backend.aclose()
         finally:
             if self.cache is not None:
                 await self.cache.aclose()
+
+
+def _to_stderr(message: str) -> None:
+    print(f"hopscore: {message}", file=sys.stderr, flush=True)
 
 
 def _timeout_text(budget: float, by_deadline: bool) -> str:

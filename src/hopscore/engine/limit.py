@@ -19,7 +19,16 @@ the round began, about one round trip):
 * when latencies rise until the limit is no longer timeout-safe, it comes down to what is;
 * it **backs off** at once on a timeout or a rate limit (halving; a 429 counts once a round),
   and after a rate limit it grows by quarters instead of jumping;
+* while no request waits at the endpoint (every latency of the round within ``UNQUEUED`` x the
+  fastest) it rises by one a round (**additive increase**), up to below the lowest limit at
+  which requests queued or timed out: a limit at which nothing waited is timeout-safe whatever
+  the latency, so a limit that fell to 1 after a slow first reply climbs back;
 * it **probes** one quarter higher every few steady rounds, so a server that frees up is used.
+
+A server that says how many requests it works on at once (:meth:`ConcurrencyLimit.declare`,
+asked by the engine before its first request: :mod:`hopscore.engine.capacity`) sets a floor
+and a ceiling instead: never fewer than its slots in flight (none of them waits in a queue), up
+to an eighth more while that is timeout-safe.
 
 *Timeout-safe* is the rule that keeps a one-slot server from ever being sent duplicate work:
 a request queued behind everything in flight must still finish well within ``--timeout``
@@ -59,6 +68,8 @@ SAFETY = 3.0
 HEADROOM = 1.25
 #: a round whose median latency is this many times the fastest one queued at the endpoint
 QUEUED = 2.0
+#: a round whose slowest latency is within this many times the fastest one queued nowhere
+UNQUEUED = 1.5
 #: probe higher after this many steady rounds
 PROBE_EVERY = 8
 #: seconds between the openings of the opening wave's slots (64 slots: 64 ms)
@@ -80,11 +91,17 @@ class LimitStats:
     changes: int = 0
     #: (seconds since start, new limit, why), the first 50 changes
     trace: list[tuple[float, int, str]] = field(default_factory=list)
+    #: the slots the server said it has, and the URL that said so (None: it said nothing)
+    server_slots: int | None = None
+    server_said: str | None = None
+    #: why the limit is where it ended
+    why: str = "--concurrency"
 
     def to_json(self) -> dict[str, Any]:
         return {"ceiling": self.ceiling, "adaptive": self.adaptive, "start": self.start,
                 "final": self.final, "peak": self.peak, "lowest": self.lowest,
-                "changes": self.changes,
+                "changes": self.changes, "server_slots": self.server_slots,
+                "server_said": self.server_said, "why": self.why,
                 "trace": [{"t_s": round(t, 3), "limit": n, "why": why}
                           for t, n, why in self.trace]}
 
@@ -101,6 +118,14 @@ class ConcurrencyLimit:
         self.adaptive = adaptive and ceiling > 1
         self._clock = clock
         self.limit = ceiling
+        #: never below this: the slots the server said it has (:meth:`declare`)
+        self.floor = 1
+        #: the lowest limit at which requests queued at the endpoint or timed out: additive
+        #: increase stops below it (probes still go past it now and then)
+        self._crowded: int | None = None
+        #: the highest limit at which no request waited at the endpoint (every latency within
+        #: UNQUEUED x the fastest): as many in flight are timeout-safe whatever the latency
+        self._clear = 1
         #: no reply yet: requests sent now belong to the opening wave (see the module docstring)
         self.opening = self.adaptive
         self.in_flight = 0
@@ -211,6 +236,23 @@ class ConcurrencyLimit:
 
     # -- adaptation ----------------------------------------------------------------------
 
+    def declare(self, slots: int, source: str) -> None:
+        """The server says it works on ``slots`` requests at once (``source``: the URL that
+        said so). The limit then never falls below ``slots`` (a request sent then waits in no
+        queue, so it cannot time out for waiting) and its ceiling is at least ``slots`` plus
+        an eighth, queued so that a slot freed is refilled without waiting for this process's
+        round trip; the extra is dropped while latencies are too long for it to be
+        timeout-safe."""
+        self.stats.server_slots, self.stats.server_said = slots, source
+        if not self.adaptive:
+            return
+        self.floor = max(1, slots)
+        self.ceiling = max(self.ceiling, slots + max(1, slots // 8))
+        self._set(self.ceiling, f"the server has {slots} slots ({source})")
+        if not self._opened:  # asked before the first request: the run starts here
+            stats = self.stats
+            stats.ceiling = stats.start = stats.lowest = stats.peak = self.limit
+
     def _new_round(self) -> None:
         self._round_id += 1
         self._round_started = 0
@@ -226,6 +268,8 @@ class ConcurrencyLimit:
 
     def _observe(self, outcome: str, latency: float | None, this_round: bool) -> None:
         if outcome == TIMEOUT:
+            self._crowded = min(self._crowded or self.limit, self.limit)
+            self._clear = min(self._clear, max(1, self.limit // 2))
             self._round_slowest = max(self._round_slowest, self.timeout)
             self._slowest.append(self.timeout)
             self._set(max(1, self.limit // 2), "timeout")
@@ -286,10 +330,19 @@ class ConcurrencyLimit:
         self._throughputs.append(throughput)
         capacity = max(1.0, max(self._throughputs) * min(self._fastest))
         safe = max(1, math.floor(capacity * self.timeout / (SAFETY * max(self._slowest))))
-        top = min(self.ceiling, safe)
         limit = self.limit
         previous = self._previous
         queued = statistics.median(self._round_latencies) > QUEUED * min(self._fastest)
+        if max(self._round_latencies) <= UNQUEUED * min(self._fastest):
+            # nothing waited at the endpoint: every request in flight was being worked on, so
+            # as many in flight again is timeout-safe whatever the latency
+            self._clear = max(self._clear, limit)
+            unqueued = True
+        else:
+            self._crowded = min(self._crowded or limit, limit)
+            unqueued = False
+        safe = max(safe, self._clear)
+        top = min(self.ceiling, safe)
         if previous is None and queued and not self._rate_limited:
             # the first judged round already queued at the endpoint: it serves about
             # `capacity` at once
@@ -299,7 +352,8 @@ class ConcurrencyLimit:
         elif limit > previous[0]:
             wanted = previous[1] * (1 + 0.5 * (limit / previous[0] - 1))
             if throughput >= wanted or not queued:
-                new, why = self._grow(limit, top, jump=False), "throughput grew"
+                new = self._grow(limit, top, jump=False)
+                why = "throughput grew" if new >= limit else "latency rose"
             else:
                 # no gain: back to the measured capacity plus headroom, never below the
                 # limit that already gave this throughput
@@ -318,9 +372,14 @@ class ConcurrencyLimit:
                 # that does not serve in order can hide this from the first round)
                 new, why = settled, "saturated"
                 self._steady = 0
-            elif self._steady >= PROBE_EVERY and limit < top:
-                new, why = min(top, limit + max(1, limit // 4)), "probe"
+            elif (unqueued and limit < self.ceiling and not self._rate_limited
+                  and (self._crowded is None or limit + 1 < self._crowded)):
+                # additive increase: the endpoint kept up, one more may be taken at once
+                new, why = limit + 1, "additive increase"
+            elif self._steady >= PROBE_EVERY and limit < self.ceiling and not queued:
+                new, why = limit + max(1, limit // 4), "probe"
                 self._steady = 0
+                self._crowded = None
         self._previous = (limit, throughput)
         if new != limit:
             self._set(new, why)
@@ -332,15 +391,17 @@ class ConcurrencyLimit:
         return max(1, min(top, top if jump else 2 * limit))
 
     def _set(self, limit: int, why: str) -> None:
-        limit = max(1, min(self.ceiling, limit))
+        limit = max(self.floor, min(self.ceiling, limit))
         if limit == self.limit:
             return
         old, self.limit = self.limit, limit
         self._ramp = None
         if limit > old:
             self._pace(old)
-        self._transient = True
+        # an additive increase opens one slot more: no new connections, no queue to drain
+        self._transient = why != "additive increase"
         stats = self.stats
+        stats.why = why
         stats.changes += 1
         stats.final = limit
         stats.peak = max(stats.peak, limit)

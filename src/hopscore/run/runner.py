@@ -44,6 +44,8 @@ from hopscore.engine import (
     run_sync,
     warn_printer,
 )
+from hopscore.engine.capacity import cluster_limit
+from hopscore.engine.outage import EndpointDown
 from hopscore.engine.preflight import preflight
 from hopscore.errors import HopscoreError, Interrupted
 from hopscore.outputs import claim, output_dir
@@ -238,8 +240,9 @@ async def _execute(settings: RunSettings, prepared: Prepared, backend: ChatBacke
     if settings.executor == "ray":
         if local:
             raise HopscoreError("local/smollm2 runs in this process; leave --executor ray out")
-        execution = await ray_execution(factory, limits={prepared.endpoint: settings.concurrency},
-                                        per_worker=settings.concurrency,
+        limit = await cluster_limit(prepared.endpoint, settings.concurrency, settings.adaptive)
+        execution = await ray_execution(factory, limits={prepared.endpoint: limit},
+                                        per_worker=limit,
                                         workers=settings.ray_workers)
     else:
         if local and backend is None:  # made here, to be loaded before the first sample
@@ -259,11 +262,15 @@ async def _execute(settings: RunSettings, prepared: Prepared, backend: ChatBacke
             console=console, start_interval=execution.start_interval,
             description=f"{prepared.benchmark.name} {prepared.spec}",
         )  # fmt: skip
-    except (asyncio.CancelledError, KeyboardInterrupt):
+    except (asyncio.CancelledError, KeyboardInterrupt, EndpointDown) as stopped:
         rows, attempts = split_rows(prepared.tasks, log.latest(keys), settings.repeats)
         write_config(settings, prepared, status="interrupted", rows=rows,
                      stats=execution.stats(), attempts=attempts)
         finished = len(log.done_keys() & set(keys))
+        if isinstance(stopped, EndpointDown):  # the endpoint stayed down past --max-outage
+            raise EndpointDown(stopped.url, f"{stopped.cause}; {finished} of {len(keys)} "
+                               f"samples are saved in {out / SAMPLES_FILE}; rerun the same "
+                               "command to resume", stopped.seconds) from None
         raise Interrupted(
             f"{finished} of {len(keys)} samples are saved in {out / SAMPLES_FILE} (config.json "
             "says interrupted); rerun the same command to resume") from None
@@ -305,6 +312,7 @@ class RunWork:
             retry=RetryPolicy(max_retries=settings.max_retries, base_delay=settings.backoff,
                               max_retry_wait=settings.max_retry_wait, deadline=settings.deadline),
             cache=cache_for(settings.cache_dir, warn_printer(warn)), adaptive=settings.adaptive,
+            max_outage=settings.max_outage,
         )  # fmt: skip
         worker = _Worker(engine, prepared, settings)
         tasks = {task.key: task for task in prepared.tasks} if gate is not None else {}

@@ -58,6 +58,8 @@ class RunSettings:
     max_retry_wait: float = 60.0
     #: seconds one request may take over all its attempts (None: timeout x (max_retries + 1))
     deadline: float | None = None
+    #: seconds a run waits for an unreachable endpoint before it ends, resumable
+    max_outage: float = 300.0
     #: fit the requests in flight to the endpoint (up to concurrency), or keep concurrency
     adaptive: bool = True
     #: None: no response cache
@@ -193,7 +195,8 @@ class RunSettings:
 #: Settings that say how a run is executed, not what it computes: left out of its fingerprint,
 #: so the shards of one run (and reruns with more concurrency) have the same one.
 EXECUTION_FIELDS = ("output_dir", "api_key_env", "concurrency", "timeout", "max_retries",
-                    "backoff", "max_retry_wait", "deadline", "adaptive", "cache_dir", "shard",
+                    "backoff", "max_retry_wait", "deadline", "max_outage", "adaptive",
+                    "cache_dir", "shard",
                     "executor", "ray_workers", "search_api_key_env",
                     "search_timeout")
 #: Files whose content (sha256, in config.json) stands in the fingerprint for their path, so
