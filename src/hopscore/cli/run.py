@@ -495,7 +495,7 @@ def _run_hdr(args: dict[str, Any]) -> None:
         timeout=args["timeout"] if args["timeout"] is not None else (900.0 if local else 300.0),
         max_retries=args["max_retries"], backoff=args["backoff"],
         max_retry_wait=args["max_retry_wait"], deadline=args["deadline"],
-        adaptive=args["adaptive"],
+        max_outage=args["max_outage"], adaptive=args["adaptive"],
         cache_dir=ro.response_cache(args["cache_dir"], args["no_cache"]),
         grade=not args["no_grade"], judge_model=judge["judge_model"],
         judge_base_url=judge["judge_base_url"], judge_api_key_env=judge["judge_api_key_env"],

@@ -75,7 +75,8 @@ def judge_config(settings: HdrSettings) -> JudgeConfig | None:
                        prompt=prompt, concurrency=settings.judge_concurrency,
                        timeout=min(settings.timeout, 300.0),
                        retry=retry_policy(settings), cache_dir=settings.cache_dir,
-                       adaptive=settings.adaptive, on_truncation=settings.on_truncation)
+                       adaptive=settings.adaptive, on_truncation=settings.on_truncation,
+                       max_outage=settings.max_outage)
 
 
 def retry_policy(settings: HdrSettings) -> RetryPolicy:
