@@ -30,7 +30,8 @@ API_KEY_ENV = typer.Option(
     help="Environment variable holding the API key.")
 MAX_TOKENS = typer.Option(
     DEFAULT_MAX_TOKENS, "--max-tokens", rich_help_panel=PANEL_MODEL, metavar="N", min=0,
-    help="Completion budget per request; 0 sends none.")
+    help="Completion budget per request; 0 sends none (run: 128 for local/ models unless "
+    "given).")
 SEED = typer.Option(None, "--seed", rich_help_panel=PANEL_MODEL,
                     help="Sampling seed sent with requests.")
 SAMPLE_SEED = typer.Option(11, "--sample-seed", rich_help_panel=PANEL_PROMPT,
