@@ -53,7 +53,13 @@ from hopscore.engine import (
 from hopscore.engine.outage import EndpointDown
 from hopscore.errors import HopscoreError, Interrupted
 from hopscore.hdr.agent import MODEL_ERROR, AgentLoop, AgentSettings, prompt_sha256
-from hopscore.hdr.endpoints import check_endpoints, judge_config, no_tool_call_hint, retry_policy
+from hopscore.hdr.endpoints import (
+    agents_at_once,
+    check_endpoints,
+    judge_config,
+    no_tool_call_hint,
+    retry_policy,
+)
 from hopscore.hdr.grade import AttemptOutcome, GradeOptions, GradeSummary, grade
 from hopscore.hdr.knowledge import KnowledgeBase
 from hopscore.hdr.prepared import Prepared, attempt_key
@@ -414,7 +420,7 @@ async def _execute(prepared: Prepared, backend: ChatBackend | None,
         else:
             built = await factory.build(None, prepared=prepared, backend=backend,
                                         executor=executor, warn=warn)
-            execution = local_execution(built, 1 if local else settings.concurrency)
+            execution = local_execution(built, await agents_at_once(prepared, warn))
         write_config(prepared, status="running")  # once the model could be loaded
         try:
             outcome = await run_batch(items, keys, writing_trajectories(out, execution.work),
