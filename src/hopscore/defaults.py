@@ -10,3 +10,5 @@ DEFAULT_SEED = 0
 DEFAULT_LEVEL = 0.95
 #: completion budget of one judge call (``hopscore judge --max-tokens``)
 DEFAULT_MAX_TOKENS = 2048
+#: seconds a run waits for an endpoint that stopped answering (``--max-outage``)
+DEFAULT_MAX_OUTAGE = 300.0

@@ -111,3 +111,21 @@ def test_suite_directory_one_writer_and_reruns_of_other_settings(tmp_path: Path)
         other = run_cli(*args, "--max-tokens", "64", "--resume-any")
         assert other.returncode == 0, other.stderr
         assert (out / "strategyqa" / "samples.other-settings.jsonl").read_bytes() == before
+
+
+def test_suite_takes_max_outage(tmp_path: Path) -> None:
+    """--max-outage reaches the suite's runs: an endpoint gone for good pauses the requests for
+    that long only (the next dataset's check then finds it gone: exit 2)."""
+    from tests.engine.test_outage import restart_after
+
+    data = data_dir(tmp_path / "data")
+    answers = mcr_answers(data, tmp_path / "scratch")
+    server = FakeOpenAI(lambda p, a: Reply(answers[asked(p)]), latency=0.1).start()
+    restart_after(server, 5, None, [])  # gone for good during the first dataset
+    result = run_cli("suite", "mcr", "--data-dir", data, "--model", MODEL, "--base-url",
+                     server.base_url, "-o", tmp_path / "suite", "--no-cache", "--no-progress",
+                     "--limit", "6", "--concurrency", "1", "--fixed-concurrency",
+                     "--backoff", "0.01", "--max-outage", "1")
+    assert result.returncode == 2, result.stderr
+    assert f"{server.base_url} is not answering" in result.stderr
+    assert "for at most 1 s (--max-outage)" in result.stderr

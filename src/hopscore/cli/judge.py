@@ -11,7 +11,8 @@ from rich.table import Table
 
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
-from hopscore.defaults import DEFAULT_MAX_TOKENS
+from hopscore.cli import request_options as ro
+from hopscore.defaults import DEFAULT_MAX_OUTAGE, DEFAULT_MAX_TOKENS
 from hopscore.display import print_table
 from hopscore.errors import HopscoreError
 from hopscore.io import write_json_atomic
@@ -106,6 +107,7 @@ def judge(
         "--retry-unparsed",
         help="Ask the judge again (past the cache) for rows whose reply gave no verdict.",
     )] = False,
+    max_outage: float = ro.max_outage_option(panel=None),
     on_truncation: str = o.ON_TRUNCATION,
     restart: bool = o.RESTART,
     resume_any: bool = o.RESUME_ANY,
@@ -150,6 +152,7 @@ def judge(
                           max_retry_wait=max_retry_wait, deadline=deadline),
         cache_dir=cache_dir, use_cache=not no_cache, adaptive=adaptive,
         on_truncation=o.truncation_policy(on_truncation), retry_unparsed=retry_unparsed,
+        max_outage=max_outage,
     )
     config = dataclasses.replace(config, max_cell_chars=max_cell_chars,
                                  max_row_bytes=max_row_bytes)
@@ -224,6 +227,7 @@ def judge_config(
     adaptive: bool = True,
     on_truncation: str = "score",
     retry_unparsed: bool = False,
+    max_outage: float = DEFAULT_MAX_OUTAGE,
 ) -> JudgeConfig:
     """Judge settings from command-line values (``hopscore judge`` and ``score --judge``)."""
     from hopscore.engine import RetryPolicy, default_cache_dir
@@ -250,6 +254,7 @@ def judge_config(
         adaptive=adaptive,
         on_truncation=on_truncation,
         retry_unparsed=retry_unparsed,
+        max_outage=max_outage,
     )
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from hopscore.cli import options as o
+from hopscore.defaults import DEFAULT_MAX_OUTAGE
 
 PANEL_MODEL = "Model"
 PANEL_PROMPT = "Examples and prompt"
@@ -29,7 +30,8 @@ API_KEY_ENV = typer.Option(
     help="Environment variable holding the API key.")
 MAX_TOKENS = typer.Option(
     DEFAULT_MAX_TOKENS, "--max-tokens", rich_help_panel=PANEL_MODEL, metavar="N", min=0,
-    help="Completion budget per request; 0 sends none.")
+    help="Completion budget per request; 0 sends none (run: 128 for local/ models unless "
+    "given).")
 SEED = typer.Option(None, "--seed", rich_help_panel=PANEL_MODEL,
                     help="Sampling seed sent with requests.")
 SAMPLE_SEED = typer.Option(11, "--sample-seed", rich_help_panel=PANEL_PROMPT,
@@ -59,10 +61,17 @@ DEADLINE = typer.Option(
     show_default=False,
     help="Seconds one request may take over all its attempts and waits (default: --timeout x "
     "(retries + 1)).")
-MAX_OUTAGE = typer.Option(
-    300.0, "--max-outage", rich_help_panel=PANEL_ADVANCED, metavar="SECONDS", min=0.0,
-    help="How long a run waits, its requests paused, for an endpoint that stopped answering; "
-    "then it ends (exit 2) and a rerun resumes it.")
+
+
+def max_outage_option(name: str = "--max-outage", panel: str | None = PANEL_ADVANCED) -> Any:
+    """--max-outage, of run, suite mcr and judge (``score --judge``: --judge-max-outage)."""
+    return typer.Option(
+        DEFAULT_MAX_OUTAGE, name, rich_help_panel=panel, metavar="SECONDS", min=0.0,
+        help="How long a run waits, its requests paused, for an endpoint that stopped "
+        "answering; then it ends (exit 2) and a rerun resumes it.")
+
+
+MAX_OUTAGE = max_outage_option()
 CACHE_DIR = typer.Option(
     None, "--cache-dir", rich_help_panel=PANEL_OUTPUT, metavar="DIR",
     envvar="HOPSCORE_CACHE_DIR", show_default=False,

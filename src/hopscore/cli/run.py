@@ -74,6 +74,7 @@ def summary_table(result: RunResult) -> Table:
 
 @app.command(name="run", rich_help_panel="Run models and agents")
 def run_command(
+    ctx: typer.Context,
     benchmark: str = typer.Argument(
         ..., show_default=False,
         help=f"One of: {', '.join(benchmarks.names())}."),
@@ -306,7 +307,8 @@ def run_command(
         if given:
             raise HopscoreError("not options of hybrid-deep-research: "
                                 + ", ".join(f"--{n.replace('_', '-')}" for n in sorted(given)))
-        _run_hdr(locals())
+        source = ctx.get_parameter_source("concurrency")  # not given: follow the server
+        _run_hdr({**locals(), "follow_slots": source is None or source.name == "DEFAULT"})
         return
     hdr_given = [name for name, value in locals().items()
                  if name in HDR_DEFAULTS and value != HDR_DEFAULTS[name]]
@@ -486,7 +488,8 @@ def _run_hdr(args: dict[str, Any]) -> None:
         direct_fetch=args["direct_fetch"], search_api_key_env=args["search_api_key_env"],
         search_timeout=args["search_timeout"], max_turns=max_turns,
         task_timeout=args["task_timeout"], repeats=args["repeats"], limit=args["limit"],
-        concurrency=args["concurrency"], temperature=args["temperature"],
+        concurrency=args["concurrency"], follow_slots=args.get("follow_slots", False),
+        temperature=args["temperature"],
         max_tokens=args["max_tokens"] or None, seed=args["seed"],
         tool_choice=args["tool_choice"], tool_protocol=args["tool_protocol"],
         tool_call_content=args["tool_call_content"], max_text_turns=args["max_text_turns"],
@@ -495,7 +498,7 @@ def _run_hdr(args: dict[str, Any]) -> None:
         timeout=args["timeout"] if args["timeout"] is not None else (900.0 if local else 300.0),
         max_retries=args["max_retries"], backoff=args["backoff"],
         max_retry_wait=args["max_retry_wait"], deadline=args["deadline"],
-        adaptive=args["adaptive"],
+        max_outage=args["max_outage"], adaptive=args["adaptive"],
         cache_dir=ro.response_cache(args["cache_dir"], args["no_cache"]),
         grade=not args["no_grade"], judge_model=judge["judge_model"],
         judge_base_url=judge["judge_base_url"], judge_api_key_env=judge["judge_api_key_env"],

@@ -10,6 +10,7 @@ import typer
 from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
+from hopscore.cli import request_options as ro
 from hopscore.display import print_report, print_table, print_warnings
 from hopscore.errors import HopscoreError, InputError
 
@@ -79,6 +80,7 @@ def score(
     judge_retry_unparsed: bool = typer.Option(
         False, "--judge-retry-unparsed",
         help="Ask the judge again (past the cache) where its reply gave no verdict."),
+    judge_max_outage: float = ro.max_outage_option("--judge-max-outage", panel=None),
     restart: bool = o.RESTART,
     resume_any: bool = o.RESUME_ANY,
     ci: str = o.CI,
@@ -204,7 +206,7 @@ def score(
                             "harness output without --judge")
     config = judge_config(judge_model, judge_base_url, judge_concurrency, judge_prompt_file,
                           retry=RetryPolicy(max_retries=judge_max_retries),
-                          retry_unparsed=judge_retry_unparsed)
+                          retry_unparsed=judge_retry_unparsed, max_outage=judge_max_outage)
     judged = score_files_with_judge(bench, gold, predictions, output_dir, config,
                                     backend=local_judge(config),
                                     aliases=aliases, console=err_console, warn=err_console,

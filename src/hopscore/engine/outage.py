@@ -18,6 +18,7 @@ import contextlib
 import time
 from collections.abc import Callable
 
+from hopscore.defaults import DEFAULT_MAX_OUTAGE
 from hopscore.errors import HopscoreError
 
 #: connection failures in a row that make an outage
@@ -25,7 +26,7 @@ TRIP_AFTER = 5
 #: seconds between probes during an outage
 PROBE_EVERY = 2.0
 #: the default of --max-outage
-MAX_OUTAGE = 300.0
+MAX_OUTAGE = DEFAULT_MAX_OUTAGE
 
 
 class EndpointDown(HopscoreError):

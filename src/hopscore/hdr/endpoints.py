@@ -4,11 +4,13 @@ a tool, read from what the server says of its chat template."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from rich.console import Console
 
 from hopscore.engine import ChatBackend, RetryPolicy, warn_printer
+from hopscore.engine.capacity import ask_async
 from hopscore.engine.preflight import preflight, tool_support
 from hopscore.errors import HopscoreError
 from hopscore.hdr.prepared import Prepared
@@ -16,6 +18,32 @@ from hopscore.hdr.settings import HdrSettings
 from hopscore.judge.prompt import JudgePrompt
 from hopscore.judge.runner import JudgeConfig
 from hopscore.run.providers import resolve, target_of
+
+#: the most agents at once that the slots a server declares may call for
+MOST_AGENTS = 64
+
+
+async def agents_at_once(prepared: Prepared, warn: Console | None) -> int:
+    """How many attempts run at once: --concurrency, or, when it was not given
+    (``follow_slots``), the slots the server declares (:mod:`hopscore.engine.capacity`) plus an
+    eighth (an agent also spends time in its tools), at most :data:`MOST_AGENTS`."""
+    settings = prepared.settings
+    if prepared.spec.is_local:
+        return 1
+    if not (settings.follow_slots and settings.adaptive and settings.executor == "local"):
+        return settings.concurrency
+    key = os.environ.get(settings.api_key_env)
+    capacity = await ask_async(prepared.endpoint,
+                               {"Authorization": f"Bearer {key}"} if key else None)
+    if capacity is None:
+        return settings.concurrency
+    agents = min(max(settings.concurrency, capacity.slots + max(1, capacity.slots // 8)),
+                 MOST_AGENTS)
+    if warn is not None and agents != settings.concurrency:
+        warn.print(f"the server has {capacity.slots} slots ({capacity.source}): {agents} "
+                   "attempts at once (--concurrency N to choose)", markup=False,
+                   highlight=False)
+    return agents
 
 
 def no_tool_call_hint(used: str, props: dict[str, Any] | None) -> str:
@@ -75,7 +103,8 @@ def judge_config(settings: HdrSettings) -> JudgeConfig | None:
                        prompt=prompt, concurrency=settings.judge_concurrency,
                        timeout=min(settings.timeout, 300.0),
                        retry=retry_policy(settings), cache_dir=settings.cache_dir,
-                       adaptive=settings.adaptive, on_truncation=settings.on_truncation)
+                       adaptive=settings.adaptive, on_truncation=settings.on_truncation,
+                       max_outage=settings.max_outage)
 
 
 def retry_policy(settings: HdrSettings) -> RetryPolicy:

@@ -50,9 +50,16 @@ from hopscore.engine import (
     sha256_text,
     warn_printer,
 )
+from hopscore.engine.outage import EndpointDown
 from hopscore.errors import HopscoreError, Interrupted
 from hopscore.hdr.agent import MODEL_ERROR, AgentLoop, AgentSettings, prompt_sha256
-from hopscore.hdr.endpoints import check_endpoints, judge_config, no_tool_call_hint, retry_policy
+from hopscore.hdr.endpoints import (
+    agents_at_once,
+    check_endpoints,
+    judge_config,
+    no_tool_call_hint,
+    retry_policy,
+)
 from hopscore.hdr.grade import AttemptOutcome, GradeOptions, GradeSummary, grade
 from hopscore.hdr.knowledge import KnowledgeBase
 from hopscore.hdr.prepared import Prepared, attempt_key
@@ -244,7 +251,7 @@ class HdrWork:
         engine = ChatEngine(backend, concurrency=1 if local else settings.concurrency,
                             timeout=settings.timeout, retry=retry_policy(settings),
                             cache=cache_for(settings.cache_dir, warn_printer(warn)),
-                            adaptive=settings.adaptive)
+                            adaptive=settings.adaptive, max_outage=settings.max_outage)
         own = executor is None
         sandbox = SqlExecutor(workers=1) if executor is None else executor
         if own:
@@ -413,17 +420,22 @@ async def _execute(prepared: Prepared, backend: ChatBackend | None,
         else:
             built = await factory.build(None, prepared=prepared, backend=backend,
                                         executor=executor, warn=warn)
-            execution = local_execution(built, 1 if local else settings.concurrency)
+            execution = local_execution(built, await agents_at_once(prepared, warn))
         write_config(prepared, status="running")  # once the model could be loaded
         try:
             outcome = await run_batch(items, keys, writing_trajectories(out, execution.work),
                                       log, workers=execution.workers, console=console,
                                       description=f"hdr {prepared.spec}")
-        except (asyncio.CancelledError, KeyboardInterrupt):
+        except (asyncio.CancelledError, KeyboardInterrupt, EndpointDown) as stopped:
             executor.terminate()  # a run_sql in the middle of a query is killed, not awaited
             rows = log.latest(keys)
             write_config(prepared, status="interrupted", rows=rows, stats=execution.stats())
             finished = len(log.done_keys() & set(keys))
+            if isinstance(stopped, EndpointDown):  # the endpoint stayed down past --max-outage
+                raise EndpointDown(stopped.url, f"{stopped.cause}; {finished} of {len(keys)} "
+                                   f"attempts are saved in {out / SAMPLES_FILE} (config.json "
+                                   "says interrupted); rerun the same command to resume",
+                                   stopped.seconds) from None
             raise Interrupted(
                 f"{finished} of {len(keys)} attempts are saved in {out / SAMPLES_FILE} "
                 "(config.json says interrupted); rerun the same command to resume") from None
@@ -440,10 +452,15 @@ async def _execute(prepared: Prepared, backend: ChatBackend | None,
             return await finish(prepared, rows, outcome, stats, executor,
                                 judge_backend=judge_backend, console=console, warn=warn,
                                 rerun=rerun)
-        except (asyncio.CancelledError, KeyboardInterrupt, Interrupted):
+        except (asyncio.CancelledError, KeyboardInterrupt, Interrupted, EndpointDown) as stopped:
             executor.terminate()
             write_config(prepared, status="interrupted", rows=rows, outcome=outcome,
                          stats=stats)
+            if isinstance(stopped, EndpointDown):  # the judge's endpoint stayed down
+                raise EndpointDown(stopped.url, f"{stopped.cause}; all {len(rows)} finished "
+                                   "attempts are kept (config.json says interrupted); rerun "
+                                   "the same command to finish grading", stopped.seconds
+                                   ) from None
             raise Interrupted(
                 f"grading was interrupted; all {len(rows)} finished attempts are saved in "
                 f"{out / SAMPLES_FILE} and the verdicts so far beside them (config.json says "

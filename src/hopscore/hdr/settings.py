@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hopscore.defaults import DEFAULT_MAX_OUTAGE
 from hopscore.errors import HopscoreError
 
 if TYPE_CHECKING:
@@ -46,6 +47,9 @@ class HdrSettings:
     repeats: int = 1
     limit: int | None = None
     concurrency: int = 4
+    #: --concurrency was not given: as many attempts at once as the server declares slots
+    #: (:func:`hopscore.hdr.endpoints.agents_at_once`)
+    follow_slots: bool = False
     temperature: float | None = 0.0
     max_tokens: int | None = None
     seed: int | None = None
@@ -68,6 +72,8 @@ class HdrSettings:
     backoff: float = 1.0
     max_retry_wait: float = 60.0
     deadline: float | None = None
+    #: seconds the requests wait for an endpoint that stopped answering (--max-outage)
+    max_outage: float = DEFAULT_MAX_OUTAGE
     adaptive: bool = True
     cache_dir: Path | None = None
     # grading
@@ -179,10 +185,11 @@ class HdrSettings:
 
 
 #: Settings that say how a run is executed, not what it computes (see :meth:`fingerprint`).
-EXECUTION_FIELDS = ("output_dir", "api_key_env", "concurrency", "timeout", "max_retries",
-                    "backoff", "max_retry_wait", "deadline", "adaptive", "cache_dir", "shard",
-                    "executor", "ray_workers", "search_api_key_env",
-                    "search_timeout", "judge_api_key_env", "judge_concurrency")
+EXECUTION_FIELDS = ("output_dir", "api_key_env", "concurrency", "follow_slots", "timeout",
+                    "max_retries", "backoff", "max_retry_wait", "deadline", "max_outage",
+                    "adaptive", "cache_dir", "shard", "executor", "ray_workers",
+                    "search_api_key_env", "search_timeout", "judge_api_key_env",
+                    "judge_concurrency")
 #: Settings that change neither the attempts nor what they are asked (how the run is carried
 #: out, how it is graded and reported): a rerun that differs in these alone resumes, and a
 #: refused rerun does not name them. Another --shard is named (its tasks are others); the

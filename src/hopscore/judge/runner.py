@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from rich.console import Console
 
+from hopscore.defaults import DEFAULT_MAX_OUTAGE
 from hopscore.defaults import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
 from hopscore.distributed import Built, Gate, local_execution, ray_execution
 from hopscore.engine import (
@@ -35,6 +36,7 @@ from hopscore.engine import (
     warn_printer,
 )
 from hopscore.engine.failures import tally
+from hopscore.engine.outage import EndpointDown
 from hopscore.engine.preflight import preflight
 from hopscore.engine.providers import NO_KEY, ModelSpec, ModelTarget
 from hopscore.engine.providers import make_backend as provider_backend
@@ -105,6 +107,8 @@ class JudgeConfig:
     retry_unparsed: bool = False
     #: the variable api_key was read from (None: none), for messages
     key_env: str | None = None
+    #: seconds the requests wait for an endpoint that stopped answering (--max-outage)
+    max_outage: float = DEFAULT_MAX_OUTAGE
 
     @property
     def provider(self) -> str:
@@ -375,8 +379,12 @@ async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeC
             items, keys, execution.work, log, workers=execution.workers, console=console,
             description="judging", start_interval=execution.start_interval,
         )
-    except (asyncio.CancelledError, KeyboardInterrupt):
+    except (asyncio.CancelledError, KeyboardInterrupt, EndpointDown) as stopped:
         finished = len(log.done_keys() & set(keys))
+        if isinstance(stopped, EndpointDown):  # the endpoint stayed down past --max-outage
+            raise EndpointDown(stopped.url, f"{stopped.cause}; {finished} of {len(keys)} rows "
+                               f"are judged in {output_path}; rerun the same command to judge "
+                               "the rest", stopped.seconds) from None
         raise Interrupted(f"{finished} of {len(keys)} rows are judged in {output_path}; rerun "
                           "the same command to judge the rest (finished rows are kept)") from None
     finally:
@@ -448,7 +456,7 @@ class JudgeWork:
         engine = ChatEngine(backend, concurrency=config.concurrency, timeout=config.timeout,
                             retry=config.retry,
                             cache=cache_for(config.cache_dir, warn_printer(warn)),
-                            adaptive=config.adaptive)
+                            adaptive=config.adaptive, max_outage=config.max_outage)
         return Built(_Judge(engine, config, self.meta, self.retries), lambda: engine.stats,
                      engine.aclose, engine.start_interval)
 
