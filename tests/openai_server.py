@@ -233,6 +233,13 @@ class FakeOpenAI:
         #: GET /props answers this, as llama.cpp's server does (None: 404); may be changed
         #: while the server runs (a server restarted with another chat template)
         self.props = props
+        #: seconds GET /v1/models waits before it answers (a slow but alive server)
+        self.listing_delay = 0.0
+        #: every completion's ``system_fingerprint`` (None: left out, as vLLM does); may be
+        #: changed while the server runs (another build or configuration behind the URL)
+        self.system_fingerprint: str | None = None
+        #: every completion's ``model`` (None: the request's, as llama.cpp's server echoes it)
+        self.reply_model: str | None = None
         #: every request (GET or POST) without "Authorization: Bearer <api_key>" gets a 401
         self.api_key = api_key
         #: the paths of the GET requests seen
@@ -388,6 +395,9 @@ def _handler_class(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if self._refused():
                 return
             path = self.path.rstrip("/")
+            if path.endswith("/models") and server.listing_delay and \
+                    server._stopping.wait(server.listing_delay):
+                return
             if path.endswith("/models") and server.models is not None:
                 listing = {"object": "list", "data": [
                     {"id": name, "object": "model", "created": int(time.time()),
@@ -447,6 +457,10 @@ def _handler_class(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             payload = reply.json_body
             if payload is None:
                 payload = _completion(reply, body, prompt, server.behaviour)
+                if server.reply_model is not None:
+                    payload["model"] = server.reply_model
+                if server.system_fingerprint is not None:
+                    payload["system_fingerprint"] = server.system_fingerprint
             self._send(reply.status, json.dumps(payload).encode(), reply.headers, reply.trickle)
 
         def _send(self, status: int, data: bytes, headers: dict[str, str],

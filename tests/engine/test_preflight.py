@@ -9,9 +9,12 @@ leaves the machine: a public endpoint is only named, never reached (the key chec
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +42,25 @@ def closed_port_url() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}/v1"
+
+
+@contextlib.contextmanager
+def unanswered_url() -> Iterator[str]:
+    """A loopback port whose connections are never answered, as a host that drops packets:
+    it listens with a backlog of 0 and never accepts, and its queue is filled first, so the
+    kernel drops every further SYN (the client sends it again and again, then times out)."""
+    with contextlib.ExitStack() as stack:
+        server = stack.enter_context(socket.socket())
+        server.bind(("127.0.0.1", 0))
+        server.listen(0)
+        port = server.getsockname()[1]
+        for _ in range(3):
+            filler = stack.enter_context(socket.socket())
+            filler.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                filler.connect(("127.0.0.1", port))
+        time.sleep(0.2)  # the queued handshakes complete
+        yield f"http://127.0.0.1:{port}/v1"
 
 
 def examples(run: Path) -> int:
@@ -89,6 +111,49 @@ def test_a_dead_endpoint_ends_the_command_within_seconds(tmp_path: Path, kind: s
     model = {"run": "openai/test-model", "judge": "judge-m", "agent": "openai/agent"}[kind]
     assert model in lines[0]
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_a_connection_never_answered_ends_the_command_after_the_check(tmp_path: Path) -> None:
+    """A host that drops packets: the connection is not answered within the check's 5 s, and
+    the command ends there (it used to go on, each request waiting out its timeouts)."""
+    with unanswered_url() as url:
+        started = time.monotonic()
+        result = command("run", url, tmp_path)
+        elapsed = time.monotonic() - started
+    assert result.returncode == 2, result.stderr
+    assert 5.0 <= elapsed < 5.0 + WITHIN_S, elapsed  # measured 5.6 s here
+    lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1, result.stderr
+    assert url in lines[0] and "openai/test-model" in lines[0]
+    assert "no answer to the connection within 5 s" in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_a_connect_timeout_is_fatal_and_a_slow_answer_is_not() -> None:
+    """What the check tells apart, with a short timeout: a connection not answered (fatal)
+    and a server that accepted it but answers after the timeout (left to the run)."""
+    from hopscore.engine.preflight import check_endpoint
+    from hopscore.engine.providers import EndpointUnusable
+
+    with unanswered_url() as url, \
+            pytest.raises(EndpointUnusable, match="no answer to the connection within 1 s"):
+        asyncio.run(check_endpoint((f"{url}/models", None, {}), "m", timeout=1.0))
+    with FakeOpenAI(lambda prompt, attempt: Reply("x"), models=["m"]) as server:
+        server.listing_delay = 2.0
+        info = asyncio.run(check_endpoint((f"{server.base_url}/models", None, {}), "m",
+                                          timeout=1.0))
+    assert info.model_entry is None  # no listing came: nothing known, nothing fatal
+
+
+@pytest.mark.slow
+def test_a_slow_but_alive_server_passes_the_check(tmp_path: Path) -> None:
+    with FakeOpenAI(lambda prompt, attempt: Reply("Answer: x"), models=["test-model"]) as server:
+        server.listing_delay = 3.0
+        result = command("run", server.base_url, tmp_path)
+        sent = len(server.log)
+    assert result.returncode in (0, 1), result.stderr
+    assert sent == examples(tmp_path / "run") > 0
 
 
 def test_a_tls_failure_ends_the_command(tmp_path: Path) -> None:

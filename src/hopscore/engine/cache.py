@@ -16,6 +16,10 @@ default file (``~/.cache/hopscore/responses.sqlite``) is shared by every run on 
 * on any failure (locked beyond the busy timeout, a table of another schema, a corrupt or
   foreign file, a read-only location, a full disk) it warns once, naming the file and the
   reason, and the run goes on without a cache. A cache problem never fails a run.
+
+A cached reply is reused only while the server behind its endpoint and model says the same of
+itself: in its model listing and ``/props`` (:meth:`ResponseCache.note_server`) and in the
+``model`` and ``system_fingerprint`` of its fresh replies (:mod:`hopscore.engine.replies`).
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hopscore.engine.replies import ReplyIdentities, change_warning
+from hopscore.engine.replies import Scope as Scope
 from hopscore.engine.types import ChatResponse
 
 if TYPE_CHECKING:
@@ -48,9 +54,9 @@ WRITE_DELAY_S = 0.05
 WRITE_BATCH = 256
 
 Warn = Callable[[str], None]
-#: (endpoint, model) of a request: whose server's changes a cached reply is checked against
-Scope = tuple[str, str]
 Lookup = asyncio.Future[tuple[ChatResponse, float | None] | None]
+#: a write: key, reply, latency, and the (endpoint, model) it came from (None: not known)
+Entry = tuple[str, ChatResponse, float | None, Scope | None]
 
 
 def default_cache_dir() -> Path:
@@ -94,13 +100,15 @@ class ResponseCache:
         self._closed = False
         # what the event loop asked for in this turn, handed to the threads together
         self._reads: list[tuple[str, Scope | None, Lookup]] = []
-        self._writes: list[tuple[str, ChatResponse, float | None]] = []
+        self._writes: list[Entry] = []
         self._writes_scheduled = False
         # queued or in-flight writes, by key, until committed: this process reads its own
         # writes at once, however long they wait for their transaction
         self._pending: dict[str, tuple[ChatResponse, float | None]] = {}
         #: (endpoint, model) -> replies cached before this time are not reused
         self._since: dict[tuple[str, str], float] = {}
+        #: what fresh replies said of the server, per (endpoint, model)
+        self.replies = ReplyIdentities()
 
     @classmethod
     def in_dir(cls, directory: Path, *, warn: Warn | None = None) -> ResponseCache:
@@ -168,8 +176,9 @@ class ResponseCache:
             pending = self._pending.get(key)
         return pending if pending is not None else self._get_many([key], [scope]).get(key)
 
-    def put_sync(self, key: str, response: ChatResponse, latency_s: float | None) -> None:
-        self._put_many([(key, response, latency_s)])
+    def put_sync(self, key: str, response: ChatResponse, latency_s: float | None,
+                 scope: Scope | None = None) -> None:
+        self._put_many([(key, response, latency_s, scope)])
 
     def _get_many(self, keys: Sequence[str], scopes: Sequence[Scope | None] = ()
                   ) -> dict[str, tuple[ChatResponse, float | None]]:
@@ -188,8 +197,11 @@ class ResponseCache:
                 rows.extend(db.execute(
                     f"SELECT key, body, latency_s, created FROM responses WHERE key IN ({marks})",
                     chunk).fetchall())
-            since = {key: self._since_of(db, scope)
-                     for key, scope in zip(keys, scopes, strict=False) if scope is not None}
+            scope_of = {key: scope for key, scope in zip(keys, scopes, strict=False)
+                        if scope is not None}
+            since = {key: self._since_of(db, scope) for key, scope in scope_of.items()}
+            for scope in set(scope_of.values()):
+                self.replies.load(db, scope)
         except Exception as exc:
             self._fail(exc)
             return found
@@ -197,9 +209,12 @@ class ResponseCache:
             if created < since.get(key, 0.0):
                 continue  # made by the server before its model or template changed
             try:
-                found[key] = (ChatResponse.from_body(json.loads(body)), latency)
+                response = ChatResponse.from_body(json.loads(body))
             except Exception:
                 continue  # a corrupt entry is a miss, overwritten by the next fetch
+            made_for = scope_of.get(key)
+            if made_for is None or self.replies.reusable(made_for, response):
+                found[key] = (response, latency)
         return found
 
     def _since_of(self, db: sqlite3.Connection, scope: Scope) -> float:
@@ -252,7 +267,7 @@ class ResponseCache:
                        "reused, the requests are sent again")
         return changed
 
-    def _put_many(self, entries: Sequence[tuple[str, ChatResponse, float | None]]) -> None:
+    def _put_many(self, entries: Sequence[Entry]) -> None:
         """Store ``entries`` in one transaction."""
         if self.disabled or not entries:
             return
@@ -260,20 +275,26 @@ class ResponseCache:
             self._commit(entries)
         finally:
             with self._lock:  # committed or given up: the database answers from now on
-                for key, response, _ in entries:
+                for key, response, _, _ in entries:
                     if key in self._pending and self._pending[key][0] is response:
                         del self._pending[key]
 
-    def _commit(self, entries: Sequence[tuple[str, ChatResponse, float | None]]) -> None:
+    def _commit(self, entries: Sequence[Entry]) -> None:
+        changes = []
         try:
             now = time.time()
             values = [(key, json.dumps(response.raw, ensure_ascii=False), latency, now)
-                      for key, response, latency in entries]
+                      for key, response, latency, _ in entries]
             db = self._db()
+            for _, response, _, scope in entries:  # those put() could not compare yet
+                if scope is not None:
+                    self.replies.load(db, scope)
+                    changes.append(self.replies.fresh(scope, response))
             db.execute("BEGIN IMMEDIATE")
             try:
                 db.executemany("INSERT OR REPLACE INTO responses (key, body, latency_s, created) "
                                "VALUES (?, ?, ?, ?)", values)
+                self.replies.save(db)
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):
                     db.execute("ROLLBACK")
@@ -281,6 +302,9 @@ class ResponseCache:
             db.execute("COMMIT")
         except Exception as exc:
             self._fail(exc)
+        for change in changes:
+            if change is not None:
+                self._warn(change_warning(change, self.path))
 
     # -- what the engine calls -------------------------------------------------------------
 
@@ -316,13 +340,19 @@ class ResponseCache:
         done.add_done_callback(
             lambda f: _answer(batch, {} if f.cancelled() or f.exception() else f.result()))
 
-    def put(self, key: str, response: ChatResponse, latency_s: float | None) -> None:
+    def put(self, key: str, response: ChatResponse, latency_s: float | None,
+            scope: Scope | None = None) -> None:
         """Queue a write; it happens on the writer thread (never blocks the caller). Writes
-        queued within :data:`WRITE_DELAY_S` of each other are one transaction."""
+        queued within :data:`WRITE_DELAY_S` of each other are one transaction. ``scope``: the
+        request's (endpoint, model), whose reply identity is followed (:mod:`.replies`)."""
         if self.disabled or self._closed:
             return
+        if scope is not None and self.replies.loaded(scope):
+            change = self.replies.fresh(scope, response)  # at once: the next lookup knows
+            if change is not None:
+                self._warn(change_warning(change, self.path))
         with self._lock:
-            self._writes.append((key, response, latency_s))
+            self._writes.append((key, response, latency_s, scope))
             self._pending[key] = (response, latency_s)
             full = len(self._writes) >= WRITE_BATCH
             if self._writes_scheduled and not full:

@@ -259,7 +259,7 @@ class ChatEngine:
         self.stats.prompt_tokens += response.usage.prompt_tokens
         self.stats.completion_tokens += response.usage.completion_tokens
         if self.cache is not None:
-            self.cache.put(key, response, latency)
+            self.cache.put(key, response, latency, (self.backend.endpoint, request.model))
         return CallResult(key, response, None, len(log), latency,
                           time.perf_counter() - started, attempt_log=tuple(log))
 

@@ -4,11 +4,12 @@
 A dead endpoint would otherwise cost every example its retries (125 questions took 5 min 36 s
 against a closed port) before a table of zeros. :func:`check_endpoint` asks once, with a short
 timeout, and ends the command (:class:`EndpointUnusable`, exit status 2) on what no retry
-fixes: a refused connection, a host that does not resolve, a TLS failure, a key refused
-(401/403). Anything else (no listing, a slow or busy server, 5xx) is left to the run, which
-retries and reports it; a listing without the model is not an error either (llama.cpp's server
-answers any name). A wrong model name fails the first request with 404, which stops the batch
-at once.
+fixes: a refused connection, a connection not answered within the timeout (a host that drops
+packets: the run would wait for every attempt), a host that does not resolve, a TLS failure, a
+key refused (401/403). Anything else (no listing, a server that accepts the connection but
+answers slowly or not at all, 5xx) is left to the run, which retries and reports it; a
+listing without the model is not an error either (llama.cpp's server answers any name). A wrong
+model name fails the first request with 404, which stops the batch at once.
 
 What the server says about its model (the listing's entry for it, ``/props``' model, chat
 template and its capabilities) is kept as :attr:`EndpointInfo.identity`, a hash the response
@@ -104,8 +105,11 @@ def fetch(url: str, headers: dict[str, str], timeout: float) -> Probe:
             body = b""
         return Probe(exc.code, body)
     except urllib.error.URLError as exc:
+        if isinstance(exc.reason, TimeoutError):  # urllib wraps what failed before the answer
+            return Probe(None, fatal=f"no answer to the connection within {timeout:g} s (a "
+                         "host that drops packets: a firewall, a wrong address or port)")
         return Probe(None, fatal=_cause(exc.reason))
-    except TimeoutError:
+    except TimeoutError:  # connected, but the answer is slow: a busy server, left to the run
         return Probe(None)
     except ssl.SSLError as exc:
         return Probe(None, fatal=f"TLS failure: {exc}")
