@@ -43,3 +43,14 @@ def test_metrics() -> None:
     assert from_metrics(VLLM % "12.0") == 256  # requests wait: the running ones are the most
     assert from_metrics(VLLM % "0.0") is None  # none waits: the running ones say nothing
     assert gauges('a{x="1"} 2\na{x="2"} 3\nb NaN\n# c 1\n')["a"] == 5.0
+
+
+def test_a_fixed_limit_takes_no_more_items_than_it_needs() -> None:
+    """A Ray driver's share of a cluster-wide limit is fixed: its batch must not take the items
+    that would fill a declared 256-slot server, or the workers get none (the Ray tests saw
+    200 rows on the driver, 0 on 2 workers)."""
+    from hopscore.engine import batch_workers
+
+    assert batch_workers(4, declared=False) == 5
+    assert batch_workers(64, declared=False) == 72
+    assert batch_workers(4) > 256  # a server that declares its slots gets them filled

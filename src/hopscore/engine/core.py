@@ -94,13 +94,16 @@ class EngineStats:
 MOST_DECLARED = 256
 
 
-def batch_workers(concurrency: int) -> int:
+def batch_workers(concurrency: int, *, declared: bool = True) -> int:
     """How many items a batch should keep going at ``concurrency``: the ceiling, plus a few
     ready and waiting for a slot, so that a slot freed by a reply gets a request at once
-    (before that reply is read, scored and written), not only after. The ceiling is at least
-    :data:`MOST_DECLARED`: a server that says it has more slots than ``concurrency`` (asked
-    once the batch runs) gets them filled; items beyond the limit only wait for a slot."""
-    most = max(concurrency, MOST_DECLARED)
+    (before that reply is read, scored and written), not only after. With ``declared``, the
+    ceiling is at least :data:`MOST_DECLARED`: a server that says it has more slots than
+    ``concurrency`` (asked once the batch runs) gets them filled; items beyond the limit only
+    wait for a slot. Without (a limit fixed at ``concurrency``, as a Ray driver's share of a
+    cluster-wide one), the items a batch takes are held from the other workers: no more than
+    the limit needs."""
+    most = max(concurrency, MOST_DECLARED) if declared else concurrency
     return most + max(1, most // 8)
 
 

@@ -369,7 +369,8 @@ async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeC
         execution = await ray_execution(factory, limits={backend.endpoint: config.concurrency},
                                         per_worker=config.concurrency, workers=ray_workers,
                                         local=build_driver,
-                                        local_workers=batch_workers(config.concurrency),
+                                        local_workers=batch_workers(config.concurrency,
+                                                                   declared=False),
                                         rows=sum(not log.is_done(key) for key in keys))
     else:
         execution = local_execution(await factory.build(None, backend=backend, warn=warn),
