@@ -180,6 +180,9 @@ def _invoke(module: str, name: str, given: dict[str, Any]) -> None:
         default = parameter.default
         if isinstance(default, (OptionInfo, ArgumentInfo)):
             default = default.default
+        if "Context" in str(parameter.annotation):  # typer's; None: every option as given
+            values[key] = None
+            continue
         value = given.get(key, default)
         if value is ... or value is inspect.Parameter.empty:
             raise HopscoreError(f"hopscore {module} needs {key}=")

@@ -307,7 +307,8 @@ def run_command(
         if given:
             raise HopscoreError("not options of hybrid-deep-research: "
                                 + ", ".join(f"--{n.replace('_', '-')}" for n in sorted(given)))
-        source = ctx.get_parameter_source("concurrency")  # not given: follow the server
+        # --concurrency not given (or called from Python, ctx None): follow the server's slots
+        source = None if ctx is None else ctx.get_parameter_source("concurrency")
         _run_hdr({**locals(), "follow_slots": source is None or source.name == "DEFAULT"})
         return
     hdr_given = [name for name, value in locals().items()
