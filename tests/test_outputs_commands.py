@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 from hopscore import samples
-from hopscore.benchmarks.hdr_tasks import CATEGORY_FILES
+from hopscore.benchmarks.hybrid_deep_research.tasks import CATEGORY_FILES
 from tests.conftest import CliResult, run_cli
 from tests.fsfaults import holding, interrupt_cli_when
 from tests.sql.dbs import build_shop

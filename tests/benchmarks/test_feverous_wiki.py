@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from hopscore.benchmarks.feverous import cited_elements
-from hopscore.benchmarks.feverous_wiki import (
+from hopscore.benchmarks.feverous.wiki import (
     FeverousWiki,
     page_units,
     plain,

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hopscore import jsonstream
-from hopscore.benchmarks.hotpot_stream import OfficialIndex, read_predictions_quickly
 from hopscore.benchmarks.hotpotqa import HotpotPrediction, HotpotQA
+from hopscore.benchmarks.hotpotqa.stream import OfficialIndex, read_predictions_quickly
 from hopscore.errors import InputError
 from hopscore.io import load_json
 from hopscore.jsonstream import is_json_list, iter_json_list

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from hopscore.benchmarks.hdr_tasks import family_counts, load_tasks
+from hopscore.benchmarks.hybrid_deep_research.tasks import family_counts, load_tasks
 from hopscore.hdr.knowledge import KnowledgeBase
 from hopscore.hdr.world import DATABASES, materialize
 from hopscore.run.search import Bm25Search

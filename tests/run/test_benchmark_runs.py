@@ -12,7 +12,7 @@ from hopscore import benchmarks
 from hopscore.benchmarks.base import ModelAnswer, PromptInputs
 from hopscore.benchmarks.fermi import answer_unit, context_facts
 from hopscore.benchmarks.hotpotqa import cited_facts
-from hopscore.benchmarks.wikitables import link_title, load_table, table_context
+from hopscore.benchmarks.hybridqa.wikitables import link_title, load_table, table_context
 from hopscore.errors import HopscoreError, InputError
 from hopscore.run import mcr
 from hopscore.scoring import score_examples

@@ -57,7 +57,7 @@ def validate_predictions(
       hopscore validate-predictions predictions.jsonl --tasks hdr_v1/ --overlay hdr_v2_patch/ \
           --allow-missing
     """
-    from hopscore.benchmarks.hdr_tasks import load_tasks
+    from hopscore.benchmarks.hybrid_deep_research.tasks import load_tasks
     from hopscore.hdr.validate import validate_predictions as validate
 
     if overlay is not None and tasks is None:
@@ -105,7 +105,12 @@ def hdr_tasks(
 
       hopscore hdr-tasks hdr_v1/ --overlay hdr_v2_patch/ --output tasks.jsonl
     """
-    from hopscore.benchmarks.hdr_tasks import family_counts, load_tasks, tasks_jsonl, tasks_sha256
+    from hopscore.benchmarks.hybrid_deep_research.tasks import (
+        family_counts,
+        load_tasks,
+        tasks_jsonl,
+        tasks_sha256,
+    )
     from hopscore.cli.options import claim_file_output
     from hopscore.io import write_text_atomic
 

@@ -3,8 +3,8 @@ and end-to-end grading (LLM judge for SQL2S and Parallel, execution match for S2
 
 Modules (import them directly):
 
-* task records, the release JSONL and category files and the v2 overlay are read by
-  :mod:`hopscore.benchmarks.hdr_tasks` (the benchmark's gold loader, below this package);
+* task records, the release JSONL and category files and the v2 overlay are read by the
+  benchmark's gold loader, :mod:`hopscore.benchmarks.hybrid_deep_research.tasks`;
 * :mod:`hopscore.hdr.validate`: ``hopscore validate-predictions``;
 * :mod:`hopscore.hdr.knowledge`: the LiveSQLBench knowledge-base tools;
 * the search backends (local BM25 corpus, generic JSON over HTTP) are

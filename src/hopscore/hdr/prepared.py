@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hopscore.benchmarks.hdr_tasks import HdrTask, Overlay
+from hopscore.benchmarks.hybrid_deep_research.tasks import HdrTask, Overlay
 from hopscore.engine import canonical_json, sha256_text
 from hopscore.hdr.knowledge import KnowledgeBase
 from hopscore.hdr.protocol import ToolProtocol

@@ -9,8 +9,13 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from hopscore.benchmarks.hdr_tasks import FAMILIES, HdrTask, family_counts, tasks_sha256
 from hopscore.benchmarks.hybrid_deep_research import HdrExample, HybridDeepResearch
+from hopscore.benchmarks.hybrid_deep_research.tasks import (
+    FAMILIES,
+    HdrTask,
+    family_counts,
+    tasks_sha256,
+)
 from hopscore.engine.failures import rerun_advice, tally
 from hopscore.hdr.grade import GRADES, GradeSummary
 from hopscore.intervals import IntervalSpec

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 from rich.console import Console
 
-from hopscore.benchmarks.hdr_tasks import HdrTask, load_tasks
+from hopscore.benchmarks.hybrid_deep_research.tasks import HdrTask, load_tasks
 from hopscore.distributed import Built, Gate, local_execution, ray_execution
 from hopscore.distributed.work import prepared_elsewhere
 from hopscore.engine import (

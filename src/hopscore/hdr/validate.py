@@ -31,7 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hopscore.benchmarks.hdr_tasks import FAMILIES, S2SQL, Family, HdrTask, family_of_id
+from hopscore.benchmarks.hybrid_deep_research.tasks import (
+    FAMILIES,
+    S2SQL,
+    Family,
+    HdrTask,
+    family_of_id,
+)
 from hopscore.io import json_type, read_bytes
 from hopscore.sql.extract import last_fenced_sql
 from hopscore.sql.guard import check_query

@@ -160,7 +160,7 @@ class WikiSource:
     label = "wiki"
 
     def __init__(self, path: Path, pages: int = 5) -> None:
-        from hopscore.benchmarks.feverous_wiki import FeverousWiki
+        from hopscore.benchmarks.feverous.wiki import FeverousWiki
 
         self.wiki = FeverousWiki(path)
         self.pages = pages
@@ -170,7 +170,7 @@ class WikiSource:
         titles += [t for t in self.wiki.find_pages(example.question, self.pages)
                    if t not in titles]
         pool = [unit for title in titles for unit in self.wiki.units(title)]
-        from hopscore.benchmarks.feverous_wiki import rank_units
+        from hopscore.benchmarks.feverous.wiki import rank_units
 
         best = rank_units(pool, query, 1)
         if not best:

@@ -123,7 +123,7 @@ def prepare(settings: RunSettings) -> Prepared:
     corpus = Corpus(settings.corpus) if settings.corpus is not None else None
     wiki = None
     if settings.wiki_db is not None and not chained:
-        from hopscore.benchmarks.feverous_wiki import FeverousWiki
+        from hopscore.benchmarks.feverous.wiki import FeverousWiki
 
         wiki = FeverousWiki(settings.wiki_db)
     plan = None
@@ -210,7 +210,7 @@ def _task(
     retrieved = tuple(corpus.search(query, settings.retrieve_k)) if corpus is not None else None
     shown: list[Document] = []
     if wiki is not None:  # FEVEROUS open book: elements of the claim's pages, with their ids
-        from hopscore.benchmarks.feverous_wiki import render
+        from hopscore.benchmarks.feverous.wiki import render
 
         units = wiki.retrieve(example.question, settings.wiki_pages, settings.wiki_elements)
         variables["wiki"] = render(units, wiki)

@@ -42,7 +42,7 @@ from hopscore.benchmarks.base import (
     quick_answer,
 )
 from hopscore.benchmarks.formats import UNIVERSAL, universal_or_json
-from hopscore.benchmarks.wikitables import load_table, table_context
+from hopscore.benchmarks.hybridqa.wikitables import load_table, table_context
 from hopscore.errors import HopscoreError, InputError, Location
 from hopscore.io import Fields, json_type, load_json, write_json_atomic
 from hopscore.records import fast_init

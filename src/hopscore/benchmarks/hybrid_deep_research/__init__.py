@@ -6,7 +6,7 @@ the verdicts to ``grades.jsonl`` in its run directory. This module scores those 
 ``metrics.json`` / ``scores.jsonl`` (and ``hopscore score``, ``compare``, ``report``) work on
 HDR as on every other benchmark.
 
-Gold: an HDR task file (release JSONL or category folder, :mod:`hopscore.benchmarks.hdr_tasks`).
+Gold: an HDR task file (release JSONL or category folder, :mod:`.tasks`).
 Predictions: ``grades.jsonl``, one row per attempt: ``instance_id``, ``attempt`` (0-based),
 ``repeats`` (k, the attempts per task), ``correct`` (true, false, or null when the attempt was
 not graded) and optionally ``final_answer``.
@@ -78,7 +78,7 @@ class HybridDeepResearch(Benchmark[HdrExample, HdrPrediction]):
     predictions_file = "grades.jsonl"
 
     def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[HdrExample]:
-        from hopscore.benchmarks.hdr_tasks import read_tasks
+        from hopscore.benchmarks.hybrid_deep_research.tasks import read_tasks
 
         return [HdrExample(id=t.id, question=t.final_question, family=t.family.label,
                            gold=t.gold or "") for t in read_tasks(path)]

@@ -39,7 +39,7 @@ from hopscore.benchmarks.formats import (
     universal_or_json,
     warn_unpredicted,
 )
-from hopscore.benchmarks.hotpot_stream import GoldReader, read_predictions_quickly, stream_gold
+from hopscore.benchmarks.hotpotqa.stream import GoldReader, read_predictions_quickly, stream_gold
 from hopscore.errors import InputError
 from hopscore.io import Fields, json_type, load_json, write_json_atomic
 from hopscore.jsonstream import is_json_list
@@ -154,7 +154,7 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
 
         Scoring reads no paragraph, and the paragraphs are nine tenths of the official file, so
         the records are decoded with typed msgspec structs that skip them, a window of the file
-        at a time (:func:`hotpot_stream.stream_gold`: a million records in bounded memory); a
+        at a time (:func:`stream.stream_gold`: a million records in bounded memory); a
         record that the quick reading rejects is checked as :meth:`load_gold` checks it, which
         names the problem. A file that is not a JSON list goes to :meth:`load_gold` at once.
         """
@@ -187,7 +187,7 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
         )
 
     def predictions_for_scoring(self, path: Path) -> Predictions[HotpotPrediction]:
-        """Official predictions indexed compactly (:func:`hotpot_stream.read_predictions_quickly`),
+        """Official predictions indexed compactly (:func:`stream.read_predictions_quickly`),
         else (JSON Lines, anything unusual) :meth:`load_predictions`."""
         return read_predictions_quickly(path, HotpotPrediction) or self.load_predictions(path)
 
