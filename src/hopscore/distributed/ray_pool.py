@@ -355,9 +355,14 @@ class RayPool:
         self._closing = True
         if self._head is not None and self._head.ended() is not None:
             self._give_up(f"the local Ray ended with exit status {self._head.ended()}")
-        for task in self._loops:
-            task.cancel()
-        await asyncio.gather(*self._loops, return_exceptions=True)
+        # a cancel can be lost: on Python 3.11 asyncio.wait_for swallows one that comes as its
+        # inner future ends (the driver's loop then waits on the queue for ever), so the loops
+        # are cancelled again until they end
+        loops = set(self._loops)
+        while loops:
+            for task in loops:
+                task.cancel()
+            _, loops = await asyncio.wait(loops, timeout=_WATCH_S)
         if self._probing and self._connecting is not None:  # Ray was never asked for
             self._connecting.cancel()
         if self._head is not None and not self._head.ready:
