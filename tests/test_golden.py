@@ -107,7 +107,7 @@ def test_score_sample(bench: str, tmp_path: Path) -> None:
     _compare(f"score-{bench}", "hopscore score " + " ".join(args), outputs)
 
 
-RUN_BENCHMARKS = ["hotpotqa"]
+RUN_BENCHMARKS = _score_cases()
 
 
 @pytest.fixture(scope="module")
@@ -128,6 +128,8 @@ def test_run_sample(bench: str, server: FakeOpenAI, tmp_path: Path) -> None:
     shutil.copytree(str(source), tmp_path / "s")
     args = [bench, "--gold", f"s/{manifest['gold']}", "--model", "m", "--base-url",
             server.base_url, "-o", "run", "--no-cache", "--no-progress"]
+    if manifest.get("aliases"):
+        args += ["--aliases", f"s/{manifest['aliases']}"]
     result = run_cli("run", *args, cwd=tmp_path)
     outputs = {"exit_code.txt": f"{result.returncode}\n", "stdout.txt": result.stdout,
                "stderr.txt": result.stderr, **_files(tmp_path / "run")}
