@@ -67,9 +67,11 @@ def _compare(case: str, command: str, outputs: dict[str, str]) -> None:
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         for name, text in outputs.items():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
             (folder / name).write_text(text, encoding="utf-8")
         return
-    expected_names = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    expected_names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
+                            if p.is_file()) if folder.is_dir() else []
     problems: list[str] = []
     if expected_names != sorted(outputs):
         problems.append(f"files differ: expected {expected_names}, got {sorted(outputs)}")
@@ -88,8 +90,9 @@ def _score_cases() -> list[str]:
     return sorted(s.benchmark for s in samples.discover())
 
 
+@pytest.mark.parametrize("json_flag", [False, True])
 @pytest.mark.parametrize("bench", _score_cases())
-def test_score_sample(bench: str, tmp_path: Path) -> None:
+def test_score_sample(bench: str, json_flag: bool, tmp_path: Path) -> None:
     source = samples.samples_root() / bench
     manifest = json.loads((source / "manifest.json").read_text(encoding="utf-8"))
     shutil.copytree(str(source), tmp_path / "s")
@@ -97,14 +100,15 @@ def test_score_sample(bench: str, tmp_path: Path) -> None:
             f"s/{manifest['predictions']}"]
     if manifest.get("aliases"):
         args += ["--aliases", f"s/{manifest['aliases']}"]
-    args += ["-o", "out"]
+    args += ["-o", "out", *(["--json"] if json_flag else [])]
     result = run_cli("score", *args, cwd=tmp_path)
     outputs = {"exit_code.txt": f"{result.returncode}\n", "stdout.txt": result.stdout,
                "stderr.txt": result.stderr}
     for path in sorted((tmp_path / "out").iterdir()):
         outputs[path.name] = path.read_text(encoding="utf-8")
     outputs = {name: _normalize(text, tmp_path) for name, text in outputs.items()}
-    _compare(f"score-{bench}", "hopscore score " + " ".join(args), outputs)
+    _compare(f"score-{bench}" + ("-json" if json_flag else ""),
+             "hopscore score " + " ".join(args), outputs)
 
 
 RUN_BENCHMARKS = _score_cases()
@@ -121,8 +125,12 @@ def _files(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.parametrize("bench", RUN_BENCHMARKS)
-def test_run_sample(bench: str, server: FakeOpenAI, tmp_path: Path) -> None:
+# --strategy sc is left out: its outputs differ from run to run (reported to the coordinator)
+RUN_CASES = [(bench, "") for bench in RUN_BENCHMARKS]
+
+
+@pytest.mark.parametrize(("bench", "extra"), RUN_CASES)
+def test_run_sample(bench: str, extra: str, server: FakeOpenAI, tmp_path: Path) -> None:
     source = samples.samples_root() / bench
     manifest = json.loads((source / "manifest.json").read_text(encoding="utf-8"))
     shutil.copytree(str(source), tmp_path / "s")
@@ -130,8 +138,10 @@ def test_run_sample(bench: str, server: FakeOpenAI, tmp_path: Path) -> None:
             server.base_url, "-o", "run", "--no-cache", "--no-progress"]
     if manifest.get("aliases"):
         args += ["--aliases", f"s/{manifest['aliases']}"]
+    args += extra.split()
     result = run_cli("run", *args, cwd=tmp_path)
     outputs = {"exit_code.txt": f"{result.returncode}\n", "stdout.txt": result.stdout,
                "stderr.txt": result.stderr, **_files(tmp_path / "run")}
     outputs = {name: _normalize(text, tmp_path) for name, text in outputs.items()}
-    _compare(f"run-{bench}", "hopscore run " + " ".join(args), outputs)
+    case = "-".join(["run", bench, *[word for word in extra.split() if "--" not in word]])
+    _compare(case, "hopscore run " + " ".join(args), outputs)
