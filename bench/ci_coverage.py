@@ -6,7 +6,7 @@ Usage (from the repository root)::
 
 1. **Coverage.** For n in {20, 120, 500} and a true score in {0.05, 0.5, 0.95}, ``--datasets``
    samples are drawn and every interval method of ``hopscore score`` is computed on each, by
-   the same code the scorer runs (:func:`hopscore.intervals.set_intervals`, 95%, 2,000
+   the same code the scorer runs (:func:`hopscore.inference.intervals.set_intervals`, 95%, 2,000
    resamples). Two metrics: a binary one (Bernoulli(p), like EM) and an F1-like one (1 with
    probability p, else 0 with probability 0.6 and a partial Beta(2, 2) credit otherwise, so its
    mean is p + 0.2 (1 - p)). Reported per cell and method: empirical coverage of the true mean,
@@ -40,8 +40,9 @@ sys.path.insert(0, str(REPO / "src"))
 
 from hopscore.analysis.compare import CompareOptions, adjust_family, compare_pair
 from hopscore.analysis.scored import GroupColumn, ScoredSet
+from hopscore.inference.intervals import set_intervals
 from hopscore.inference.spec import IntervalSpec
-from hopscore.intervals import MatrixValues, set_intervals
+from hopscore.inference.values import MatrixValues
 
 SIZES = (20, 120, 500)
 SCORES = (0.05, 0.5, 0.95)

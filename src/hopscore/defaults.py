@@ -1,7 +1,7 @@
 """Defaults shared by the library and the command line, in a module that imports nothing.
 
-They live apart from :mod:`hopscore.stats` and :mod:`hopscore.judge` so that reading them loads
-neither numpy nor the judge's client stack: a score without confidence intervals
+They live apart from :mod:`hopscore.inference` and :mod:`hopscore.judge` so that reading them
+loads neither numpy nor the judge's client stack: a score without confidence intervals
 (``--resamples 0``) never imports numpy, and ``hopscore --help`` imports neither.
 """
 

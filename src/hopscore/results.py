@@ -1,6 +1,7 @@
 """What scoring produces: each example's scores (a line of ``scores.jsonl``) and the report
-of a whole set (``metrics.json``). Made by :mod:`hopscore.scoring`; read by the tables, the
-judge, the model runs and :mod:`hopscore.intervals`, which fills the intervals in."""
+of a whole set (``metrics.json``). Made by :mod:`hopscore.scoring` (whose
+:func:`~hopscore.scoring.attach_intervals` fills the intervals in); read by the tables, the
+judge and the model runs."""
 
 from __future__ import annotations
 

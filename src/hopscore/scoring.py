@@ -7,8 +7,9 @@ The id policy is the same for every benchmark, whatever its official script did:
 
 Scores are streamed: each example's scores go to ``on_score`` as soon as they exist, and only the
 running sums are kept, so a million-example file needs little memory. For the confidence
-intervals (:mod:`hopscore.intervals`) the per-example metric values are also kept, as flat
-numpy-backed arrays (8 bytes per value), not as Python objects.
+intervals (:mod:`hopscore.inference.intervals`, filled in by :func:`attach_intervals`) the
+per-example metric values are also kept (:mod:`hopscore.inference.values`), as flat typed
+arrays (8 bytes per value), not as Python objects.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from hopscore.words import agree, counted
 
 if TYPE_CHECKING:
     from hopscore.inference.clusters import ClusterSpec
-    from hopscore.intervals import ExampleValues, IntervalSpec
+    from hopscore.inference.resample import Finalize
+    from hopscore.inference.spec import IntervalSpec
+    from hopscore.inference.values import ExampleValues
 
 
 def score_examples(
@@ -51,7 +54,8 @@ def score_examples(
     that resample; ``resamples=0`` turns them off) gives every metric a confidence interval;
     ``clusters`` makes them cluster-aware and records each example's cluster.
     """
-    from hopscore.intervals import ExampleValues, IntervalSpec
+    from hopscore.inference.spec import IntervalSpec
+    from hopscore.inference.values import ExampleValues
 
     spec = intervals or IntervalSpec(resamples=resamples, seed=seed,
                                      cluster=None if clusters is None else clusters.name)
@@ -127,8 +131,6 @@ def score_examples(
     group_rows = kept.group_rows()
     _fill_groups(benchmark, report, kept, group_rows, plain)
     if spec.enabled:
-        from hopscore.intervals import attach_intervals
-
         attach_intervals(benchmark, report, kept, spec, group_rows, plain)
         report.interval_spec = spec
     if missing:
@@ -176,6 +178,58 @@ def _fill_groups(
         report.groups[name] = GroupSummary(n=len(rows), metrics=benchmark.finalize(means),
                                            value=value)
         report.group_keys[name] = key
+
+
+def custom_finalize(benchmark: Benchmark[Any, Any]) -> Finalize | None:
+    """The benchmark's ``finalize`` when it derives metrics, else None (identity)."""
+    if type(benchmark).finalize is Benchmark.finalize:
+        return None
+    return benchmark.finalize
+
+
+def attach_intervals(
+    benchmark: Benchmark[Any, Any], report: ScoreReport, values: ExampleValues,
+    spec: IntervalSpec, group_rows: Mapping[tuple[str, str], Sequence[int]] | None = None,
+    means: Mapping[tuple[str, str] | None, Mapping[str, float]] | None = None,
+) -> None:
+    """Fill ``report.ci`` and each group's ``ci``.
+
+    Derived metrics (``Benchmark.finalize``) are recomputed on every bootstrap replicate; one
+    that cannot be (a division by zero on some replicate) gets no interval and a warning. The
+    method of each metric is decided once over all examples; every set uses the same seed.
+    ``means``: the plain means of every set (None: all examples; (key, label): a group).
+    """
+    from hopscore.inference.intervals import binary_columns, set_intervals
+
+    finalize = custom_finalize(benchmark)
+    binary = binary_columns(values)
+    report.ci = set_intervals(values, spec, reported=report.metrics, finalize=finalize,
+                              binary=binary, cluster_name=spec.cluster,
+                              means=(means or {}).get(None))
+    without = [name for name, interval in report.ci.items() if interval is None]
+    rows_of = group_rows if group_rows is not None else values.group_rows()
+    for name, group in report.groups.items():
+        key = report.group_keys.get(name, "")
+        label = group.value if group.value is not None else name
+        rows = rows_of.get((key, label), [])
+        if not rows:
+            continue
+        if len(rows) == values.n:  # a group of every example: the overall intervals
+            group.ci = dict(report.ci)
+            continue
+        group.ci = set_intervals(values, spec, rows=rows, reported=group.metrics,
+                                 finalize=finalize, binary=binary, cluster_name=spec.cluster,
+                                 means=(means or {}).get((key, label)))
+        without.extend(f"{metric} ({name})" for metric, iv in group.ci.items() if iv is None)
+    if without:
+        reason = ("fewer than 2 clusters, or a derived metric that cannot be recomputed on every "
+                  "bootstrap replicate" if values.clustered else "a derived metric that cannot "
+                  "be recomputed on every bootstrap replicate")
+        report.warnings.append(f"no confidence interval for {', '.join(without[:10])} ({reason})")
+    if values.clustered and values.unclustered:
+        report.warnings.append(
+            f"{values.unclustered} of {values.n} examples have no {spec.cluster} cluster; each "
+            "is a cluster of its own")
 
 
 class ScoresWriter:

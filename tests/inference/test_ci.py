@@ -18,7 +18,9 @@ from hopscore.inference.ci import (
     wilson,
 )
 from hopscore.inference.clusters import totals_by_cluster
-from hopscore.intervals import IntervalSpec, MatrixValues, set_intervals
+from hopscore.inference.intervals import set_intervals
+from hopscore.inference.spec import IntervalSpec
+from hopscore.inference.values import MatrixValues
 
 proportion = pytest.importorskip("statsmodels.stats.proportion")
 

@@ -370,8 +370,12 @@ def _derived_rows(finalize: Finalize, names: list[str], derived: list[str], va: 
                   codes: NDArray[np.intp] | None) -> list[Row]:
     """Metrics derived from means: a paired bootstrap of both sides' means (whole examples or
     clusters), the metric recomputed on each; a shifted-bootstrap p-value."""
-    from hopscore.inference.resample import cluster_replicate_means, percentile_bounds
-    from hopscore.stats import apply_finalize, bootstrap_means
+    from hopscore.inference.resample import (
+        apply_finalize,
+        bootstrap_means,
+        cluster_replicate_means,
+        percentile_bounds,
+    )
 
     m = len(names)
     both = np.hstack([va, vb])

@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 
 from hopscore.errors import HopscoreError, InputError, Location
 from hopscore.inference.clusters import ClusterSpec
-from hopscore.intervals import ExampleValues
+from hopscore.inference.values import ExampleValues
 from hopscore.io import Fields, iter_jsonl, json_type, load_json
 from hopscore.words import agree, counted
 

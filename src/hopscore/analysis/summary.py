@@ -16,15 +16,11 @@ from numpy.typing import NDArray
 
 from hopscore.analysis.scored import ScoredSet
 from hopscore.errors import HopscoreError
-from hopscore.intervals import (
-    IntervalSpec,
-    MatrixValues,
-    binary_columns,
-    custom_finalize,
-    intervals_to_json,
-    set_intervals,
-)
-from hopscore.stats import Finalize
+from hopscore.inference.ci import intervals_to_json
+from hopscore.inference.intervals import binary_columns, set_intervals
+from hopscore.inference.resample import Finalize
+from hopscore.inference.spec import IntervalSpec
+from hopscore.inference.values import MatrixValues
 
 
 def finalize_for(benchmark: str | None) -> Finalize | None:
@@ -32,6 +28,7 @@ def finalize_for(benchmark: str | None) -> Finalize | None:
     if not benchmark:
         return None
     from hopscore import benchmarks
+    from hopscore.scoring import custom_finalize
 
     try:
         return custom_finalize(benchmarks.get(benchmark))

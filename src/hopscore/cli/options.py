@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from hopscore.inference.clusters import ClusterSpec
-    from hopscore.intervals import IntervalSpec
+    from hopscore.inference.spec import IntervalSpec
     from hopscore.shard import Shard
 
 PANEL = "Intervals and clusters"
@@ -65,7 +65,7 @@ def interval_options(ci: str, level: float, resamples: int, seed: int, cluster: 
                      cluster_file: Path | None) -> tuple[IntervalSpec, ClusterSpec | None]:
     """The interval and cluster settings of a command's options (bad values: clear errors)."""
     from hopscore.inference.clusters import ClusterSpec
-    from hopscore.intervals import IntervalSpec
+    from hopscore.inference.spec import IntervalSpec
 
     clusters = None
     if cluster is not None or cluster_file is not None:

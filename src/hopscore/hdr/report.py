@@ -18,7 +18,7 @@ from hopscore.benchmarks.hybrid_deep_research.tasks import (
 )
 from hopscore.engine.failures import rerun_advice, tally
 from hopscore.hdr.grade import GRADES, GradeSummary
-from hopscore.intervals import IntervalSpec
+from hopscore.inference.spec import IntervalSpec
 from hopscore.io import write_json_atomic, write_jsonl_atomic
 from hopscore.run.finish import versions
 from hopscore.scoring import ScoreReport, ScoresWriter, score_examples

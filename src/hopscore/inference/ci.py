@@ -15,8 +15,8 @@ Methods (``--ci``):
   Monte Carlo error (tests). Endpoints stay inside the range of the data, as every bootstrap
   mean does.
 * ``t``: mean +- t(n-1) * s / sqrt(n) (scipy's t quantile).
-* ``bootstrap``: the percentile bootstrap with ``--resamples`` Monte Carlo replicates (made in
-  :mod:`hopscore.intervals`, which needs numpy).
+* ``bootstrap``: the percentile bootstrap with ``--resamples`` Monte Carlo replicates (drawn by
+  :mod:`hopscore.inference.resample`, which needs numpy).
 
 :class:`Interval` is what ``metrics.json`` records for every interval: method and level always.
 """
@@ -230,7 +230,8 @@ def t_mean(m: Moments, level: float) -> tuple[float, float]:
     return m.mean - half, m.mean + half
 
 
-def is_binary_values(values: Iterable[float]) -> bool:
+def is_binary(values: Iterable[float]) -> bool:
+    """Whether every value is exactly 0 or 1 (Wilson's domain); true of no values."""
     return set(values) <= {0.0, 1.0}
 
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 
 class Source(Protocol):
-    """Where the per-example values come from (:class:`hopscore.intervals.ExampleValues` or
+    """Where the per-example values come from (:class:`hopscore.inference.values.ExampleValues` or
     ``MatrixValues``): all of them as one (examples x metrics) array."""
 
     def matrix(self) -> NDArray[np.float64]: ...
@@ -59,7 +59,7 @@ def derived_intervals(source: Source, rows: Sequence[int] | None, names: Sequenc
         if cluster_name is not None:
             details["cluster"] = cluster_name
     else:
-        from hopscore.stats import bootstrap_means
+        from hopscore.inference.resample import bootstrap_means
 
         replicates = bootstrap_means(values, resamples=spec.resamples, rng=rng, joint=True)
         units = values - means[None, :]
@@ -67,7 +67,7 @@ def derived_intervals(source: Source, rows: Sequence[int] | None, names: Sequenc
         whole = finalize(dict(zip(names, means.tolist(), strict=True)))
     except (ArithmeticError, ValueError):
         return dict.fromkeys(derived)
-    from hopscore.stats import apply_finalize
+    from hopscore.inference.resample import apply_finalize
 
     recomputed = apply_finalize(finalize, names, replicates, derived)
     out: dict[str, Interval | None] = {}

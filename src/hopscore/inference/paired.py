@@ -221,8 +221,7 @@ def difference_interval(differences: Sequence[float], method: str, level: float,
     elif method == "bootstrap":
         import numpy as np
 
-        from hopscore.inference.resample import percentile_bounds
-        from hopscore.stats import bootstrap_means
+        from hopscore.inference.resample import bootstrap_means, percentile_bounds
 
         replicates = bootstrap_means(np.asarray(differences, dtype=np.float64)[:, None],
                                      resamples=resamples, rng=np.random.default_rng(seed))

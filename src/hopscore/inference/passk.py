@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from hopscore.inference.ci import is_binary
+
 #: right/wrong metrics looked for after the benchmark's headline metrics
 PREFERRED = ("em", "exact_match", "accuracy", "label_accuracy")
 
@@ -41,10 +43,6 @@ def pass_names(k: int) -> list[str]:
     return [f"pass@{j}" for j in range(1, k + 1)]
 
 
-def is_binary(values: Sequence[float]) -> bool:
-    return bool(values) and all(v == 0.0 or v == 1.0 for v in values)
-
-
 def right_wrong_metric(headline: Sequence[str], metrics: Sequence[str],
                        values: Mapping[str, Sequence[float]]) -> str | None:
     """The metric pass@k counts with: the first of the benchmark's ``headline`` metrics, then
@@ -52,6 +50,6 @@ def right_wrong_metric(headline: Sequence[str], metrics: Sequence[str],
     is 0 or 1 (None: no metric is right/wrong, e.g. Fermi's graded fp_score)."""
     candidates = [*headline, *(m for m in PREFERRED if m in metrics), *metrics]
     for metric in dict.fromkeys(candidates):
-        if metric in values and is_binary(values[metric]):
+        if metric in values and len(values[metric]) > 0 and is_binary(values[metric]):
             return metric
     return None

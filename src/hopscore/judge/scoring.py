@@ -21,12 +21,14 @@ from rich.table import Table
 
 from hopscore.analysis.judging import AgreementTable
 from hopscore.benchmarks.base import Benchmark, E, P
+from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.display import print_table
 from hopscore.engine import ChatBackend, run_sync
 from hopscore.errors import HopscoreError, Location
 from hopscore.inference.agreement import agreement_of
 from hopscore.inference.clusters import ClusterSpec
-from hopscore.intervals import ExampleValues, IntervalSpec, attach_intervals
+from hopscore.inference.spec import IntervalSpec
+from hopscore.inference.values import ExampleValues
 from hopscore.io import write_json_atomic
 from hopscore.judge.rows import JudgeItem, item_key, key_of
 from hopscore.judge.runner import JudgeConfig, JudgeSummary, judge_items
@@ -35,10 +37,10 @@ from hopscore.scoring import (
     ExampleScore,
     ScoreReport,
     ScoresWriter,
+    attach_intervals,
     note_no_overlap,
     score_examples,
 )
-from hopscore.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.words import counted
 
 METRIC = "judge_accuracy"

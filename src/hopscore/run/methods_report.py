@@ -38,7 +38,8 @@ PAIRS = (("sa", "sc"), ("sa", "mcr"), ("sc", "mcr"))
 
 def _interval(values: np.ndarray, settings: Any) -> dict[str, Any] | None:
     """The interval of a mean, by the run's --ci method and level (as metrics.json's)."""
-    from hopscore.intervals import MatrixValues, set_intervals
+    from hopscore.inference.intervals import set_intervals
+    from hopscore.inference.values import MatrixValues
 
     spec, _ = settings.interval_options()
     if values.size == 0 or not spec.enabled:

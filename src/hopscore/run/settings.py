@@ -12,7 +12,7 @@ from hopscore.run.extract import DEFAULT_MARKER
 
 if TYPE_CHECKING:
     from hopscore.inference.clusters import ClusterSpec
-    from hopscore.intervals import IntervalSpec
+    from hopscore.inference.spec import IntervalSpec
     from hopscore.shard import Shard
 from hopscore.defaults import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 
@@ -160,7 +160,7 @@ class RunSettings:
         """How the run's scores get their intervals (the bootstrap seed is fixed: --seed is
         the model's sampling seed here)."""
         from hopscore.inference.clusters import ClusterSpec
-        from hopscore.intervals import IntervalSpec
+        from hopscore.inference.spec import IntervalSpec
 
         clusters = None
         if self.cluster is not None or self.cluster_file is not None:

@@ -1,4 +1,4 @@
-"""Statistics: bootstrap intervals, paired differences and McNemar against known values."""
+"""The bootstrap of means (seeded, pooled or by indices) and the intervals of single scores."""
 
 from __future__ import annotations
 
@@ -10,14 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binomtest
 
-from hopscore import stats
-from hopscore.intervals import IntervalSpec, MatrixValues, set_intervals
-from hopscore.stats import (
-    bootstrap_means,
-    mcnemar_exact,
-    paired_difference,
-    standard_errors,
-)
+from hopscore.inference import resample
+from hopscore.inference.intervals import set_intervals
+from hopscore.inference.resample import bootstrap_means
+from hopscore.inference.spec import IntervalSpec
+from hopscore.inference.values import MatrixValues
 
 
 def mean_intervals(values, names, *, reported=None, finalize=None, resamples=2000, seed=0,
@@ -25,45 +22,6 @@ def mean_intervals(values, names, *, reported=None, finalize=None, resamples=200
     spec = IntervalSpec(method=method, resamples=resamples, seed=seed)
     return set_intervals(MatrixValues(np.asarray(values, dtype=float), names), spec,
                          reported=reported, finalize=finalize)
-
-
-def outcomes(right_to_wrong: int, wrong_to_right: int, both_right: int = 3, both_wrong: int = 2):
-    a = [1] * right_to_wrong + [0] * wrong_to_right + [1] * both_right + [0] * both_wrong
-    b = [0] * right_to_wrong + [1] * wrong_to_right + [1] * both_right + [0] * both_wrong
-    return np.array(a, dtype=float), np.array(b, dtype=float)
-
-
-def test_mcnemar_known_value():
-    # 1 vs 9 discordant pairs: p = 2 * P(X <= 1), X ~ Bin(10, 1/2) = 2 * 11 / 1024
-    a, b = outcomes(1, 9)
-    result = mcnemar_exact(a, b)
-    assert (result.right_to_wrong, result.wrong_to_right) == (1, 9)
-    assert (result.both_right, result.both_wrong) == (3, 2)
-    assert result.p_value == pytest.approx(22 / 1024, rel=1e-12)
-
-
-@pytest.mark.parametrize(
-    "b,c", [(0, 0), (0, 1), (5, 5), (3, 11), (40, 25), (0, 30), (120, 97), (1000, 1100)]
-)
-def test_mcnemar_matches_scipy_binomial(b, c):
-    a_values, b_values = outcomes(b, c)
-    expected = 1.0 if b + c == 0 else binomtest(b, b + c, 0.5).pvalue
-    assert mcnemar_exact(a_values, b_values).p_value == pytest.approx(expected, rel=1e-12)
-    # symmetric in the direction of the flips
-    assert mcnemar_exact(b_values, a_values).p_value == pytest.approx(expected, rel=1e-12)
-
-
-def test_mcnemar_rejects_unpaired_shapes():
-    with pytest.raises(ValueError):
-        mcnemar_exact(np.zeros(3), np.zeros(4))
-
-
-def test_standard_error_formula():
-    values = np.array([[0.0, 1.0], [1.0, 1.0], [1.0, 1.0], [0.5, 1.0]])
-    se = standard_errors(values)
-    assert se[0] == pytest.approx(np.std(values[:, 0], ddof=1) / 2)
-    assert se[1] == 0.0
-    assert np.isnan(standard_errors(values[:1])).all()
 
 
 def test_bootstrap_is_seeded_and_shaped():
@@ -87,12 +45,12 @@ def test_identical_columns_get_identical_intervals():
 def test_pooled_and_index_paths_agree_in_distribution():
     # Binary data goes through the 2-atom multinomial; the index path must give the same law.
     values = (np.random.default_rng(3).random((400, 1)) < 0.35).astype(float)
-    pooled = stats._multinomial_means(
+    pooled = resample._multinomial_means(
         np.array([[0.0], [1.0]]),
         np.array([1 - values.mean(), values.mean()]),
         400, 4000, np.random.default_rng(0),
     )[:, 0]  # fmt: skip
-    drawn = stats._index_means(values, 4000, np.random.default_rng(1))[:, 0]
+    drawn = resample._index_means(values, 4000, np.random.default_rng(1))[:, 0]
     assert pooled.mean() == pytest.approx(drawn.mean(), abs=0.003)
     assert pooled.std() == pytest.approx(drawn.std(), rel=0.06)
     expected_sd = math.sqrt(values.mean() * (1 - values.mean()) / 400)
@@ -166,41 +124,6 @@ def test_derived_metric_without_finalize_is_marked_without_interval():
     result = mean_intervals(values, ["p"], reported={"p": 0.6, "odd": 3.0}, resamples=50)
     assert result["odd"] is None
     assert result["p"] is not None
-
-
-def test_paired_difference_of_identical_runs_is_zero():
-    values = np.random.default_rng(0).random((100, 2))
-    result = paired_difference(values, values.copy(), ["x", "y"], resamples=300)
-    for diff in result.values():
-        assert diff is not None
-        assert (diff.delta, diff.low, diff.high) == (0.0, 0.0, 0.0)
-
-
-def test_paired_difference_uses_the_pairing():
-    rng = np.random.default_rng(8)
-    a = rng.random((300, 1))
-    b = a + 0.05 + rng.normal(0, 0.01, (300, 1))  # strongly correlated: a paired CI is narrow
-    diff = paired_difference(a, b, ["m"], resamples=1000)["m"]
-    assert diff.delta == pytest.approx(float((b - a).mean()))
-    assert diff.low < diff.delta < diff.high
-    assert diff.high - diff.low < 0.01
-    unpaired_a = mean_intervals(a, ["m"], resamples=1000)["m"]
-    assert unpaired_a.high - unpaired_a.low > 5 * (diff.high - diff.low)
-
-
-def test_paired_difference_of_a_derived_metric():
-    rng = np.random.default_rng(9)
-    a = rng.random((200, 2))
-    b = np.clip(a + 0.1, 0, 1)
-    result = paired_difference(a, b, ["p", "r"], finalize=f1_from_pr, derived=["f1"],
-                               resamples=500)
-    f1 = result["f1"]
-    assert f1 is not None
-    means_a = dict(zip("pr", a.mean(0), strict=True))
-    means_b = dict(zip("pr", b.mean(0), strict=True))
-    expected = f1_from_pr(means_b)["f1"] - f1_from_pr(means_a)["f1"]
-    assert f1.delta == pytest.approx(expected)
-    assert f1.low < f1.delta < f1.high
 
 
 @settings(max_examples=40, deadline=None)

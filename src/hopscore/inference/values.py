@@ -1,0 +1,144 @@
+"""Per-example values kept while scoring: every example's metric values, group labels and
+cluster in flat typed arrays (8 bytes per value, 4 per label), not Python objects, so a million
+examples with a dozen metrics cost about 100 MB. The scorer sums groups from them too.
+
+:class:`ExampleValues` is filled one example at a time; :class:`MatrixValues` reads the same way
+over a numpy matrix (a loaded scores file). Pure Python: numpy is imported only by ``matrix``.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Mapping, Sequence
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+#: ``None``: every example; otherwise the row numbers of a group
+Rows = Sequence[int] | None
+
+
+class ExampleValues:
+    """Metric values (examples x metrics), group codes and cluster codes, one example at a time."""
+
+    __slots__ = ("_clusters", "_codes", "_labels", "_values", "cluster_labels", "n", "names",
+                 "unclustered")
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = tuple(names)
+        self.n = 0
+        self._values = array("d")
+        #: group key -> (label -> code), and key -> one code per example (-1: no label)
+        self._labels: dict[str, dict[str, int]] = {}
+        self._codes: dict[str, array[int]] = {}
+        #: cluster code per example (None until a cluster is given); label -> code
+        self._clusters: array[int] | None = None
+        self.cluster_labels: dict[str, int] = {}
+        self.unclustered = 0
+
+    def add(self, values: Mapping[str, float], groups: Mapping[str, str]) -> None:
+        self._values.extend(map(values.__getitem__, self.names))
+        for key, label in groups.items():
+            codes = self._codes.get(key)
+            if codes is None:
+                codes = self._codes[key] = array("i", [-1]) * self.n
+                self._labels[key] = {}
+            labels = self._labels[key]
+            code = labels.get(label)
+            if code is None:
+                code = labels[label] = len(labels)
+            codes.append(code)
+        self.n += 1
+        for codes in self._codes.values():
+            if len(codes) < self.n:
+                codes.append(-1)
+
+    def add_cluster(self, cluster: str | None) -> None:
+        """The cluster of the example just added (None: a cluster of its own)."""
+        if self._clusters is None:
+            self._clusters = array("i")
+        if cluster is None:
+            self.unclustered += 1
+            cluster = f"\x00{self.n}"  # a label no real cluster has
+        code = self.cluster_labels.get(cluster)
+        if code is None:
+            code = self.cluster_labels[cluster] = len(self.cluster_labels)
+        self._clusters.append(code)
+
+    @property
+    def clustered(self) -> bool:
+        return self._clusters is not None
+
+    def column(self, j: int, rows: Rows = None) -> Sequence[float]:
+        """The values of metric ``j`` (of the selected rows), without numpy."""
+        col = self._values[j :: len(self.names)]
+        return col if rows is None else select(col, rows)
+
+    def cluster_codes(self, rows: Rows = None) -> Sequence[int] | None:
+        if self._clusters is None:
+            return None
+        return self._clusters if rows is None else select(self._clusters, rows)
+
+    def matrix(self) -> NDArray[np.float64]:
+        """All values as an (examples x metrics) array, sharing memory with the store."""
+        import numpy as np
+
+        flat = np.frombuffer(self._values, dtype=np.float64) if self.n else np.empty(0)
+        return flat.reshape(self.n, len(self.names))
+
+    def group_columns(self) -> dict[str, tuple[list[str], array[int]]]:
+        """Per group key: the labels in code order and one code per example (-1: none)."""
+        return {key: (list(self._labels[key]), codes) for key, codes in self._codes.items()}
+
+    def group_rows(self) -> dict[tuple[str, str], list[int]]:
+        """Row numbers of every (group key, label), in one pass per key."""
+        out: dict[tuple[str, str], list[int]] = {}
+        for key, codes in self._codes.items():
+            by_code: list[list[int]] = [[] for _ in self._labels[key]]
+            for row, code in enumerate(codes):
+                if code >= 0:
+                    by_code[code].append(row)
+            for label, code in self._labels[key].items():
+                out[(key, label)] = by_code[code]
+        return out
+
+
+def select(values: Sequence[Any], rows: Sequence[int]) -> Sequence[Any]:
+    """``values[rows]`` at C speed."""
+    if not rows:
+        return ()
+    if len(rows) == 1:
+        return (values[rows[0]],)
+    picked: Sequence[Any] = itemgetter(*rows)(values)
+    return picked
+
+
+class MatrixValues:
+    """:class:`ExampleValues`' reading interface over a numpy matrix (a loaded scores file)."""
+
+    def __init__(self, values: NDArray[np.float64], names: Sequence[str],
+                 clusters: Sequence[int] | None = None) -> None:
+        self.values = values
+        self.names = tuple(names)
+        self.n = int(values.shape[0])
+        self._clusters = clusters
+        self.clustered = clusters is not None
+
+    def column(self, j: int, rows: Rows = None) -> Sequence[float]:
+        column = self.values[:, j] if rows is None else self.values[list(rows), j]
+        out: list[float] = column.tolist()
+        return out
+
+    def cluster_codes(self, rows: Rows = None) -> Sequence[int] | None:
+        if self._clusters is None:
+            return None
+        return self._clusters if rows is None else select(self._clusters, rows)
+
+    def matrix(self) -> NDArray[np.float64]:
+        return self.values
+
+
+Source = ExampleValues | MatrixValues
