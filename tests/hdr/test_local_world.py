@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hopscore.run.local import missing_requirements
+from hopscore.engine.local import missing_requirements
 from tests.conftest import run_cli
 
 pytestmark = [

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from hopscore.engine import CallError, ChatRequest
-from hopscore.run.local import missing_requirements
+from hopscore.engine.local import missing_requirements
 from tests.conftest import run_cli
 
 pytestmark = [
@@ -29,7 +29,7 @@ SAMPLES = Path(__file__).parents[2] / "src" / "hopscore" / "data" / "samples"
 
 @pytest.fixture(scope="module")
 def backend() -> Iterator[object]:
-    from hopscore.run.local import LocalSmolLM2
+    from hopscore.engine.local import LocalSmolLM2
 
     model = LocalSmolLM2()
     yield model
@@ -118,7 +118,7 @@ def test_a_run_loads_the_model_first_and_asks_for_a_short_answer(tmp_path: Path)
     import re
     import time
 
-    from hopscore.run.local import RUN_MAX_TOKENS
+    from hopscore.engine.local import RUN_MAX_TOKENS
 
     started = time.perf_counter()
     result = run_cli("run", "bamboogle", "--gold", SAMPLES / "bamboogle" / "gold.csv",

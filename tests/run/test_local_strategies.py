@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hopscore.run.local import missing_requirements
+from hopscore.engine.local import missing_requirements
 from tests.conftest import run_cli
 from tests.run.helpers import load, rows
 from tests.run.test_strategies import sample_gold

@@ -324,8 +324,8 @@ def test_local_model_without_the_extra_names_the_install_command(
     from typer.testing import CliRunner
 
     from hopscore.cli import app
+    from hopscore.engine import local
     from hopscore.errors import HopscoreError
-    from hopscore.run import local
 
     monkeypatch.setattr(local, "missing_requirements", lambda: ["torch"])
     result = CliRunner().invoke(app, ["run", "quartz", "--gold", str(GOLDS["quartz"][0]),

@@ -8,8 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hopscore.hdr.tools import SCHEMAS, openai_tools
-from hopscore.run.toolcalls import (
+from hopscore.engine.toolcalls import (
     CLOSE,
     NAME_PREFIX,
     OPEN,
@@ -19,6 +18,7 @@ from hopscore.run.toolcalls import (
     tool_names,
     tools_prompt,
 )
+from hopscore.hdr.tools import SCHEMAS, openai_tools
 
 TOOLS = openai_tools(tuple(SCHEMAS))
 

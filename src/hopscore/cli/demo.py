@@ -83,7 +83,7 @@ def demo(
         hdr_demo(output_dir, examples or 1, max_turns)
         return
     if not scores_only:
-        from hopscore.run.local import INSTALL_HINT, missing_requirements
+        from hopscore.engine.local import INSTALL_HINT, missing_requirements
 
         missing = missing_requirements()
         if not missing:
@@ -98,7 +98,7 @@ def demo(
 
 
 def _model_demo(output_dir: Path | None, count: int) -> None:
-    from hopscore.run.local import LocalSmolLM2
+    from hopscore.engine.local import LocalSmolLM2
     from hopscore.run.providers import SharedBackend
     from hopscore.run.runner import RunResult, execute
     from hopscore.run.settings import RunSettings

@@ -215,7 +215,7 @@ def run_hdr(settings: HdrSettings, *, progress: bool, json_output: bool = False,
     if share_local:
         import asyncio
 
-        from hopscore.run.local import LocalSmolLM2
+        from hopscore.engine.local import LocalSmolLM2
         from hopscore.run.providers import SharedBackend
 
         shared = SharedBackend(LocalSmolLM2())

@@ -262,8 +262,8 @@ def local_judge(config: JudgeConfig) -> ChatBackend | None:
     """The local model's backend when it judges (it runs in this process), else None."""
     if not config.model.startswith("local/"):
         return None
-    from hopscore.run.local import check_available
-    from hopscore.run.providers import local_backend
+    from hopscore.engine.local import check_available
+    from hopscore.engine.providers import local_backend
 
     check_available()
     return local_backend()

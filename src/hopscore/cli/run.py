@@ -336,7 +336,7 @@ def run_command(
             err_console.print(line, markup=False, highlight=False)
     local = model.startswith("local/")
     if local and max_tokens == DEFAULT_MAX_TOKENS:
-        from hopscore.run.local import RUN_MAX_TOKENS
+        from hopscore.engine.local import RUN_MAX_TOKENS
 
         max_tokens = RUN_MAX_TOKENS
         err_console.print(f"{model}: --max-tokens {max_tokens} (a short answer; pass "

@@ -160,7 +160,7 @@ def suite_mcr(
     rows: list[SuiteRow] = []
     shared = None
     if local:  # one loaded model for every dataset
-        from hopscore.run.local import LocalSmolLM2
+        from hopscore.engine.local import LocalSmolLM2
         from hopscore.run.providers import SharedBackend
 
         shared = SharedBackend(LocalSmolLM2())

@@ -274,3 +274,8 @@ class AnthropicBackend:
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def anthropic_backend(base_url: str | None, api_key: str, concurrency: int) -> AnthropicBackend:
+    """The ``anthropic`` provider's backend (:data:`hopscore.engine.providers.FACTORIES`)."""
+    return AnthropicBackend(base_url, api_key)

@@ -233,6 +233,11 @@ async def _read_capped(reply: Any, url: str) -> bytes:
     return b"".join(parts)
 
 
+def openai_backend(base_url: str | None, api_key: str, concurrency: int) -> OpenAIBackend:
+    """The ``openai`` provider's backend (:data:`hopscore.engine.providers.FACTORIES`)."""
+    return OpenAIBackend(base_url, api_key, concurrency=concurrency)
+
+
 def _plain_http(url: str) -> bool:
     """Whether ``url`` is ``http://``, without user:password, and no proxy of the environment
     applies to it (as aiohttp and urllib read ``HTTP_PROXY`` and ``NO_PROXY``)."""

@@ -8,8 +8,11 @@
   "/". A name whose first part is no provider (``gpt-4.1-mini``, ``Qwen/Qwen3-8B``) is read the
   same way: the whole name on the OpenAI-compatible endpoint.
 * ``anthropic/NAME``: Claude through the Messages API (:mod:`hopscore.engine.anthropic`).
-* ``local/smollm2``: the model on this machine's CPU; the command that loads it passes its
-  backend in (it lives above this package), anywhere else it is refused at once.
+* ``local/smollm2``: the model on this machine's CPU (:mod:`hopscore.engine.local`); the
+  commands that may load it pass ``local=local_backend``, anywhere else it is refused at once.
+
+A provider is one module plus one line in :data:`FACTORIES` (``"module:function"``, imported on
+first use so that no provider's libraries load with this module).
 
 Credentials are checked before any request: the public OpenAI and Anthropic endpoints need a
 key (a server of your own does not: "EMPTY" is sent), and an ``--api-key-env`` naming a variable
@@ -22,7 +25,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hopscore.engine.backend import ChatBackend, OpenAIBackend, endpoint_of
+from hopscore.engine.backend import ChatBackend, endpoint_of
 from hopscore.errors import HopscoreError
 
 PROVIDERS = ("openai", "anthropic", "local")
@@ -158,6 +161,29 @@ def _where(spec: ModelSpec, url: str | None) -> str:
 
 LocalFactory = Callable[[], ChatBackend]
 
+#: provider -> the function that builds its backend from the base URL, the key and the
+#: concurrency (``"module:function"``, imported on first use)
+FACTORIES = {
+    "openai": "hopscore.engine.backend:openai_backend",
+    "anthropic": "hopscore.engine.anthropic:anthropic_backend",
+}
+
+
+def local_backend() -> ChatBackend:
+    """The local model, loaded in this process (:mod:`hopscore.engine.local`)."""
+    from hopscore.engine.local import LocalSmolLM2
+
+    return LocalSmolLM2()
+
+
+def _factory(provider: str) -> Callable[[str | None, str, int], ChatBackend]:
+    import importlib
+
+    module, _, name = FACTORIES[provider].partition(":")
+    factory: Callable[[str | None, str, int], ChatBackend] = getattr(
+        importlib.import_module(module), name)
+    return factory
+
 
 def make_backend(target: ModelTarget, concurrency: int = 8, *,
                  local: LocalFactory | None = None) -> ChatBackend:
@@ -168,8 +194,4 @@ def make_backend(target: ModelTarget, concurrency: int = 8, *,
             raise HopscoreError(f"{target.spec} cannot be used here: it runs in the process of "
                                 "hopscore run, hopscore judge or score --judge")
         return local()
-    if target.spec.provider == "anthropic":
-        from hopscore.engine.anthropic import AnthropicBackend
-
-        return AnthropicBackend(target.base_url, target.api_key)
-    return OpenAIBackend(target.base_url, target.api_key, concurrency=concurrency)
+    return _factory(target.spec.provider)(target.base_url, target.api_key, concurrency)

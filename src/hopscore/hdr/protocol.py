@@ -6,9 +6,9 @@
   ``tool_calls`` (OpenAI, vLLM with ``--enable-auto-tool-choice``, llama.cpp with ``--jinja``,
   Ollama, llama-cpp-python with ``--chat_format chatml-function-calling``).
 * ``text``: no ``tools`` field. The tool schemas and the call format are written into the system
-  message and the conversation is rendered as plain turns by :mod:`hopscore.run.toolcalls` (the
+  message and the conversation is rendered as plain turns by :mod:`hopscore.engine.toolcalls` (the
   protocol that drives the built-in local model); the reply's text is parsed back into calls,
-  with the shorthand of :mod:`hopscore.run.toolcalls` for small models (a ```` ```sql ````
+  with the shorthand of :mod:`hopscore.engine.toolcalls` for small models (a ```` ```sql ````
   block calls ``run_sql``). Works with any chat endpoint, whatever its template.
 * ``auto`` (default): native until the endpoint shows it ignores the tools, then text, with a
   warning. The endpoint "ignores the tools" when, before any native tool call was seen, it
@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hopscore.engine import CallFailure, ChatResponse
+from hopscore.engine.toolcalls import CLOSE, parse_tool_calls, text_messages
 from hopscore.hdr.wire import rejects_tools
-from hopscore.run.toolcalls import CLOSE, parse_tool_calls, text_messages
 
 PROTOCOLS = ("auto", "native", "text")
 NATIVE, TEXT = "native", "text"

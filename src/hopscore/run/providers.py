@@ -2,7 +2,7 @@
 
 The resolver itself (specs, base URLs, keys and their checks, backends) is
 :mod:`hopscore.engine.providers`, shared with the judge and the agent; this module adds what
-only a model run has: the local model (``local/smollm2``, :mod:`hopscore.run.local`), loaded in
+only a model run has: the local model (``local/smollm2``, :mod:`hopscore.engine.local`), loaded in
 this process.
 """
 
@@ -15,6 +15,7 @@ from hopscore.engine.providers import (
     ModelSpec,
     ModelTarget,
     base_url_for,
+    local_backend,
     resolve,
 )
 from hopscore.engine.providers import make_backend as engine_backend
@@ -37,12 +38,6 @@ def target_of(model: str, base_url: str | None, api_key_env: str) -> ModelTarget
     return resolve(model, base_url, api_key_env, default_key_env=DEFAULT_KEY_ENV)
 
 
-def local_backend() -> ChatBackend:
-    from hopscore.run.local import LocalSmolLM2
-
-    return LocalSmolLM2()
-
-
 def make_backend(
     spec: ModelSpec, base_url: str | None, api_key_env: str, concurrency: int
 ) -> ChatBackend:
@@ -56,7 +51,7 @@ def make_backend(
 def endpoint_for(spec: ModelSpec, base_url: str | None) -> str:
     """The endpoint string a backend for ``spec`` will report (part of cache keys)."""
     if spec.is_local:
-        from hopscore.run.local import GGUF_FILE, MODEL_NAME
+        from hopscore.engine.local import GGUF_FILE, MODEL_NAME
 
         return f"local:{MODEL_NAME}:{GGUF_FILE}"
     if spec.provider == "anthropic":

@@ -252,7 +252,7 @@ async def _execute(settings: RunSettings, prepared: Prepared, backend: ChatBacke
     write_config(settings, prepared, status="running")  # once the model could be loaded
     try:
         if local and not set(keys) <= log.done_keys():
-            from hopscore.run.local import preload
+            from hopscore.engine.local import preload
 
             say = None if warn is None else (
                 lambda line: warn.print(line, markup=False, highlight=False))

