@@ -21,7 +21,7 @@ def gold_index(benchmark: str | None, path: Path | None) -> dict[str, Any]:
     benchmark hopscore does not know."""
     from hopscore import benchmarks
 
-    if path is None or not benchmark or benchmark.lower() not in benchmarks.REGISTRY:
+    if path is None or not benchmark or benchmark.lower() not in benchmarks.registry():
         return {}
     from hopscore.hub import official_gold
 

@@ -129,6 +129,11 @@ class Benchmark(ABC, Generic[E, P]):
     #: Human descriptions of accepted files, for ``--help`` and the README.
     gold_formats: ClassVar[str] = ""
     prediction_formats: ClassVar[str] = ""
+    #: The id field of the official gold record: Hugging Face rows without one are numbered by
+    #: position (``hub/``); None when the official record has no id field to fill.
+    hub_id_field: ClassVar[str | None] = None
+    #: The official gold is a JSON list that a Hugging Face JSON list export can be told from.
+    gold_is_json_list: ClassVar[bool] = False
 
     @abstractmethod
     def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[E]:

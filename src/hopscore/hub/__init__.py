@@ -18,7 +18,9 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from hopscore.benchmarks.base import Benchmark
 from hopscore.errors import HopscoreError
 from hopscore.hub.layouts import Layout, layout_of
 from hopscore.hub.source import (
@@ -37,16 +39,12 @@ from hopscore.hub.source import (
 )
 from hopscore.io import json_line, write_json_atomic, write_text_atomic
 
-#: the id field of each benchmark's official record (rows without any get their position)
-ID_FIELDS = {
-    "hotpotqa": "_id",
-    "2wikimultihopqa": "_id",
-    "hybridqa": "question_id",
-    "strategyqa": "qid",
-    "quartz": "id",
-}
-#: benchmarks whose official gold is a JSON list that a Hub JSON list export can be told from
-_SNIFF_JSON_LISTS = ("hotpotqa", "2wikimultihopqa", "hybridqa")
+
+def _declared(benchmark: str) -> type[Benchmark[Any, Any]] | None:
+    """The benchmark's class, for its declared facts (``hub_id_field``, ``gold_is_json_list``)."""
+    from hopscore import benchmarks
+
+    return type(benchmarks.get(benchmark)) if benchmark in benchmarks.registry() else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +99,8 @@ def hub_source_kind(benchmark: str, gold: Path | str) -> str | None:
         if layout.official_suffix == ".json" or layout.is_hub_row(first):
             return "jsonl"
         return None
-    if benchmark in _SNIFF_JSON_LISTS and layout.is_hub_row(first):
+    declared = _declared(benchmark)
+    if declared is not None and declared.gold_is_json_list and layout.is_hub_row(first):
         return "json"
     return None
 
@@ -132,7 +131,8 @@ def official_records(benchmark: str, rows: Rows) -> tuple[list[dict[str, object]
     layout: Layout = layout_of(benchmark)
     records = [layout.to_official(row, rows.where, i) for i, row in enumerate(rows.rows)]
     warnings = []
-    id_field = ID_FIELDS.get(benchmark)
+    declared = _declared(benchmark)
+    id_field = declared.hub_id_field if declared is not None else None
     if id_field and records and not any(id_field in record for record in records):
         for index, record in enumerate(records):
             record[id_field] = str(index)

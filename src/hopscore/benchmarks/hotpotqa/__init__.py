@@ -136,6 +136,8 @@ ZERO4 = (0.0, 0.0, 0.0, 0.0)
 
 class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
     name = "hotpotqa"
+    hub_id_field = "_id"
+    gold_is_json_list = True
     title = "HotpotQA"
     metrics = (
         "em", "f1", "prec", "recall",

@@ -77,6 +77,8 @@ def exact_and_f1(prediction: str, gold_normalized: str) -> tuple[float, float]:
 
 class HybridQA(Benchmark[HybridQAExample, Prediction]):
     name = "hybridqa"
+    hub_id_field = "question_id"
+    gold_is_json_list = True
     title = "HybridQA"
     metrics = ("em", "f1")
     headline = ("em", "f1")

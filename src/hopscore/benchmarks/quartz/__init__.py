@@ -96,6 +96,7 @@ def resolve_choice(answer: str, choices: tuple[Choice, ...]) -> str | None:
 
 class QuaRTz(Benchmark[QuartzExample, QuartzPrediction]):
     name = "quartz"
+    hub_id_field = "id"
     title = "QuaRTz"
     metrics = ("accuracy",)
     headline = ("accuracy",)

@@ -174,6 +174,7 @@ def decomposition_sari(question: str, gold: tuple[str, ...], predicted: tuple[st
 
 class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
     name = "strategyqa"
+    hub_id_field = "qid"
     title = "StrategyQA"
     metrics = ("accuracy", "sari", "recall@10")
     headline = ("accuracy", "sari", "recall@10")

@@ -217,6 +217,8 @@ def evidence_scores(
 
 class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
     name = "2wikimultihopqa"
+    hub_id_field = "_id"
+    gold_is_json_list = True
     title = "2WikiMultihopQA"
     metrics = (
         "em", "f1", "prec", "recall",
