@@ -363,6 +363,9 @@ class RayPool:
             for task in loops:
                 task.cancel()
             _, loops = await asyncio.wait(loops, timeout=_WATCH_S)
+        for task in self._loops:  # read what a loop raised, as gather did, so none goes unseen
+            if not task.cancelled():
+                task.exception()
         if self._probing and self._connecting is not None:  # Ray was never asked for
             self._connecting.cancel()
         if self._head is not None and not self._head.ready:
