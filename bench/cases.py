@@ -11,7 +11,7 @@ Figures per input, each the median of repeated runs:
 * **official, in-process** and **hopscore, in-process**: the scoring work alone, timed inside
   one warm interpreter (imports done, a first run discarded, garbage collected between runs).
   The official script is executed with ``runpy`` from its checkout (nothing of it is copied
-  here); hopscore's work is ``hopscore.scoring.score_files`` with an output folder, so it
+  here); hopscore's work is ``hopscore.scores.scoring.score_files`` with an output folder, so it
   includes writing both files.
 
 The process runs take turns (official, hopscore in each mode, again), after one warm-up round,
@@ -67,7 +67,7 @@ HOPSCORE_DRIVER = r"""
 import gc, json, sys, time
 from pathlib import Path
 from hopscore import benchmarks
-from hopscore.scoring import score_files
+from hopscore.scores.scoring import score_files
 name, gold, predictions, out, repeats, resamples = sys.argv[1:7]
 options = {} if resamples == "default" else {"resamples": int(resamples)}
 bench = benchmarks.get(name)

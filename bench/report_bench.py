@@ -119,7 +119,7 @@ def main() -> None:
     rng = random.Random(0)
 
     from hopscore import benchmarks
-    from hopscore.scoring import score_files
+    from hopscore.scores.scoring import score_files
 
     gold = work / "gold.json"
     records = make_gold(gold, args.n, rng)

@@ -77,7 +77,7 @@ def run_in_mount(mountpoint: Path, args: Sequence[str | Path], *, size_kb: int =
 _HOLDER = """
 import sys
 from pathlib import Path
-from hopscore.outputs import claim, output_dir, output_file
+from hopscore.files.outputs import claim, output_dir, output_file
 path, kind = Path(sys.argv[1]), sys.argv[2]
 with claim(output_dir(path) if kind == "dir" else output_file(path)):
     print("locked", flush=True)

@@ -12,7 +12,7 @@ import json
 import re
 from pathlib import Path
 
-from hopscore.text import normalize_answer
+from hopscore.text.normalize import normalize_answer
 from tests.openai_server import Reply, judge_reply
 
 _ANSWER = re.compile(r"Answer to grade:\n(?P<answer>.*?)\n\nReference answer:\n(?P<gold>.*?)\n\n",

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 import hopscore
-from hopscore import benchmarks, metrics, samples
+from hopscore import benchmarks, metrics
+from hopscore.files import bundled
 from tests.conftest import SRC, run_cli
 from tests.openai_server import FakeOpenAI
 from tests.stub_models import judge_responder
@@ -108,8 +109,8 @@ def test_every_api_function_has_an_example() -> None:
         assert ">>>" in (getattr(metrics, name).__doc__ or ""), f"metrics.{name} has no example"
 
 
-@pytest.mark.parametrize("sample", samples.discover(), ids=lambda s: s.benchmark)
-def test_score_equals_the_command_line(sample: samples.Sample, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sample", bundled.discover(), ids=lambda s: s.benchmark)
+def test_score_equals_the_command_line(sample: bundled.Sample, tmp_path: Path) -> None:
     files = hopscore.sample_files(sample.benchmark)
     report = hopscore.score(sample.benchmark, files.gold, files.predictions,
                             aliases=files.aliases, output_dir=tmp_path / "api")
@@ -159,8 +160,8 @@ def _per_example(benchmark: str, example: object, prediction: object) -> dict[st
     raise AssertionError(benchmark)
 
 
-@pytest.mark.parametrize("sample", samples.discover(), ids=lambda s: s.benchmark)
-def test_metrics_functions_equal_the_scorer(sample: samples.Sample) -> None:
+@pytest.mark.parametrize("sample", bundled.discover(), ids=lambda s: s.benchmark)
+def test_metrics_functions_equal_the_scorer(sample: bundled.Sample) -> None:
     """Each per-example function gives the benchmark scorer's own values on every bundled
     example that has a prediction."""
     bench = benchmarks.get(sample.benchmark)
@@ -238,8 +239,8 @@ def test_the_version_loads_neither_the_api_nor_the_help() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={"PYTHONPATH": str(SRC)}, check=True)
     loaded = set(json.loads(proc.stdout))
-    assert loaded.isdisjoint({"hopscore.api", "hopscore.cli.help", "hopscore.display",
-                              "hopscore.scoring", "hopscore.cli.score"}), loaded
+    assert loaded.isdisjoint({"hopscore.api", "hopscore.cli.help", "hopscore.scores.display",
+                              "hopscore.scores.scoring", "hopscore.cli.score"}), loaded
 
 
 def test_reports_carry_their_examples_and_compare_like_their_directories(

@@ -8,16 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from hopscore import benchmarks, samples
+from hopscore import benchmarks
 from hopscore.errors import HopscoreError
-from hopscore.scoring import score_files
+from hopscore.files import bundled
+from hopscore.scores.scoring import score_files
 from tests.conftest import run_cli
 
 MINE = ("2wikimultihopqa", "bamboogle", "hotpotqa", "hybridqa", "quartz")
 
 
 def test_every_sample_is_a_registered_benchmark_and_scores_cleanly() -> None:
-    found = {s.benchmark: s for s in samples.discover()}
+    found = {s.benchmark: s for s in bundled.discover()}
     assert set(MINE) <= set(found)
     for name in found:
         sample = found[name]
@@ -31,7 +32,7 @@ def test_every_sample_is_a_registered_benchmark_and_scores_cleanly() -> None:
 
 
 def test_twowiki_sample_shows_recall_above_one(tmp_path: Path) -> None:
-    sample = next(s for s in samples.discover() if s.benchmark == "2wikimultihopqa")
+    sample = next(s for s in bundled.discover() if s.benchmark == "2wikimultihopqa")
     with sample.paths() as (gold, predictions, aliases):
         assert aliases is not None
         bench = benchmarks.get("2wikimultihopqa")
@@ -53,20 +54,20 @@ def test_demo_prints_one_table(tmp_path: Path) -> None:
 
 def test_discovery_scans_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "samples"
-    shutil.copytree(Path(str(samples.samples_root() / "bamboogle")), root / "bamboogle")
+    shutil.copytree(Path(str(bundled.samples_root() / "bamboogle")), root / "bamboogle")
     (root / "not-a-sample").mkdir()
-    monkeypatch.setattr(samples, "samples_root", lambda: root)
-    assert [s.benchmark for s in samples.discover()] == ["bamboogle"]
+    monkeypatch.setattr(bundled, "samples_root", lambda: root)
+    assert [s.benchmark for s in bundled.discover()] == ["bamboogle"]
     broken = root / "hybridqa"
     broken.mkdir()
     (broken / "manifest.json").write_text('{"gold": "missing.json", "predictions": "p.json"}')
     with pytest.raises(
         HopscoreError, match=r"gold file 'missing\.json' is not in the sample folder"
     ):
-        samples.discover()
+        bundled.discover()
     (broken / "manifest.json").write_text("[1]")
     with pytest.raises(HopscoreError, match="expected a JSON object"):
-        samples.discover()
+        bundled.discover()
 
 
 def test_demo_without_the_local_extra_says_how_to_install_and_scores_the_samples(

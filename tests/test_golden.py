@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from hopscore import samples
+from hopscore.files import bundled
 from tests.conftest import SRC, run_cli
 from tests.openai_server import FakeOpenAI, Reply
 
@@ -87,13 +87,13 @@ def _compare(case: str, command: str, outputs: dict[str, str]) -> None:
 
 
 def _score_cases() -> list[str]:
-    return sorted(s.benchmark for s in samples.discover())
+    return sorted(s.benchmark for s in bundled.discover())
 
 
 @pytest.mark.parametrize("json_flag", [False, True])
 @pytest.mark.parametrize("bench", _score_cases())
 def test_score_sample(bench: str, json_flag: bool, tmp_path: Path) -> None:
-    source = samples.samples_root() / bench
+    source = bundled.samples_root() / bench
     manifest = json.loads((source / "manifest.json").read_text(encoding="utf-8"))
     shutil.copytree(str(source), tmp_path / "s")
     args = [bench, "--gold", f"s/{manifest['gold']}", "--predictions",
@@ -131,7 +131,7 @@ RUN_CASES = [(bench, "") for bench in RUN_BENCHMARKS]
 
 @pytest.mark.parametrize(("bench", "extra"), RUN_CASES)
 def test_run_sample(bench: str, extra: str, server: FakeOpenAI, tmp_path: Path) -> None:
-    source = samples.samples_root() / bench
+    source = bundled.samples_root() / bench
     manifest = json.loads((source / "manifest.json").read_text(encoding="utf-8"))
     shutil.copytree(str(source), tmp_path / "s")
     args = [bench, "--gold", f"s/{manifest['gold']}", "--model", "m", "--base-url",

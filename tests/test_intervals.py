@@ -12,11 +12,11 @@ from rich.console import Console
 
 from hopscore import benchmarks
 from hopscore.benchmarks.base import Benchmark, Example, Prediction, Predictions
-from hopscore.display import report_table
 from hopscore.inference.ci import bca_mean, moments, wilson
 from hopscore.inference.spec import IntervalSpec
 from hopscore.inference.values import ExampleValues
-from hopscore.scoring import score_examples, score_files
+from hopscore.scores.display import report_table
+from hopscore.scores.scoring import score_examples, score_files
 from tests.analysis.builders import write_hotpot_gold, write_hotpot_predictions
 from tests.conftest import run_cli
 

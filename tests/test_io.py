@@ -1,4 +1,4 @@
-"""Readers and writers of hopscore.io: the fast paths give the standard library's results."""
+"""Readers and writers of hopscore.files.io: the fast paths give the standard library's results."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from hopscore.benchmarks.base import Prediction, load_universal
 from hopscore.errors import InputError, Location
-from hopscore.io import Fields, bulk_load, iter_jsonl, json_line, sniff_json_kind
+from hopscore.files.io import Fields, bulk_load, iter_jsonl, json_line, sniff_json_kind
 from tests.conftest import run_cli
 
 
@@ -171,7 +171,7 @@ def test_quick_universal_reading_equals_the_checked_one(tmp_path: Path) -> None:
 def test_json_writers_round_trip_any_string_even_lone_surrogates(value):
     """Valid JSON can hold a lone surrogate ("\\ud800"); the writers escape it instead of
     failing to encode UTF-8, and the text reads back to the same value."""
-    from hopscore.io import json_text
+    from hopscore.files.io import json_text
 
     for text in (json_line(value), json_text(value, indent=2)):
         assert json.loads(text.encode("utf-8").decode("utf-8")) == value

@@ -1,4 +1,4 @@
-"""hopscore.jsontext writes exactly the text of ``json.dumps(..., ensure_ascii=False)``.
+"""hopscore.files.jsontext writes exactly the text of ``json.dumps(..., ensure_ascii=False)``.
 
 Cache keys, resume keys and prompt hashes are sha256 of that text, so one character of
 difference would make every existing cache and run directory miss: the oracle is the standard
@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hopscore.engine import ChatRequest, canonical_json, sha256_text
-from hopscore.jsontext import dumps, dumps_encodable, escape_surrogates
+from hopscore.files.jsontext import dumps, dumps_encodable, escape_surrogates
 
 OPTIONS: list[dict[str, Any]] = [
     {}, {"sort_keys": True, "separators": (",", ":")}, {"indent": 2}, {"separators": (",", ":")},

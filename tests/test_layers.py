@@ -2,7 +2,7 @@
 
 Every import counts, wherever it stands (module top, inside a function, under
 ``TYPE_CHECKING``): a circle that only a deferred import closes is still a circle for the
-reader. A *unit* is a top-level module (``hopscore.scoring``) or a subpackage
+reader. A *unit* is a top-level module (``hopscore.scores.scoring``) or a subpackage
 (``hopscore.run``). ``hopscore/__init__.py`` is left out: it is the public face, which names the
 API for type checkers and loads it lazily, and every module may read ``hopscore.__version__``.
 docs/architecture.md describes the layers.

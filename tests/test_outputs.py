@@ -1,4 +1,4 @@
-"""hopscore.outputs: one writer per output (two real processes), location checks, no output
+"""hopscore.files.outputs: one writer per output (two real processes), location checks, no output
 that is an input, environment faults named (real small and read-only file systems)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from hopscore.outputs import (
+from hopscore.files.outputs import (
     DIR_LOCK,
     MIN_FREE_BYTES,
     Input,
@@ -34,7 +34,7 @@ from tests.conftest import SRC
 HOLDER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from hopscore.outputs import claim, output_dir, output_file
+    from hopscore.files.outputs import claim, output_dir, output_file
     path, kind = Path(sys.argv[1]), sys.argv[2]
     out = output_dir(path, writes=("samples.jsonl",)) if kind == "dir" else output_file(path)
     with claim(out):
@@ -56,7 +56,7 @@ def _second(path: Path, kind: str) -> subprocess.CompletedProcess[str]:
     script = textwrap.dedent("""
         import sys
         from pathlib import Path
-        from hopscore.outputs import OutputBusy, claim, output_dir, output_file
+        from hopscore.files.outputs import OutputBusy, claim, output_dir, output_file
         path, kind = Path(sys.argv[1]), sys.argv[2]
         out = output_dir(path) if kind == "dir" else output_file(path)
         try:
@@ -155,7 +155,7 @@ def test_location_checks(tmp_path: Path) -> None:
 
 
 def test_too_little_space_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import hopscore.outputs as outputs
+    import hopscore.files.outputs as outputs
 
     monkeypatch.setattr(outputs, "free_bytes", lambda path: MIN_FREE_BYTES - 1)
     with pytest.raises(OutputError, match="no space left"):
@@ -188,7 +188,7 @@ def test_outputs_that_are_inputs(tmp_path: Path) -> None:
 
 
 def test_environment_errors_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import hopscore.outputs as outputs
+    import hopscore.files.outputs as outputs
 
     monkeypatch.setattr(outputs, "_LAST", None)
     full = OSError(errno.ENOSPC, "No space left on device")
@@ -211,8 +211,8 @@ def test_written_files_follow_the_umask(tmp_path: Path, mask: int) -> None:
         import os, sys
         from pathlib import Path
         from hopscore.engine import ResultLog
-        from hopscore.io import write_json_atomic, write_text_atomic
-        from hopscore.scoring import ScoresWriter
+        from hopscore.files.io import write_json_atomic, write_text_atomic
+        from hopscore.scores.scoring import ScoresWriter
         out = Path(sys.argv[1])
         write_json_atomic(out / "a.json", {})
         write_text_atomic(out / "b.txt", "x")
@@ -235,7 +235,7 @@ def test_too_many_open_files_never_names_a_module_of_hopscore(tmp_path: Path) ->
     script = textwrap.dedent("""
         import importlib, resource, sys
         from hopscore.launch import guarded
-        import hopscore.cli, hopscore.errors, hopscore.outputs  # loaded by every command
+        import hopscore.cli, hopscore.errors, hopscore.files.outputs  # loaded by every command
         hopscore.cli.err_console  # made before the descriptors run out
         resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(
             resource.RLIMIT_NOFILE)[1]))

@@ -21,11 +21,11 @@ SPELLINGS = ("hybrid_deep_research",)
 #: the run side (place-run, agent): being cleaned at the same time
 RUN_SIDE = {
     "api_commands.py", "cli/demo.py", "cli/hdr.py", "cli/hdr_demo.py", "cli/request_options.py",
-    "cli/run.py", "cli/suite.py", "engine/sync.py", "merge/hdr.py", "reruns.py",
+    "cli/run.py", "cli/suite.py", "engine/sync.py", "merge/hdr.py", "files/reruns.py",
     "hdr/__init__.py", "hdr/agent.py", "hdr/grade.py", "hdr/prepared.py", "hdr/report.py",
-    "hdr/runner.py", "hdr/validate.py", "hdr/world.py",
+    "hdr/agent_job.py", "hdr/validate.py", "hdr/world.py",
     "run/evidence.py", "run/extract.py", "run/mcr.py", "run/methods.py",
-    "run/numbers.py", "run/prompts.py", "run/repeats.py", "run/retrieval.py", "run/runner.py",
+    "run/numbers.py", "run/prompts.py", "run/repeats.py", "run/retrieval.py", "run/run_job.py",
     "run/settings.py", "run/strategy.py", "run/suite.py", "run/tasks.py",
 }
 
@@ -39,9 +39,9 @@ SCORE_SIDE = {
     "cli/help.py", "cli/merge.py", "cli/options.py", "cli/report.py", "cli/score.py",
     "harness/__init__.py", "harness/join.py", "harness/reading.py", "hub/__init__.py",
     "hub/layouts.py", "hub/source.py", "inference/clusters.py", "inference/passk.py",
-    "inference/resample.py", "integrations/inspect.py", "labels.py", "merge/__init__.py",
-    "merge/common.py", "merge/runs.py", "metrics.py", "quantities.py", "sari.py", "scoring.py",
-    "text.py",
+    "inference/resample.py", "integrations/inspect.py", "text/labels.py", "merge/__init__.py",
+    "merge/common.py", "merge/runs.py", "metrics.py", "text/quantities.py", "text/sari.py", "scores/scoring.py",
+    "text/normalize.py",
 }
 
 

@@ -30,7 +30,7 @@ from typing import ClassVar
 from hopscore.benchmarks.base import (
     Benchmark, Example, Prediction, Predictions, check_unique_ids, load_universal,
 )
-from hopscore.io import load_json
+from hopscore.files.io import load_json
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from hopscore.quantities import (
+from hopscore.text.quantities import (
     MCR_TRILLION_BUG_FACTOR,
     fermi_score,
     fp_score,

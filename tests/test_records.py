@@ -9,8 +9,8 @@ import pytest
 
 from hopscore import benchmarks
 from hopscore.benchmarks import base
-from hopscore.records import fast_init
-from hopscore.scoring import ExampleScore
+from hopscore.benchmarks.fast_init import fast_init
+from hopscore.scores.scoring import ExampleScore
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

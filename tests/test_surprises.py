@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import hopscore
-from hopscore.words import agree, counted
+from hopscore.text.words import agree, counted
 from tests.conftest import run_cli
 
 SAMPLES = Path(__file__).resolve().parents[1] / "src" / "hopscore" / "data" / "samples"

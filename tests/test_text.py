@@ -5,7 +5,7 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hopscore.text import (
+from hopscore.text.normalize import (
     exact_match,
     hotpot_prf,
     normalize_answer,

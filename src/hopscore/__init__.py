@@ -56,9 +56,9 @@ _PUBLIC = {
     "analyze": "hopscore.api_commands",
     "write_report": "hopscore.api_commands",
     "read_report": "hopscore.api_commands",
-    "ScoreReport": "hopscore.results",
-    "GroupSummary": "hopscore.results",
-    "ExampleScore": "hopscore.results",
+    "ScoreReport": "hopscore.scores.results",
+    "GroupSummary": "hopscore.scores.results",
+    "ExampleScore": "hopscore.scores.results",
     "Predictions": "hopscore.benchmarks.base",
     "Example": "hopscore.benchmarks.base",
     "Prediction": "hopscore.benchmarks.base",
@@ -93,9 +93,9 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__
     from hopscore.benchmarks.base import Predictions as Predictions
     from hopscore.errors import HopscoreError as HopscoreError
     from hopscore.errors import InputError as InputError
-    from hopscore.results import ExampleScore as ExampleScore
-    from hopscore.results import GroupSummary as GroupSummary
-    from hopscore.results import ScoreReport as ScoreReport
+    from hopscore.scores.results import ExampleScore as ExampleScore
+    from hopscore.scores.results import GroupSummary as GroupSummary
+    from hopscore.scores.results import ScoreReport as ScoreReport
 
 
 def __getattr__(name: str) -> Any:

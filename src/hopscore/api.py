@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from hopscore.errors import HopscoreError
-from hopscore.results import ScoreReport
+from hopscore.scores.results import ScoreReport
 
 if TYPE_CHECKING:
     from hopscore.analysis.compare import PairComparison
@@ -79,9 +79,9 @@ def sample_files(benchmark: str) -> SampleFiles:
     >>> sample_files("2wikimultihopqa").aliases.name
     'id_aliases.json'
     """
-    from hopscore import samples
+    from hopscore.files import bundled
 
-    found = {s.benchmark: s for s in samples.discover()}
+    found = {s.benchmark: s for s in bundled.discover()}
     if benchmark.lower() not in found:
         raise HopscoreError(f"no bundled sample for {benchmark!r}; samples: {', '.join(found)}")
     gold, predictions, aliases = _samples.enter_context(found[benchmark.lower()].paths())
@@ -159,7 +159,7 @@ def score(
 ) -> ScoreReport:
     """Score predictions against a benchmark's gold, exactly as ``hopscore score`` does.
 
-    Returns the :class:`~hopscore.results.ScoreReport` that ``metrics.json`` holds:
+    Returns the :class:`~hopscore.scores.results.ScoreReport` that ``metrics.json`` holds:
     ``metrics`` (unrounded fractions), ``groups`` (each a ``GroupSummary`` with ``n``,
     ``metrics`` and ``ci``), ``ci`` (an interval per metric: ``low``, ``high``, ``method``,
     ``level``), ``missing_ids``, ``extra_ids`` and ``warnings``; ``to_json()`` gives the file.
@@ -177,11 +177,11 @@ def score(
     (0.2, 'wilson', 4)
     """
     from hopscore import benchmarks
+    from hopscore.files.reruns import scored_from
     from hopscore.hub import official_gold
     from hopscore.inference.clusters import ClusterSpec
     from hopscore.inference.spec import IntervalSpec
-    from hopscore.reruns import scored_from
-    from hopscore.scoring import score_files
+    from hopscore.scores.scoring import score_files
 
     bench = benchmarks.get(benchmark)
     gold_file = official_gold(bench.name, Path(gold))
@@ -252,10 +252,10 @@ def judge_rows(
     """
     from hopscore.engine import RetryPolicy, default_cache_dir
     from hopscore.errors import Location
-    from hopscore.io import iter_jsonl
+    from hopscore.files.io import iter_jsonl
     from hopscore.judge import JudgeConfig, JudgePrompt
+    from hopscore.judge.judge_job import judge_items
     from hopscore.judge.rows import items_of
-    from hopscore.judge.runner import judge_items
 
     items = items_of((Location("rows", index=i), _plain(row)) for i, row in enumerate(rows))
     if not items:
@@ -329,8 +329,8 @@ def sql_match(
     >>> verdicts[0]["match"], verdicts[0]["agent_sql"]
     (True, 'SELECT name FROM item WHERE price >= 3')
     """
-    from hopscore.io import iter_jsonl
-    from hopscore.sql.runner import MatchOptions, run_sql_match
+    from hopscore.files.io import iter_jsonl
+    from hopscore.sql.match_job import MatchOptions, run_sql_match
     from hopscore.sql.sandbox import SqlExecutor
 
     options = MatchOptions(
@@ -343,7 +343,7 @@ def sql_match(
         if isinstance(records, (str, os.PathLike)):
             source = Path(records)
         else:
-            from hopscore.io import json_line
+            from hopscore.files.io import json_line
 
             source = folder / "records.jsonl"
             source.write_text("".join(json_line(_plain(r)) for r in records), encoding="utf-8")
@@ -419,7 +419,7 @@ def _report_dir(value: PathLike | ScoreReport, folder: Path) -> Path:
     if not value.examples:
         raise HopscoreError("this ScoreReport has no per-example scores (examples) to pair: "
                             "pass the one score() returns, or its output directory")
-    from hopscore.io import json_line, write_json_atomic
+    from hopscore.files.io import json_line, write_json_atomic
 
     folder.mkdir(parents=True)
     write_json_atomic(folder / "metrics.json", value.to_json())
@@ -475,7 +475,7 @@ class _predictions_file:
     def __enter__(self) -> tuple[Path, _Rename]:
         if isinstance(self.given, (str, os.PathLike)):
             return Path(self.given), _Rename(None)
-        from hopscore.io import json_line
+        from hopscore.files.io import json_line
 
         self.folder = tempfile.TemporaryDirectory(prefix="hopscore-")
         path = Path(self.folder.name) / "predictions.jsonl"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hopscore.errors import HopscoreError
-from hopscore.results import ExampleScore, ScoreReport
+from hopscore.scores.results import ExampleScore, ScoreReport
 
 if TYPE_CHECKING:
     from hopscore.analysis.errors import Analysis
@@ -40,7 +40,7 @@ def read_report(directory: PathLike) -> ScoreReport:
     >>> report.metrics["em"], len(report.examples), report.examples[1].prediction
     (0.6, 5, 'the Tolle')
     """
-    from hopscore.io import iter_jsonl, load_json
+    from hopscore.files.io import iter_jsonl, load_json
 
     folder = Path(directory)
     metrics = folder / "metrics.json"
@@ -167,7 +167,7 @@ def _invoke(module: str, name: str, given: dict[str, Any]) -> None:
     from typer.models import ArgumentInfo, OptionInfo
 
     from hopscore import cli
-    from hopscore.outputs import command_scope
+    from hopscore.files.outputs import command_scope
 
     function = getattr(importlib.import_module(f"hopscore.cli.{module}"), name)
     parameters = inspect.signature(function).parameters

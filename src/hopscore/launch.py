@@ -23,11 +23,11 @@ def guarded(call: Callable[[], None], err_console: Console | None = None) -> Non
     say) prints the messages.
 
     A fault of the environment while writing (no space left, read-only file system, permission
-    denied: :func:`hopscore.outputs.environment_error`) is a user error too, naming the file.
+    denied: :func:`hopscore.files.outputs.environment_error`) is a user error too, naming the file.
     Ctrl-C exits 130 with what the command kept (:class:`~hopscore.errors.Interrupted`).
     """
     from hopscore.errors import TERMINATED, HopscoreError, Interrupted
-    from hopscore.outputs import command_scope
+    from hopscore.files.outputs import command_scope
 
     def say(message: str, style: str) -> None:
         if err_console is None:
@@ -49,7 +49,7 @@ def guarded(call: Callable[[], None], err_console: Console | None = None) -> Non
         say("interrupted", "red")
         sys.exit(143 if TERMINATED else 130)
     except Exception as exc:
-        from hopscore.outputs import environment_error
+        from hopscore.files.outputs import environment_error
 
         message = environment_error(exc)
         if message is not None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from hopscore.text import normalize_answer
+from hopscore.text.normalize import normalize_answer
 
 __all__ = [
     "bamboogle_answer",
@@ -120,7 +120,7 @@ def fermi_answer(prediction: str | float, gold: str | float) -> dict[str, float]
     """
     from hopscore.benchmarks.fermi import Fermi, FermiExample, FermiPrediction, predicted_quantity
     from hopscore.errors import HopscoreError
-    from hopscore.quantities import answer_quantity
+    from hopscore.text.quantities import answer_quantity
 
     gold_value = answer_quantity(gold) if str(gold).strip() else None
     if gold_value is None or gold_value.magnitude is None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from hopscore import benchmarks
-from hopscore.scoring import score_files
+from hopscore.scores.scoring import score_files
 
 PARAGRAPHS = {
     "Ed Wood": ["Edward Davis Wood Jr. was an American filmmaker.", "He was born in Poughkeepsie."],

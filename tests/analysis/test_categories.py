@@ -217,7 +217,7 @@ def test_fermi_bands_from_the_answers(prediction, gold, expected):
 
 
 def test_fermi_band_boundaries_follow_the_official_formula():
-    from hopscore.quantities import fp_score
+    from hopscore.text.quantities import fp_score
 
     for ratio, expected in [(2.0, "within"), (5.0, "0.5-1"), (10.0, "1-2"), (50.0, "1-2"),
                             (100.0, "2-3"), (500.0, "2-3")]:
@@ -392,9 +392,9 @@ def test_hybridqa_real_sample_with_real_tables(tmp_path):
 
 
 def _score_sample(tmp_path: Path, benchmark: str) -> tuple[Path, Path]:
-    from hopscore import samples
+    from hopscore.files import bundled
 
-    found = {s.benchmark: s for s in samples.discover()}
+    found = {s.benchmark: s for s in bundled.discover()}
     with found[benchmark].paths() as (gold, predictions, aliases):
         out = tmp_path / benchmark
         args = ["score", benchmark, "--gold", gold, "--predictions", predictions, "-o", out]

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from hopscore.display import bounds_text
+from hopscore.scores.display import bounds_text
 from tests.analysis.test_compare import runs  # noqa: F401  (fixture)
 from tests.conftest import run_cli
 

@@ -127,7 +127,7 @@ def test_clustered_comparison_flips_whole_clusters():
 
 def test_a_derived_metric_is_bootstrapped_not_averaged(tmp_path):
     from hopscore import benchmarks
-    from hopscore.scoring import score_files
+    from hopscore.scores.scoring import score_files
     from tests.parity.common import SAMPLES
 
     folder = SAMPLES / "feverous"

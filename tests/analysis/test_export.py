@@ -131,7 +131,7 @@ def test_csv_cells_never_start_a_formula(tmp_path: Path) -> None:
     """OWASP CSV injection: a text cell starting with = + - @ TAB or CR gets a single quote in
     front; plain numbers stay numbers; JSON Lines keeps the text exactly."""
     from hopscore import benchmarks
-    from hopscore.scoring import score_files
+    from hopscore.scores.scoring import score_files
     from tests.analysis.builders import write_hotpot_predictions
 
     gold = tmp_path / "gold.json"

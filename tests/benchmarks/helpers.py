@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from hopscore import benchmarks
-from hopscore.scoring import ScoreReport, score_files
+from hopscore.scores.scoring import ScoreReport, score_files
 
 
 def write_json(path: Path, value: Any) -> Path:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from hopscore.benchmarks.bamboogle import Bamboogle, mcr_scores
 from hopscore.errors import InputError
-from hopscore.text import normalize_answer
+from hopscore.text.normalize import normalize_answer
 from tests.benchmarks.helpers import score, write_json, write_jsonl
 from tests.conftest import FIXTURES, shared_file
 

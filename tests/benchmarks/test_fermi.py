@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from hopscore.benchmarks import get
-from hopscore.scoring import score_examples
+from hopscore.scores.scoring import score_examples
 from tests.benchmarks._cli import cli_error
 from tests.conftest import FIXTURES, run_cli
 

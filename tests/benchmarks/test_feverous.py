@@ -5,7 +5,7 @@ import pytest
 
 from hopscore.benchmarks import get
 from hopscore.benchmarks.feverous import FEVEROUS, parse_element, truncate
-from hopscore.scoring import score_examples
+from hopscore.scores.scoring import score_examples
 from tests.benchmarks._cli import cli_error
 from tests.conftest import FIXTURES, run_cli
 

@@ -12,13 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hopscore import jsonstream
 from hopscore.benchmarks.hotpotqa import HotpotPrediction, HotpotQA
 from hopscore.benchmarks.hotpotqa.stream import OfficialIndex, read_predictions_quickly
 from hopscore.errors import InputError
-from hopscore.io import load_json
-from hopscore.jsonstream import is_json_list, iter_json_list
-from hopscore.scoring import note_no_overlap, score_examples, score_files
+from hopscore.files import jsonstream
+from hopscore.files.io import load_json
+from hopscore.files.jsonstream import is_json_list, iter_json_list
+from hopscore.scores.scoring import note_no_overlap, score_examples, score_files
 from tests.benchmarks.helpers import write_json
 from tests.conftest import FIXTURES
 

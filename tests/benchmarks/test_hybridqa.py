@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from hopscore.benchmarks.hybridqa import HybridQA, exact_and_f1
 from hopscore.errors import InputError
-from hopscore.text import normalize_answer
+from hopscore.text.normalize import normalize_answer
 from tests.benchmarks.helpers import close, score, write_json, write_jsonl
 from tests.conftest import FIXTURES
 

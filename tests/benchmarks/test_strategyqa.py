@@ -9,7 +9,7 @@ from hopscore.benchmarks import get
 from hopscore.benchmarks.base import Predictions
 from hopscore.benchmarks.strategyqa import StrategyQA, StrategyQAPrediction, recall_at
 from hopscore.errors import HopscoreError
-from hopscore.scoring import score_examples
+from hopscore.scores.scoring import score_examples
 from tests.benchmarks._cli import cli_error
 from tests.conftest import FIXTURES, run_cli, shared_file
 

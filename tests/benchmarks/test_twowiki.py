@@ -18,7 +18,7 @@ from hopscore.benchmarks.twowiki import (
     lowered_fact_scores,
 )
 from hopscore.errors import InputError
-from hopscore.text import normalize_answer
+from hopscore.text.normalize import normalize_answer
 from tests.benchmarks.helpers import close, score, write_json, write_jsonl
 from tests.conftest import FIXTURES
 

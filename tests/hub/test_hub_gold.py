@@ -20,7 +20,7 @@ import pytest
 
 from hopscore import benchmarks
 from hopscore.hub import official_gold
-from hopscore.scoring import score_files
+from hopscore.scores.scoring import score_files
 from tests.conftest import FIXTURES, run_cli, shared_file
 from tests.parity import adversarial
 from tests.parity import adversarial_sqa_fermi_feverous as adversarial2

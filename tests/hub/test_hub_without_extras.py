@@ -12,7 +12,7 @@ import pytest
 
 from hopscore import benchmarks
 from hopscore.hub import official_gold
-from hopscore.scoring import score_files
+from hopscore.scores.scoring import score_files
 from tests.conftest import FIXTURES, run_cli
 from tests.parity import adversarial
 from tests.parity.common import SAMPLES

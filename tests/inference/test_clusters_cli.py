@@ -9,7 +9,7 @@ import pytest
 from hopscore import benchmarks
 from hopscore.analysis.scored import cluster_codes, load_scored
 from hopscore.inference.clusters import ClusterSpec, read_cluster_file
-from hopscore.scoring import score_files
+from hopscore.scores.scoring import score_files
 from tests.conftest import FIXTURES, run_cli
 
 GOLD = FIXTURES / "hybridqa" / "dev_traced_small.json"

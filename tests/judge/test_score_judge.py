@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from hopscore.judge.scoring import expected_answer, match_metric
+from hopscore.judge.score_judge import expected_answer, match_metric
 from tests.conftest import run_cli
 from tests.openai_server import FakeOpenAI, Reply, judge_reply
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.benchmarks import get
-from hopscore.scoring import ExampleScore, ScoreReport, score_examples
+from hopscore.scores.scoring import ExampleScore, ScoreReport, score_examples
 from tests.conftest import FIXTURES, shared_file
 
 EXPECTED = Path(__file__).resolve().parent / "expected"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from hopscore import benchmarks
-from hopscore.scoring import ScoreReport, score_files
+from hopscore.scores.scoring import ScoreReport, score_files
 from tests.conftest import FIXTURES, run_cli, shared_file
 from tests.parity import adversarial
 

@@ -7,8 +7,8 @@ import gzip
 import json
 import re
 
-from hopscore.display import bounds_text
 from hopscore.report.build import context_text, safe_json
+from hopscore.scores.display import bounds_text
 from tests.analysis.builders import judge_rows, sql_row, write_jsonl
 from tests.conftest import run_cli
 from tests.report.conftest import XSS_ANSWER, XSS_QUESTION

@@ -15,7 +15,7 @@ from hopscore.benchmarks.hotpotqa import cited_facts
 from hopscore.benchmarks.hybridqa.wikitables import link_title, load_table, table_context
 from hopscore.errors import HopscoreError, InputError
 from hopscore.run import mcr
-from hopscore.scoring import score_examples
+from hopscore.scores.scoring import score_examples
 from tests.run.test_prompts import GOLDS, HYBRID_TABLES
 
 #: answers a model might give, per benchmark (as extracted text)

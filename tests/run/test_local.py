@@ -65,7 +65,7 @@ def test_a_prompt_longer_than_the_context_is_a_client_error(backend: object) -> 
 
 
 def test_runs_two_benchmarks_with_cache_and_resume(backend: object, tmp_path: Path) -> None:
-    from hopscore.run.runner import execute
+    from hopscore.run.run_job import execute
     from hopscore.run.settings import RunSettings
 
     class Shared:  # the module's loaded model, not closed by each run

@@ -1,4 +1,4 @@
-"""A run's sample rows are capped (hopscore.rowcap, as judge rows are): huge replies make rows
+"""A run's sample rows are capped (hopscore.files.rowcap, as judge rows are): huge replies make rows
 of at most MAX_ROW_BYTES, marked ``row_truncated``; the answer is read from the whole reply,
 and a resume needs nothing that was cut (no model call, the same metrics)."""
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from hopscore import samples
+from hopscore.files import bundled
 from tests.conftest import run_cli
 from tests.openai_server import FakeOpenAI, Reply
 from tests.run.chain_script import Plan, parse_call, scripted_chains
@@ -21,8 +21,8 @@ STEPS = [("What is asked first?", "the first fact"), ("What follows?", "the seco
 
 
 def sample_gold(name: str) -> Path:
-    found = {s.benchmark: s for s in samples.discover()}
-    return samples.samples_root() / name / found[name].gold
+    found = {s.benchmark: s for s in bundled.discover()}
+    return bundled.samples_root() / name / found[name].gold
 
 
 QUESTIONS = [

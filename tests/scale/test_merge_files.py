@@ -170,8 +170,8 @@ def test_merge_holds_no_descriptor_per_shard(tmp_path: Path) -> None:
     holds one shard's lock at a time, and its file equals the unsharded run's."""
     import resource
 
-    from hopscore.shard import Shard
-    from hopscore.sql.runner import MatchOptions, run_sql_match
+    from hopscore.files.shard import Shard
+    from hopscore.sql.match_job import MatchOptions, run_sql_match
     from hopscore.sql.sandbox import SqlExecutor
 
     count = 300

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from hopscore import benchmarks
-from hopscore.outputs import Output, lock_output
-from hopscore.shard import Shard
+from hopscore.files.outputs import Output, lock_output
+from hopscore.files.shard import Shard
 from tests.conftest import SRC, run_cli
 from tests.openai_server import FakeOpenAI, Reply
 from tests.run.helpers import asked, run_args

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from hopscore.errors import HopscoreError
-from hopscore.shard import Shard, fingerprint, occurrence_keys, parse_shard, shard_of
+from hopscore.files.shard import Shard, fingerprint, occurrence_keys, parse_shard, shard_of
 
 
 def test_parse_i_of_n() -> None:
@@ -69,7 +69,7 @@ def test_split_is_a_partition_and_stable_across_processes() -> None:
     sizes = [sum(s.owns(k) for k in keys) for s in shards]
     assert min(sizes) > 400  # roughly even
     here = [shard_of(k, 7) for k in keys[:50]]
-    code = ("import json, sys; from hopscore.shard import shard_of; "
+    code = ("import json, sys; from hopscore.files.shard import shard_of; "
             "print(json.dumps([shard_of(f'example-{i}', 7) for i in range(50)]))")
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True, env={"PYTHONHASHSEED": "123", "PYTHONPATH": "src"})

@@ -11,7 +11,7 @@ import pytest
 
 from hopscore.engine import ChatBackend
 from hopscore.errors import HopscoreError
-from hopscore.run.runner import RunWork
+from hopscore.run.run_job import RunWork
 from hopscore.run.settings import RunSettings
 from tests.conftest import FIXTURES
 

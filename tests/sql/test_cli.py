@@ -64,7 +64,7 @@ def test_sql_match_usage_errors(tmp_path: Path) -> None:
 
 def test_cli_constants_match_the_library() -> None:
     from hopscore.cli import sql_match
-    from hopscore.sql import compare, runner
+    from hopscore.sql import compare, match_job
 
     assert sql_match.MODES == compare.MODES
-    assert sql_match.DEFAULT_TEMPLATE == runner.DEFAULT_TEMPLATE
+    assert sql_match.DEFAULT_TEMPLATE == match_job.DEFAULT_TEMPLATE

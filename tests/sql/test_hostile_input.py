@@ -9,7 +9,7 @@ import pytest
 
 from hopscore.errors import InputError
 from hopscore.sql.inputs import read_lines
-from hopscore.sql.runner import MatchOptions, run_sql_match
+from hopscore.sql.match_job import MatchOptions, run_sql_match
 from hopscore.sql.sandbox import SqlExecutor
 from tests.conftest import run_cli
 from tests.sql.dbs import build_shop

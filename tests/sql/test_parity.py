@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from hopscore.sql.match_job import MatchOptions, evaluate
 from hopscore.sql.records import parse_record
-from hopscore.sql.runner import MatchOptions, evaluate
 from hopscore.sql.sandbox import SqlExecutor
 from tests.conftest import FIXTURES
 from tests.sql.dbs import build_shop

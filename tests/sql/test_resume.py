@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from hopscore.errors import InputError
-from hopscore.sql.runner import MatchOptions, run_sql_match
+from hopscore.sql.match_job import MatchOptions, run_sql_match
 from hopscore.sql.sandbox import SqlExecutor
 from tests.conftest import kill_cli_when, run_cli
 from tests.sql.dbs import build_shop

@@ -10,9 +10,9 @@ import pytest
 
 from hopscore.errors import HopscoreError, Location
 from hopscore.sql import evaluate as evaluate_module
-from hopscore.sql import runner
+from hopscore.sql import match_job
+from hopscore.sql.match_job import MatchOptions, evaluate, read_done, run_sql_match
 from hopscore.sql.records import parse_record
-from hopscore.sql.runner import MatchOptions, evaluate, read_done, run_sql_match
 from hopscore.sql.sandbox import SqlExecutor
 
 FENCE = "```sql\n{}\n```"
@@ -47,7 +47,7 @@ def test_reasons(options: MatchOptions, executor: SqlExecutor) -> None:
         .startswith("invalid_db_name")
     no_root = MatchOptions(db_root=None)
     assert evaluate(record(gold_sql="SELECT 1", response=FENCE.format("SELECT 1")), no_root,
-                    executor).reason == runner.NEEDS_DB
+                    executor).reason == match_job.NEEDS_DB
 
 
 def test_verdict_fields(options: MatchOptions, executor: SqlExecutor, shop_db: Path) -> None:

@@ -44,7 +44,7 @@ from hopscore.inference.paired import (
     sign_flip,
 )
 from hopscore.inference.resample import Finalize
-from hopscore.words import agree, counted
+from hopscore.text.words import agree, counted
 
 FLIP_PREFERENCE = (
     "correct", "match", "judge_accuracy", "judge_correct", "accuracy", "label_accuracy",

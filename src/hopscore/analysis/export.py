@@ -33,8 +33,8 @@ from typing import Any
 
 from hopscore.analysis.scored import ScoredSet
 from hopscore.errors import HopscoreError
-from hopscore.io import json_line, temp_beside
-from hopscore.jsontext import escape_surrogates
+from hopscore.files.io import json_line, temp_beside
+from hopscore.files.jsontext import escape_surrogates
 
 FORMATS = ("parquet", "csv", "jsonl")
 BASE_COLUMNS = ("run", "source", "benchmark", "model", "id", "metric", "value", "missing",

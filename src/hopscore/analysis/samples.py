@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hopscore.io import Fields, iter_jsonl
+from hopscore.files.io import Fields, iter_jsonl
 
 RAW_OUTPUT_KEYS = ("raw_output", "output", "raw", "completion", "response", "text")
 TRAJECTORY_KEYS = ("trajectory", "steps", "tool_calls")

@@ -24,10 +24,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hopscore.errors import HopscoreError, InputError, Location
+from hopscore.files.io import Fields, iter_jsonl, json_type, load_json
 from hopscore.inference.clusters import ClusterSpec
 from hopscore.inference.values import ExampleValues
-from hopscore.io import Fields, iter_jsonl, json_type, load_json
-from hopscore.words import agree, counted
+from hopscore.text.words import agree, counted
 
 #: Fields that identify a row in judge / sql-match output, in order of preference.
 ID_FIELDS = ("instance_id", "id", "question_id", "_id", "qid")

@@ -28,7 +28,7 @@ def finalize_for(benchmark: str | None) -> Finalize | None:
     if not benchmark:
         return None
     from hopscore import benchmarks
-    from hopscore.scoring import custom_finalize
+    from hopscore.scores.scoring import custom_finalize
 
     try:
         return custom_finalize(benchmarks.get(benchmark))

@@ -3,7 +3,7 @@
 A benchmark is one small module with one :class:`Benchmark` subclass. It says how to load the
 official gold and prediction files into typed records, which metrics and groups it reports, and
 how to score one example (:meth:`Benchmark.score`, a pure function). Joining, the missing-id
-policy, aggregation and output live in :mod:`hopscore.scoring`, shared by all benchmarks.
+policy, aggregation and output live in :mod:`hopscore.scores.scoring`, shared by all benchmarks.
 
 For model runs (``hopscore run``) it also says how to prompt and read answers: the template
 variables of an example (:meth:`Benchmark.prompt_variables`; the templates themselves are
@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from hopscore.benchmarks.fast_init import fast_init
 from hopscore.errors import HopscoreError, InputError
-from hopscore.io import Fields, iter_jsonl_numbered
-from hopscore.records import fast_init
+from hopscore.files.io import Fields, iter_jsonl_numbered
 
 
 @fast_init
@@ -153,7 +153,7 @@ class Benchmark(ABC, Generic[E, P]):
         """Load predictions in the official format or the universal JSON Lines format."""
 
     def predictions_for_scoring(self, path: Path) -> Predictions[P]:
-        """The predictions for one scoring pass (:func:`hopscore.scoring.score_files`): by
+        """The predictions for one scoring pass (:func:`hopscore.scores.scoring.score_files`): by
         default :meth:`load_predictions`; a benchmark whose files can be large may hold them
         compactly in :attr:`Predictions.stream` instead, with the same results and errors."""
         return self.load_predictions(path)

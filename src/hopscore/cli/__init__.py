@@ -90,9 +90,9 @@ class LazyGroup(HelpGroup):
         return command
 
     def invoke(self, ctx: Any) -> Any:
-        """Every command runs inside :func:`hopscore.outputs.command_scope`: the outputs it
+        """Every command runs inside :func:`hopscore.files.outputs.command_scope`: the outputs it
         claims are held until it ends, also when it is invoked in-process (typer's CliRunner)."""
-        from hopscore.outputs import command_scope
+        from hopscore.files.outputs import command_scope
 
         with command_scope():
             return super().invoke(ctx)

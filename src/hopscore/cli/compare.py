@@ -12,7 +12,7 @@ from rich.text import Text
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.errors import HopscoreError
-from hopscore.io import write_json_atomic
+from hopscore.files.io import write_json_atomic
 
 if TYPE_CHECKING:  # the analysis modules (numpy) load when the command runs, not for --help
     from rich.console import Console
@@ -47,7 +47,7 @@ def mde_text(row: Row) -> str:
 
 
 def interval_text(row: Row) -> str:
-    from hopscore.display import bounds_text
+    from hopscore.scores.display import bounds_text
 
     if row.interval is None:
         return ""
@@ -168,7 +168,7 @@ def flipped_examples_table(pair: PairComparison, show: int, width: int = 80) -> 
     """The first ``show`` flips of each direction, one line each: answers and gold cut to
     the terminal's ``width`` (a looping answer would fill screens), the caption saying where
     the whole text is."""
-    from hopscore.display import cut_text, free_text_widths
+    from hopscore.scores.display import cut_text, free_text_widths
 
     flips = pair.flips(show)
     if not flips:
@@ -228,7 +228,7 @@ def matrix_table(pairs: list[PairComparison]) -> Table:
 def print_comparison(pairs: list[PairComparison], out: Console, show: int) -> None:
     """Every table, each split to the terminal's width by its key columns (nothing cut)."""
     from hopscore.analysis.compare import family_size
-    from hopscore.display import print_table
+    from hopscore.scores.display import print_table
 
     if len(pairs) > 1:
         print_table(out, matrix_table(pairs), keys=2)

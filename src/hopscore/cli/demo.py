@@ -17,11 +17,12 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from hopscore import benchmarks, samples
+from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
-from hopscore.display import percent, print_table
 from hopscore.errors import HopscoreError
-from hopscore.scoring import ScoreReport, score_files
+from hopscore.files import bundled
+from hopscore.scores.display import percent, print_table
+from hopscore.scores.scoring import ScoreReport, score_files
 
 HEADLINE_FALLBACK = 3
 #: Benchmarks the local model answers in the demo (short prompts, quick on 2 cores).
@@ -73,8 +74,8 @@ def demo(
       hopscore demo --hdr
     """
     if output_dir is not None:  # held for the whole demo; each benchmark's folder below it
-        from hopscore.outputs import claim_for_command
-        from hopscore.outputs import output_dir as directory
+        from hopscore.files.outputs import claim_for_command
+        from hopscore.files.outputs import output_dir as directory
 
         claim_for_command(directory(output_dir, "--output-dir"))
     if hdr:
@@ -100,10 +101,10 @@ def demo(
 def _model_demo(output_dir: Path | None, count: int) -> None:
     from hopscore.engine.local import LocalSmolLM2
     from hopscore.run.providers import SharedBackend
-    from hopscore.run.runner import RunResult, execute
+    from hopscore.run.run_job import RunResult, execute
     from hopscore.run.settings import RunSettings
 
-    found = {s.benchmark: s for s in samples.discover()}
+    found = {s.benchmark: s for s in bundled.discover()}
     names = [name for name in MODEL_BENCHMARKS if name in found]
     if not names:
         raise HopscoreError("no built-in samples found (is the package installed completely?)")
@@ -182,7 +183,7 @@ def _first_sample(result: Any) -> str:
     """The first question, the model's scored answer and the gold, for the table."""
     import json
 
-    from hopscore.run.runner import SAMPLES_FILE
+    from hopscore.run.run_job import SAMPLES_FILE
 
     example = result.prepared.examples[0]
     answer = "-"
@@ -202,7 +203,7 @@ def _cut(text: str, limit: int) -> str:
 
 def _scores_demo(output_dir: Path | None) -> None:
     """Score every built-in sample's prediction file and print one summary table."""
-    found = samples.discover()
+    found = bundled.discover()
     if not found:
         raise HopscoreError("no built-in samples found (is the package installed completely?)")
     table = Table(
@@ -228,7 +229,7 @@ def _scores_demo(output_dir: Path | None) -> None:
         ids = f"{len(report.missing_ids)} missing, {len(report.extra_ids)} extra"
         table.add_row(sample.benchmark, str(report.n_gold), headline(report, bench.headline), ids)
     print_table(console, table)
-    console.print(f"Sample files: {samples.samples_root()}", markup=False, highlight=False,
+    console.print(f"Sample files: {bundled.samples_root()}", markup=False, highlight=False,
                   soft_wrap=True)
     print_command(console, "Score your own:", "hopscore score BENCHMARK --gold GOLD "
                   "--predictions PRED --output-dir DIR")

@@ -10,13 +10,13 @@ import typer
 from rich.table import Table
 
 from hopscore.cli import app, console, err_console
-from hopscore.display import print_table
 from hopscore.errors import HopscoreError
-from hopscore.io import write_json_atomic
-from hopscore.words import counted
+from hopscore.files.io import write_json_atomic
+from hopscore.scores.display import print_table
+from hopscore.text.words import counted
 
 if TYPE_CHECKING:
-    from hopscore.hdr.runner import HdrRunResult
+    from hopscore.hdr.agent_job import HdrRunResult
     from hopscore.hdr.settings import HdrSettings
 
 NAMES = ("hybrid-deep-research", "hybriddeepresearch", "hdr")
@@ -112,7 +112,7 @@ def hdr_tasks(
         tasks_sha256,
     )
     from hopscore.cli.options import claim_file_output
-    from hopscore.io import write_text_atomic
+    from hopscore.files.io import write_text_atomic
 
     claim_file_output(output, tasks=tasks, overlay=overlay)
     task_list, merged = load_tasks(tasks, overlay)
@@ -205,9 +205,9 @@ def run_hdr(settings: HdrSettings, *, progress: bool, json_output: bool = False,
     ``share_local``: the agent is the local model and judges too: one loaded model serves both.
     """
     from hopscore.cli.options import print_json
+    from hopscore.files.outputs import claim_for_command, output_dir
+    from hopscore.hdr.agent_job import run, run_writes
     from hopscore.hdr.report import truncation_warning
-    from hopscore.hdr.runner import run, run_writes
-    from hopscore.outputs import claim_for_command, output_dir
 
     claim_for_command(output_dir(settings.output_dir, "--output-dir",
                                  writes=run_writes(settings.repeats)), inputs=settings.inputs())

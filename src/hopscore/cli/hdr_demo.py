@@ -80,7 +80,7 @@ def attempts_table(out: Path) -> Table:
 def hdr_demo(output_dir: Path | None, per_family: int, max_turns: int) -> None:
     from hopscore.cli.hdr import activity_table, result_table
     from hopscore.engine.local import INSTALL_HINT, LocalSmolLM2, missing_requirements
-    from hopscore.hdr.runner import run
+    from hopscore.hdr.agent_job import run
     from hopscore.hdr.settings import HdrSettings
     from hopscore.hdr.world import materialize
     from hopscore.run.providers import SharedBackend

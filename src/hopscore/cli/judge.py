@@ -13,10 +13,10 @@ from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.cli import request_options as ro
 from hopscore.defaults import DEFAULT_MAX_OUTAGE, DEFAULT_MAX_TOKENS
-from hopscore.display import print_table
 from hopscore.errors import HopscoreError
-from hopscore.io import write_json_atomic
-from hopscore.words import agree, counted
+from hopscore.files.io import write_json_atomic
+from hopscore.scores.display import print_table
+from hopscore.text.words import agree, counted
 
 if TYPE_CHECKING:  # the judge's client stack loads when a command runs, not for --help
     from hopscore.engine import ChatBackend, RetryPolicy
@@ -133,7 +133,7 @@ def judge(
       hopscore judge -i answers.jsonl -o judged.jsonl --model qwen3-32b \
           --base-url http://localhost:8000/v1 --prompt-file answer_judge.txt
     """
-    from hopscore.outputs import Input, claim_for_command, output_file
+    from hopscore.files.outputs import Input, claim_for_command, output_file
 
     inputs = [Input(input_path, "--input")]
     if prompt_file is not None:

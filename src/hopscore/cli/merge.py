@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from hopscore.cli import app, console, err_console
-from hopscore.display import print_table
+from hopscore.scores.display import print_table
 
 if TYPE_CHECKING:
     from hopscore.merge import ShardOutput
@@ -68,7 +68,7 @@ WRITES = ("config.json", "samples.jsonl", "metrics.json", "scores.jsonl")
 def _claim(found: list[ShardOutput], output: Path) -> None:
     """One writer for the merged output, taken once the shards passed every check (so a
     refused merge leaves nothing behind), held until the command ends."""
-    from hopscore.outputs import Input, claim_for_command, output_dir, output_file
+    from hopscore.files.outputs import Input, claim_for_command, output_dir, output_file
 
     directory = found[0].kind in ("run", "hybrid-deep-research", "suite")
     target = output_dir(output, "--output", writes=WRITES) if directory \
@@ -79,13 +79,13 @@ def _claim(found: list[ShardOutput], output: Path) -> None:
 def _show(kind: str, result: Any, output: Path) -> bool:
     """Print what the command itself prints for its output; True when rows failed."""
     if kind == "run":
-        from hopscore.display import print_report
+        from hopscore.scores.display import print_report
 
         print_report(result.report, console, err_console)
         return bool(result.summary.get("errors"))
     if kind == "suite":
         from hopscore.cli.methods_tables import suite_methods_table, suite_table
-        from hopscore.io import load_json
+        from hopscore.files.io import load_json
         from hopscore.run.suite import SuiteRow
 
         rows = [SuiteRow(name, entry["status"], entry.get("mcr"), entry.get("run"),

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from hopscore.words import counted
+from hopscore.text.words import counted
 
 if TYPE_CHECKING:
     from hopscore.run.suite import SuiteRow

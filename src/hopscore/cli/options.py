@@ -14,9 +14,9 @@ from hopscore.defaults import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from hopscore.files.shard import Shard
     from hopscore.inference.clusters import ClusterSpec
     from hopscore.inference.spec import IntervalSpec
-    from hopscore.shard import Shard
 
 PANEL = "Intervals and clusters"
 
@@ -55,7 +55,7 @@ def print_json(value: object) -> None:
     """The result as indented JSON on stdout, written as is (never wrapped to the terminal)."""
     import sys
 
-    from hopscore.io import json_text
+    from hopscore.files.io import json_text
 
     sys.stdout.write(json_text(value, indent=2) + "\n")
     sys.stdout.flush()
@@ -75,7 +75,7 @@ def interval_options(ci: str, level: float, resamples: int, seed: int, cluster: 
     return spec, clusters
 
 
-# --- reruns and truncation (hopscore.reruns; docs/reliability.md) -----------------------------
+# --- reruns and truncation (hopscore.files.reruns; docs/reliability.md) ---------------------------
 
 RERUN_PANEL = "Reruns"
 
@@ -95,7 +95,7 @@ ON_TRUNCATION = typer.Option(
 
 
 def rerun_policy(restart: bool, resume_any: bool) -> str:
-    from hopscore.reruns import policy_of
+    from hopscore.files.reruns import policy_of
 
     return policy_of(restart, resume_any)
 
@@ -110,7 +110,7 @@ def claim_file_output(output: Path | None, *, sources: Sequence[Path] = (),
     hdr-tasks) before it reads anything: the location checked, never one of its inputs (a
     score or run directory among ``sources`` is read through :data:`SCORED_FILES`; the other
     inputs by option name: ``gold=``, ``tables=``, ...), and one writer at a time."""
-    from hopscore.outputs import Input, claim_for_command, output_file
+    from hopscore.files.outputs import Input, claim_for_command, output_file
 
     if output is None:
         return
@@ -178,7 +178,7 @@ def executor_option(name: str, workers: int | None) -> str:
 
 def shard_option(spec: str | None, shards: int | None) -> Shard | None:
     """The shard of ``--shard`` / ``--shards`` (bad values: clear errors)."""
-    from hopscore.shard import parse_shard
+    from hopscore.files.shard import parse_shard
 
     return parse_shard(spec, shards)
 
@@ -191,7 +191,7 @@ def expand_home(text: str) -> str:
     written ``--output=~/x`` reaches hopscore unexpanded); ``ValueError`` for an unknown user.
 
     The expansion happens once, here, where the option is read: the commands and
-    :mod:`hopscore.outputs` take the resulting path as it is, so ``./~name/x`` stays a
+    :mod:`hopscore.files.outputs` take the resulting path as it is, so ``./~name/x`` stays a
     folder named ``~name`` below this one.
     """
     import os

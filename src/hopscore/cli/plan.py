@@ -6,8 +6,8 @@ import typer
 from rich.table import Table
 
 from hopscore.cli import app, console
-from hopscore.display import print_table
 from hopscore.errors import HopscoreError
+from hopscore.scores.display import print_table
 
 DEFAULT_DELTAS = (0.01, 0.02, 0.03, 0.05, 0.1)
 

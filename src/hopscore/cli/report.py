@@ -12,11 +12,11 @@ from rich.text import Text
 
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
-from hopscore.display import print_table
 from hopscore.errors import HopscoreError
-from hopscore.io import write_json_atomic, write_text_atomic
+from hopscore.files.io import write_json_atomic, write_text_atomic
 from hopscore.report import COMPRESS_CHOICES, DEFAULT_MAX_TEXT
-from hopscore.words import counted
+from hopscore.scores.display import print_table
+from hopscore.text.words import counted
 
 if TYPE_CHECKING:  # analysis and report modules (numpy, jinja2) load when a command runs
     from hopscore.analysis.errors import Analysis
@@ -31,7 +31,7 @@ JUDGE_HELP = ("hopscore judge output JSONL of this run's predictions (checked: e
 
 def agreement_console_table(table: AgreementTable, label: str) -> Table:
     """Judge vs exact match: raw agreement and Cohen's kappa with intervals, per group."""
-    from hopscore.display import bounds_text
+    from hopscore.scores.display import bounds_text
 
     out = Table(title=f"{label}: judge vs {table.metric} ({100 * table.overall.level:g}% "
                       "intervals)", title_justify="left",

@@ -22,13 +22,13 @@ from hopscore.cli.request_options import (
     PANEL_PROMPT,
     PANEL_RETRIEVAL,
 )
-from hopscore.display import print_report, print_table, print_warnings
 from hopscore.errors import HopscoreError
-from hopscore.outputs import claim_for_command
-from hopscore.outputs import output_dir as directory
+from hopscore.files.outputs import claim_for_command
+from hopscore.files.outputs import output_dir as directory
+from hopscore.scores.display import print_report, print_table, print_warnings
 
 if TYPE_CHECKING:
-    from hopscore.run.runner import RunResult
+    from hopscore.run.run_job import RunResult
 
 HDR = "HybridDeepResearch agent (hopscore run hybrid-deep-research)"
 #: Turns per attempt of the local model on the built-in world (its answers are weak; 300 turns
@@ -319,7 +319,7 @@ def run_command(
     if gold is None:
         raise HopscoreError("missing option --gold (the benchmark's gold file)")
     from hopscore.hub import official_gold
-    from hopscore.run.runner import run
+    from hopscore.run.run_job import run
     from hopscore.run.settings import RunSettings, default_output_dir, run_writes
 
     rerun = o.rerun_policy(restart, resume_any)
@@ -440,7 +440,7 @@ HDR_DEFAULTS: dict[str, object] = {
 def _run_hdr(args: dict[str, Any]) -> None:
     """``hopscore run hybrid-deep-research`` from the run command's arguments."""
     from hopscore.cli.hdr import run_hdr
-    from hopscore.hdr.runner import default_output_dir
+    from hopscore.hdr.agent_job import default_output_dir
     from hopscore.hdr.settings import HdrSettings
 
     model = args["model"]

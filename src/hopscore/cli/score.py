@@ -11,8 +11,8 @@ from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.cli import request_options as ro
-from hopscore.display import print_report, print_table, print_warnings
 from hopscore.errors import HopscoreError, InputError
+from hopscore.scores.display import print_report, print_table, print_warnings
 
 if TYPE_CHECKING:
     from hopscore.benchmarks.base import Benchmark
@@ -133,9 +133,9 @@ def score(
 
       hopscore score bamboogle -g bamboogle.csv -p pred.jsonl --judge --judge-model gpt-4.1-mini
     """
+    from hopscore.files.outputs import Input, claim_for_command
+    from hopscore.files.outputs import output_dir as directory
     from hopscore.hub import official_gold
-    from hopscore.outputs import Input, claim_for_command
-    from hopscore.outputs import output_dir as directory
 
     if output_dir is not None:
         inputs = [Input(gold, "--gold"), Input(predictions, "--predictions")]
@@ -158,12 +158,12 @@ def score(
                             "rows: they go with --judge")
     made_from = None
     if output_dir is not None:  # never the scores of another gold, never a run directory
-        from hopscore.reruns import check_score_dir, scored_from
+        from hopscore.files.reruns import check_score_dir, scored_from
 
         made_from = scored_from(gold, gold_file.source)
         check_score_dir(output_dir, bench.name, made_from, restart=restart)
     if not judge:
-        from hopscore.scoring import score_files
+        from hopscore.scores.scoring import score_files
 
         reader = None
         if source is not None:
@@ -199,7 +199,7 @@ def score(
         return
     from hopscore.cli.judge import judge_config, local_judge  # loaded only when asked for
     from hopscore.engine import RetryPolicy
-    from hopscore.judge.scoring import print_disagreements, score_files_with_judge
+    from hopscore.judge.score_judge import print_disagreements, score_files_with_judge
 
     if source is not None:
         raise HopscoreError("--judge does not read --from harness outputs yet: score the "

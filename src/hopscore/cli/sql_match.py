@@ -10,12 +10,12 @@ from rich.table import Table
 
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
-from hopscore.display import print_table
 from hopscore.errors import HopscoreError, InputError, Interrupted
-from hopscore.words import agree, counted
+from hopscore.scores.display import print_table
+from hopscore.text.words import agree, counted
 
 if TYPE_CHECKING:
-    from hopscore.sql.runner import Summary
+    from hopscore.sql.match_job import Summary
 
 # Kept literal so that ``hopscore --help`` does not import numpy, scipy and sqlglot.
 MODES = ("reference", "strict", "rows", "spider", "bird")  # hopscore.sql.modes.MODES
@@ -175,9 +175,9 @@ def sql_match(
       hopscore sql-match -i records.jsonl -o strict.jsonl --db-root livesqlbench/ \
           --compare strict
     """
-    from hopscore.outputs import Input, claim_for_command, output_file
-    from hopscore.shard import clear_sidecar
-    from hopscore.sql.runner import MatchOptions, run_sql_match
+    from hopscore.files.outputs import Input, claim_for_command, output_file
+    from hopscore.files.shard import clear_sidecar
+    from hopscore.sql.match_job import MatchOptions, run_sql_match
     from hopscore.sql.sandbox import SqlExecutor, sqlite_version
 
     # before anything is read or removed: -i f -o f --restart would empty the input

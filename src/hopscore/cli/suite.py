@@ -16,10 +16,10 @@ from hopscore.cli.request_options import (
     PANEL_OUTPUT,
     PANEL_PROMPT,
 )
-from hopscore.display import print_table
 from hopscore.errors import HopscoreError
-from hopscore.outputs import claim_for_command
-from hopscore.outputs import output_dir as directory
+from hopscore.files.outputs import claim_for_command
+from hopscore.files.outputs import output_dir as directory
+from hopscore.scores.display import print_table
 
 suite_app = typer.Typer(help=(
     "Run a benchmark suite: several datasets with one model, one table.\n\n"
@@ -123,10 +123,10 @@ def suite_mcr(
           --chains 5 --sample 500
     """
     from hopscore.engine.providers import EndpointUnusable
-    from hopscore.outputs import OutputError
-    from hopscore.reruns import RerunRefused
+    from hopscore.files.outputs import OutputError
+    from hopscore.files.reruns import RerunRefused
     from hopscore.run.finish import truncation_warning
-    from hopscore.run.runner import run
+    from hopscore.run.run_job import run
     from hopscore.run.settings import RunSettings, default_output_dir
     from hopscore.run.suite import BENCHMARKS, SuiteRow, locate, suite_inputs, suite_settings
 
@@ -199,7 +199,7 @@ def suite_mcr(
             import asyncio
 
             asyncio.run(shared.close())
-    from hopscore.io import write_json_atomic
+    from hopscore.files.io import write_json_atomic
 
     document: dict[str, object] = {"suite": "mcr", "model": model, "data_dir": str(data_dir),
                                    "strategy": strategy,

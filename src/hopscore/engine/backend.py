@@ -44,7 +44,7 @@ from hopscore.engine.types import (
     ChatResponse,
 )
 from hopscore.errors import HopscoreError
-from hopscore.jsontext import dumps as json_text
+from hopscore.files.jsontext import dumps as json_text
 
 if TYPE_CHECKING:
     import aiohttp

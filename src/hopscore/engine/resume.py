@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from hopscore.errors import HopscoreError, InputError, Location
-from hopscore.io import temp_beside
-from hopscore.jsontext import dumps_encodable
+from hopscore.files.io import temp_beside
+from hopscore.files.jsontext import dumps_encodable
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from hopscore.jsontext import dumps as json_text
+from hopscore.files.jsontext import dumps as json_text
 
 #: Failure kinds. Retryable ones are retried by the engine; the others fail at once.
 RATE_LIMIT = "rate_limit"  # HTTP 429

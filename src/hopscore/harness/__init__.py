@@ -119,7 +119,7 @@ def predictions_reader(
     benchmark: Benchmark[Any, Any], path: Path, source: str, lm_filter: str | None,
     note: Callable[[str], None],
 ) -> Callable[[Sequence[Example]], Predictions[Any]]:
-    """A ``read_predictions`` for :func:`hopscore.scoring.score_files`; ``note`` gets the
+    """A ``read_predictions`` for :func:`hopscore.scores.scoring.score_files`; ``note`` gets the
     join summary."""
 
     def read(examples: Sequence[Example]) -> Predictions[Any]:

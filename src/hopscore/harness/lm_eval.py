@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.errors import HopscoreError, InputError
+from hopscore.files.io import iter_jsonl
 from hopscore.harness.join import HarnessRecord, id_candidates, text_candidates
-from hopscore.io import iter_jsonl
 
 #: document fields that may hold the example id, in the order they are tried
 ID_FIELDS = ("_id", "id", "qid", "question_id", "uid", "example_id")

@@ -12,5 +12,5 @@ Modules (import them directly):
 * :mod:`hopscore.hdr.tools`: tool schemas and the per-task toolset;
 * :mod:`hopscore.hdr.agent`: the tool-calling loop of one attempt;
 * :mod:`hopscore.hdr.grade`: grading attempts with the judge and SQL execution match;
-* :mod:`hopscore.hdr.runner`: ``hopscore run hybrid-deep-research``.
+* :mod:`hopscore.hdr.agent_job`: ``hopscore run hybrid-deep-research``.
 """

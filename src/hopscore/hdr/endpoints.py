@@ -13,17 +13,17 @@ from hopscore.engine import ChatBackend, RetryPolicy, warn_printer
 from hopscore.engine.capacity import ask_async
 from hopscore.engine.preflight import preflight, tool_support
 from hopscore.errors import HopscoreError
-from hopscore.hdr.prepared import Prepared
+from hopscore.hdr.prepared import PreparedAgentRun
 from hopscore.hdr.settings import HdrSettings
+from hopscore.judge.judge_job import JudgeConfig
 from hopscore.judge.prompt import JudgePrompt
-from hopscore.judge.runner import JudgeConfig
 from hopscore.run.providers import resolve, target_of
 
 #: the most agents at once that the slots a server declares may call for
 MOST_AGENTS = 64
 
 
-async def agents_at_once(prepared: Prepared, warn: Console | None) -> int:
+async def agents_at_once(prepared: PreparedAgentRun, warn: Console | None) -> int:
     """How many attempts run at once: --concurrency, or, when it was not given
     (``follow_slots``), the slots the server declares (:mod:`hopscore.engine.capacity`) plus an
     eighth (an agent also spends time in its tools), at most :data:`MOST_AGENTS`."""
@@ -65,7 +65,7 @@ def no_tool_call_hint(used: str, props: dict[str, Any] | None) -> str:
             "tool support (--jinja)")
 
 
-async def check_endpoints(prepared: Prepared, backend: ChatBackend | None,
+async def check_endpoints(prepared: PreparedAgentRun, backend: ChatBackend | None,
                           judge_backend: ChatBackend | None, warn: Console | None) -> None:
     """Credentials and endpoints of the agent and its judge, checked before the first batch
     (:func:`hopscore.engine.preflight.preflight`): hours of attempts are not run for a judge

@@ -5,9 +5,9 @@ be audited and replayed:
 
 * S2SQL: ``s2sql_input.jsonl`` holds one ``hopscore sql-match`` input row per answered attempt
   (``instance_id``, ``attempt``, ``db``, ``gold_sql``, ``response``, ``messages``,
-  ``message_format``), so the trajectory fallback applies; :func:`~hopscore.sql.runner.
+  ``message_format``), so the trajectory fallback applies; :func:`~hopscore.sql.match_job.
   run_sql_match` writes ``sql_match.jsonl``. The same command by hand gives the same verdicts.
-* SQL2S and Parallel: :func:`~hopscore.judge.runner.judge_items` writes ``judge.jsonl`` (one row
+* SQL2S and Parallel: :func:`~hopscore.judge.judge_job.judge_items` writes ``judge.jsonl`` (one row
   per answered attempt, with ``question``, ``response``, ``correct_answer``), resumable and
   cached like ``hopscore judge``.
 
@@ -32,11 +32,11 @@ from rich.console import Console
 from hopscore.benchmarks.hybrid_deep_research.tasks import HdrTask
 from hopscore.engine import ChatBackend
 from hopscore.errors import Location
-from hopscore.io import write_jsonl_atomic
+from hopscore.files.io import write_jsonl_atomic
+from hopscore.files.reruns import RESUME_ANY
+from hopscore.judge.judge_job import JudgeConfig, JudgeSummary, judge_items
 from hopscore.judge.rows import JudgeItem
-from hopscore.judge.runner import JudgeConfig, JudgeSummary, judge_items
-from hopscore.reruns import RESUME_ANY
-from hopscore.sql.runner import MatchOptions, run_sql_match
+from hopscore.sql.match_job import MatchOptions, run_sql_match
 from hopscore.sql.sandbox import SqlExecutor
 
 S2SQL_INPUT, SQL_MATCH, JUDGE_OUTPUT, GRADES = (
@@ -65,7 +65,7 @@ class GradeOptions:
     match: MatchOptions
     judge: JudgeConfig | None
     judge_backend: ChatBackend | None = None
-    #: the run's rerun policy (:mod:`hopscore.reruns`), applied to judge.jsonl; "restart" also
+    #: the run's rerun policy (:mod:`hopscore.files.reruns`), applied to judge.jsonl; "restart" also
     #: grades every S2SQL attempt again
     rerun: str = "refuse"
 

@@ -16,7 +16,7 @@ from hopscore.run.search import SearchBackend
 
 
 @dataclass(slots=True)
-class Prepared:
+class PreparedAgentRun:
     settings: HdrSettings
     spec: ModelSpec
     base_url: str | None
@@ -32,7 +32,7 @@ class Prepared:
     protocol: ToolProtocol = field(default_factory=ToolProtocol)
 
 
-def attempt_key(prepared: Prepared, task: HdrTask, attempt: int) -> str:
+def attempt_key(prepared: PreparedAgentRun, task: HdrTask, attempt: int) -> str:
     """The sample-log key of one attempt: the task, the attempt number, the run's settings
     fingerprint and the task record's hash (a changed task is run again)."""
     record = sha256_text(canonical_json(task.record))[:12]

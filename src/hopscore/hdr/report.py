@@ -17,28 +17,29 @@ from hopscore.benchmarks.hybrid_deep_research.tasks import (
     tasks_sha256,
 )
 from hopscore.engine.failures import rerun_advice, tally
+from hopscore.files.io import write_json_atomic, write_jsonl_atomic
 from hopscore.hdr.grade import GRADES, GradeSummary
 from hopscore.inference.spec import IntervalSpec
-from hopscore.io import write_json_atomic, write_jsonl_atomic
 from hopscore.run.finish import versions
-from hopscore.scoring import ScoreReport, ScoresWriter, score_examples
+from hopscore.scores.scoring import ScoreReport, ScoresWriter, score_examples
 from hopscore.sql.sandbox import sqlite_version
+from hopscore.text.words import counted
 from hopscore.version import __version__
-from hopscore.words import counted
 
 if TYPE_CHECKING:
     from hopscore.engine import BatchOutcome, EngineStats
-    from hopscore.hdr.prepared import Prepared
+    from hopscore.hdr.prepared import PreparedAgentRun
 
 PREDICTIONS = "predictions.jsonl"
-KeyOf = Callable[["Prepared", HdrTask, int], str]
+KeyOf = Callable[["PreparedAgentRun", HdrTask, int], str]
 
 
 def predictions_name(attempt: int) -> str:
     return PREDICTIONS if attempt == 0 else f"predictions.attempt-{attempt}.jsonl"
 
 
-def write_predictions(prepared: Prepared, rows: dict[str, dict[str, Any]], key: KeyOf) -> None:
+def write_predictions(prepared: PreparedAgentRun, rows: dict[str, dict[str, Any]],
+                      key: KeyOf) -> None:
     """The HDR submission file of each attempt: answered tasks only, in task order."""
     for attempt in range(prepared.settings.repeats):
         lines = []
@@ -51,7 +52,7 @@ def write_predictions(prepared: Prepared, rows: dict[str, dict[str, Any]], key: 
         write_jsonl_atomic(prepared.settings.output_dir / predictions_name(attempt), lines)
 
 
-def cut_unscored(prepared: Prepared, row: dict[str, Any]) -> bool:
+def cut_unscored(prepared: PreparedAgentRun, row: dict[str, Any]) -> bool:
     """An attempt with a reply cut at max_tokens, under --on-truncation error: not graded."""
     return prepared.settings.on_truncation == "error" and bool(row.get("truncated"))
 
@@ -70,7 +71,7 @@ def truncation_warning(summary: dict[str, Any], max_tokens: int | None) -> str |
             "--max-tokens to let them finish")
 
 
-def attempt_summary(prepared: Prepared, rows: dict[str, dict[str, Any]], key: KeyOf
+def attempt_summary(prepared: PreparedAgentRun, rows: dict[str, dict[str, Any]], key: KeyOf
                     ) -> dict[str, Any]:
     """Counts over the attempts: statuses, turns, tokens, tool calls per tool."""
     statuses: Counter[str] = Counter()
@@ -121,7 +122,8 @@ def attempt_summary(prepared: Prepared, rows: dict[str, dict[str, Any]], key: Ke
     }
 
 
-def finish_metrics(prepared: Prepared, rows: dict[str, dict[str, Any]], grades: GradeSummary,
+def finish_metrics(prepared: PreparedAgentRun, rows: dict[str, dict[str, Any]],
+                   grades: GradeSummary,
                    key: KeyOf) -> tuple[ScoreReport, dict[str, Any], dict[str, Any]]:
     """Score grades.jsonl over the tasks; write scores.jsonl and metrics.json."""
     bench = HybridDeepResearch()
@@ -168,7 +170,7 @@ def finish_metrics(prepared: Prepared, rows: dict[str, dict[str, Any]], grades: 
     return report, metrics, summary
 
 
-def write_config(prepared: Prepared, *, status: str,
+def write_config(prepared: PreparedAgentRun, *, status: str,
                  rows: dict[str, dict[str, Any]] | None = None,
                  outcome: BatchOutcome | None = None, stats: EngineStats | None = None,
                  grades: GradeSummary | None = None) -> dict[str, Any]:
@@ -190,7 +192,7 @@ def write_config(prepared: Prepared, *, status: str,
     return summary
 
 
-def config_record(prepared: Prepared, status: str) -> dict[str, Any]:
+def config_record(prepared: PreparedAgentRun, status: str) -> dict[str, Any]:
     """config.json without the counts: every setting, hashes, versions and the status."""
     from hopscore.hdr.agent import SYSTEM_PROMPT, prompt_sha256
     from hopscore.hdr.tools import SCHEMAS, openai_tools
@@ -228,8 +230,8 @@ def config_record(prepared: Prepared, status: str) -> dict[str, Any]:
 def _comparable(config: dict[str, Any]) -> dict[str, Any]:
     """What of a config.json decides the attempts: the settings (not the operational ones),
     the task set's hash, the endpoint, the system prompt, the tools and the search backend."""
+    from hopscore.files.reruns import comparable_config
     from hopscore.hdr.settings import OPERATIONAL
-    from hopscore.reruns import comparable_config
 
     return comparable_config(config, OPERATIONAL, {
         "tasks sha256": ("tasks", "sha256"), "endpoint": ("model", "endpoint"),
@@ -237,11 +239,11 @@ def _comparable(config: dict[str, Any]) -> dict[str, Any]:
         "tools": ("agent", "tools"), "search": ("search",)})
 
 
-def run_differences(prepared: Prepared) -> list[str]:
+def run_differences(prepared: PreparedAgentRun) -> list[str]:
     """``setting: old -> new`` between the run directory's config.json and this run."""
     from hopscore.errors import HopscoreError
-    from hopscore.io import load_json
-    from hopscore.reruns import settings_diff
+    from hopscore.files.io import load_json
+    from hopscore.files.reruns import settings_diff
 
     try:
         old = load_json(prepared.settings.output_dir / "config.json")

@@ -12,7 +12,7 @@ from hopscore.defaults import DEFAULT_MAX_OUTAGE
 from hopscore.errors import HopscoreError
 
 if TYPE_CHECKING:
-    from hopscore.shard import Shard
+    from hopscore.files.shard import Shard
 
 SEARCH_BACKENDS = ("bm25", "http")
 TOOL_CHOICES = ("auto", "required", "none")
@@ -159,7 +159,7 @@ class HdrSettings:
     def inputs(self) -> list[Any]:
         """The files and folders the run reads, by option (the run directory never writes over
         one, and is never inside the task folder or the database root)."""
-        from hopscore.outputs import Input
+        from hopscore.files.outputs import Input
 
         paths = {"--tasks": self.tasks, "--overlay": self.overlay, "--db-root": self.db_root,
                  "--corpus": self.corpus, "--judge-prompt-file": self.judge_prompt_file}
@@ -179,7 +179,7 @@ class HdrSettings:
     def fingerprint(self, attempts: str) -> str:
         """What the run computes, with ``attempts`` (the fingerprint in every attempt's key),
         not how it is executed: the same for every shard of a run."""
-        from hopscore.shard import fingerprint
+        from hopscore.files.shard import fingerprint
 
         return fingerprint({**self.to_json(), "attempts": attempts}, EXECUTION_FIELDS)
 

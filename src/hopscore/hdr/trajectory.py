@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.errors import InputError
+from hopscore.files.io import json_type, load_json, write_json_atomic
 from hopscore.hdr.tools import is_error_observation
-from hopscore.io import json_type, load_json, write_json_atomic
 
 FORMATS = ("openai", "anthropic")
 

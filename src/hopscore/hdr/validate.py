@@ -38,7 +38,7 @@ from hopscore.benchmarks.hybrid_deep_research.tasks import (
     HdrTask,
     family_of_id,
 )
-from hopscore.io import json_type, read_bytes
+from hopscore.files.io import json_type, read_bytes
 from hopscore.sql.extract import last_fenced_sql
 from hopscore.sql.guard import check_query
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from hopscore.benchmarks.base import Benchmark
 from hopscore.errors import HopscoreError
+from hopscore.files.io import json_line, write_json_atomic, write_text_atomic
 from hopscore.hub.layouts import Layout, layout_of
 from hopscore.hub.source import (
     HF_PREFIX,
@@ -37,7 +38,6 @@ from hopscore.hub.source import (
     load_parquet,
     split_suffix,
 )
-from hopscore.io import json_line, write_json_atomic, write_text_atomic
 
 
 def _declared(benchmark: str) -> type[Benchmark[Any, Any]] | None:
@@ -89,7 +89,7 @@ def hub_source_kind(benchmark: str, gold: Path | str) -> str | None:
         return None  # the official loader reports what is wrong with the file
     if not isinstance(first, dict):
         return None
-    from hopscore.io import sniff_json_kind
+    from hopscore.files.io import sniff_json_kind
 
     # a one-row JSON Lines export is one object, which is JSON Lines only by its name (an
     # official gold may be one object: HybridQA's {id: answer} reference)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.errors import HopscoreError, InputError
-from hopscore.io import iter_jsonl, load_json, open_binary, sniff_json_kind
+from hopscore.files.io import iter_jsonl, load_json, open_binary, sniff_json_kind
 
 HF_PREFIX = "hf:"
 INSTALL_HINT = "pip install 'hopscore[hf]'"
@@ -102,7 +102,8 @@ def split_suffix(text: str) -> tuple[Path, str | None]:
 
 def json_rows_kind(path: Path) -> str:
     """``jsonl`` for JSON Lines and for a document holding one object (a one-row JSON Lines
-    export, which :func:`hopscore.io.sniff_json_kind` calls a JSON document), else ``json``."""
+    export, which :func:`hopscore.files.io.sniff_json_kind` calls a JSON document), else
+    ``json``."""
     if sniff_json_kind(path) == "jsonl":
         return "jsonl"
     with open_binary(path) as handle:

@@ -53,7 +53,7 @@ _ROLES: dict[str, Callable[[str], ChatMessage]] = {
 
 
 def _default_gold(name: str) -> tuple[Path, Path | None]:
-    from hopscore.samples import discover
+    from hopscore.files.bundled import discover
 
     for sample in discover():
         if sample.benchmark == name:

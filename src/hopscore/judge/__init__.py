@@ -3,12 +3,12 @@
 * :mod:`hopscore.judge.prompt`: the built-in template, ``--prompt-file`` templates, their sha256;
 * :mod:`hopscore.judge.parse`: the verdict parser (and the reference reading, for audit);
 * :mod:`hopscore.judge.rows`: input validation and output rows;
-* :mod:`hopscore.judge.runner`: the resumable, concurrent run on :mod:`hopscore.engine`.
+* :mod:`hopscore.judge.judge_job`: the resumable, concurrent run on :mod:`hopscore.engine`.
 """
 
+from hopscore.judge.judge_job import JudgeConfig, JudgeSummary, judge_file, run_judge
 from hopscore.judge.parse import JudgeVerdict, parse_judge_output, reference_verdict
 from hopscore.judge.prompt import DEFAULT_TEMPLATE, JudgePrompt
-from hopscore.judge.runner import JudgeConfig, JudgeSummary, judge_file, run_judge
 
 __all__ = [
     "DEFAULT_TEMPLATE",

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from hopscore.engine.types import sha256_text
 from hopscore.errors import InputError, Location
-from hopscore.io import read_text
+from hopscore.files.io import read_text
 
 PLACEHOLDERS = ("question", "answer", "expected_answer")
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hopscore import rowcap
 from hopscore.engine.types import CallResult, canonical_json, sha256_text
 from hopscore.errors import HopscoreError, InputError, Location
-from hopscore.io import Fields, iter_jsonl_checked, json_type
+from hopscore.files import rowcap
+from hopscore.files.io import Fields, iter_jsonl_checked, json_type
 from hopscore.judge.parse import JudgeVerdict, reference_verdict
 
 VERDICT_FIELDS = (
@@ -245,7 +245,7 @@ def build_row(
 
 
 def cap_row(row: dict[str, Any], max_cell_chars: int, max_row_bytes: int) -> dict[str, Any]:
-    """``row`` within the caps of :mod:`hopscore.rowcap` (every text longer than
+    """``row`` within the caps of :mod:`hopscore.files.rowcap` (every text longer than
     ``max_cell_chars`` cut, then, if its line is still longer than ``max_row_bytes``, its
     biggest fields replaced by a note of their size); ``judge.row_truncated`` and
     ``judge.truncated_fields`` say so (``judge.truncated`` says the judge's reply was cut at

@@ -3,7 +3,7 @@ their rows without touching them, and the report of rows that are missing.
 
 Shard outputs are only read: a torn last line (a shard killed mid-write) is skipped here, not cut
 off, and nothing is written next to them. No shard is being written while it is read: its own
-lock (:mod:`hopscore.outputs`) is held for the read (:func:`reading`), one shard at a time, so
+lock (:mod:`hopscore.files.outputs`) is held for the read (:func:`reading`), one shard at a time, so
 that a merge of thousands of shards holds one descriptor for them, not one per shard.
 """
 
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hopscore.errors import HopscoreError, InputError, Location
-from hopscore.io import load_json, parse_json_line
-from hopscore.shard import Shard, sidecar_path
+from hopscore.files.io import load_json, parse_json_line
+from hopscore.files.shard import Shard, sidecar_path
 
 #: Missing rows listed per shard in an error message.
 FIRST_MISSING = 10
@@ -149,7 +149,7 @@ def reading(output: ShardOutput) -> Iterator[None]:
     """Hold ``output``'s own lock while the block reads it: a shard still being written is
     refused (:class:`MergeError` naming its pid). A shard in a place this process cannot
     write (read-only) cannot be written by anyone either, and is read as it is."""
-    from hopscore.outputs import Output, OutputBusy, OutputError, lock_output
+    from hopscore.files.outputs import Output, OutputBusy, OutputError, lock_output
 
     with ExitStack() as stack:
         try:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hopscore.io import write_json_atomic, write_text_atomic
+from hopscore.files.io import write_json_atomic, write_text_atomic
+from hopscore.files.shard import clear_sidecar, differences, file_sha256, shard_of
 from hopscore.merge.common import (
     MergeError,
     ShardOutput,
@@ -27,7 +28,6 @@ from hopscore.merge.common import (
     reading,
     refuse_missing,
 )
-from hopscore.shard import clear_sidecar, differences, file_sha256, shard_of
 
 MERGE_SUFFIX = ".merge.json"
 
@@ -79,8 +79,8 @@ def merge_judge(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str],
                 input_path: Path | None = None, ready: Callable[[], None] = lambda: None
                 ) -> MergedFile:
     from hopscore.engine import BatchOutcome, EngineStats, ResultLog
+    from hopscore.judge.judge_job import JudgeConfig, summarize
     from hopscore.judge.rows import is_done, item_key, key_of, load_items, shard_key
-    from hopscore.judge.runner import JudgeConfig, summarize
 
     count = check_set(outputs, _differences)
     check_output(out, outputs)
@@ -111,7 +111,7 @@ def merge_sql(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], N
               input_path: Path | None = None, ready: Callable[[], None] = lambda: None
               ) -> MergedFile:
     from hopscore.sql.inputs import read_lines
-    from hopscore.sql.runner import key_of, shard_key
+    from hopscore.sql.match_job import key_of, shard_key
     from hopscore.sql.summary import Summary
 
     count = check_set(outputs, _differences)

@@ -2,7 +2,7 @@
 
 The run is prepared again without a shard (tasks, knowledge, search), so every attempt's key is
 known. The merged directory gets the shards' attempt rows (byte for byte, in task order) and
-their trajectory files; then the run's own finishing code (:func:`hopscore.hdr.runner.finish`)
+their trajectory files; then the run's own finishing code (:func:`hopscore.hdr.agent_job.finish`)
 writes the submission files, grades and scores from the merged attempts, as after an unsharded
 run. Grading resumes from the shards' verdicts where they can be reused: the judge's rows of
 every shard are pooled into ``judge.jsonl`` (keyed by content, so no judge request is made for
@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hopscore.engine import run_key_of
-from hopscore.io import load_json, write_json_atomic, write_text_atomic
+from hopscore.files.io import load_json, write_json_atomic, write_text_atomic
+from hopscore.files.shard import differences, shard_of
 from hopscore.merge.common import (
     ShardOutput,
     check_output,
@@ -33,12 +34,11 @@ from hopscore.merge.common import (
     settings_from_json,
 )
 from hopscore.merge.runs import add_merged_from, batch_totals
-from hopscore.shard import differences, shard_of
 
 if TYPE_CHECKING:
+    from hopscore.hdr.agent_job import HdrRunResult
     from hopscore.hdr.protocol import ToolProtocol
-    from hopscore.hdr.runner import HdrRunResult
-    from hopscore.judge.runner import JudgeSummary
+    from hopscore.judge.judge_job import JudgeSummary
 
 
 def settings_differences(a: ShardOutput, b: ShardOutput) -> list[str]:
@@ -55,9 +55,9 @@ def settings_differences(a: ShardOutput, b: ShardOutput) -> list[str]:
 def merge_hdr(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], None], *,
               ready: Callable[[], None] = lambda: None) -> HdrRunResult:
     """Join the shards of one HDR agent run into ``out`` (see the module docstring)."""
+    from hopscore.hdr.agent_job import finish, prepare
     from hopscore.hdr.grade import JUDGE_OUTPUT
     from hopscore.hdr.prepared import attempt_key
-    from hopscore.hdr.runner import finish, prepare
     from hopscore.hdr.settings import HdrSettings
     from hopscore.judge.rows import key_of as judge_key_of
     from hopscore.sql.sandbox import SqlExecutor

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.engine import BatchOutcome, EngineStats, run_key_of
-from hopscore.io import load_json, write_json_atomic, write_text_atomic
+from hopscore.files.io import load_json, write_json_atomic, write_text_atomic
+from hopscore.files.shard import differences, shard_of
 from hopscore.merge.common import (
     MergeError,
     ShardOutput,
@@ -31,7 +32,6 @@ from hopscore.merge.common import (
     refuse_missing,
     settings_from_json,
 )
-from hopscore.shard import differences, shard_of
 
 
 @dataclass(slots=True)
@@ -87,7 +87,7 @@ def merge_run(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], N
     """Join the shards of one ``hopscore run`` into ``out`` (see the module docstring)."""
     from hopscore.run.finish import finish_run, write_config
     from hopscore.run.repeats import split_rows
-    from hopscore.run.runner import is_done
+    from hopscore.run.run_job import is_done
     from hopscore.run.settings import RunSettings
     from hopscore.run.tasks import prepare
 

@@ -45,7 +45,7 @@ def cell(metric: str, value: float | None, ci: Mapping[str, Any] | None) -> dict
     half`` when symmetric, else ``[low, high]``), with the method and level for the tooltip."""
     bounds = ""
     if value is not None and ci and ci.get("low") is not None and ci.get("high") is not None:
-        from hopscore.display import bounds_text
+        from hopscore.scores.display import bounds_text
 
         bounds = bounds_text(value, float(ci["low"]), float(ci["high"]))
     return {
@@ -108,7 +108,7 @@ def delta(row: Row | None) -> dict[str, Any]:
     if row is None:
         return {"text": "n/a", "ci": "", "significant": False, "sign": 0, "symbol": "",
                 "verdict": "", "half": "", "p": "", "p_adjusted": ""}
-    from hopscore.display import bounds_text
+    from hopscore.scores.display import bounds_text
 
     sign = (row.delta > 0) - (row.delta < 0)
     if row.significant:
@@ -182,7 +182,7 @@ def comparison_view(pair: PairComparison, flip_limit: int) -> dict[str, Any]:
 
 def agreement_view(label: str, table: AgreementTable) -> dict[str, Any]:
     """Judge vs exact match of one run: raw agreement and kappa with intervals, per group."""
-    from hopscore.display import bounds_text
+    from hopscore.scores.display import bounds_text
 
     rows = []
     for name, agreement in [("all", table.overall), *table.groups.items()]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.errors import HopscoreError
-from hopscore.io import iter_jsonl
+from hopscore.files.io import iter_jsonl
 
 JUDGE_FILE = "judge.jsonl"
 

@@ -1,4 +1,4 @@
-"""The size caps of a model run's sample rows (``samples.jsonl``), on :mod:`hopscore.rowcap`.
+"""The size caps of a model run's sample rows (``samples.jsonl``), on :mod:`hopscore.files.rowcap`.
 
 A reply is read (its answer extracted) whole; the row keeps its first :data:`MAX_CELL_CHARS`
 characters, and the prediction is made from what the row keeps, so the end of a run (and a
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from hopscore.rowcap import cap_row, clip_text
+from hopscore.files.rowcap import cap_row, clip_text
 
 #: Caps of a sample row: characters of one text (a reply, a prompt message, a chain's step),
 #: bytes of the whole line.
@@ -26,7 +26,7 @@ KEPT = ("run_key", "id", "attempt", "raw_output", "answer", "abstained", "mcr_sc
 def cap_sample(row: dict[str, Any], kept: Collection[str] = KEPT) -> dict[str, Any]:
     """A sample row within the caps, marked ``row_truncated`` with ``truncated_fields`` when
     something was cut (``truncated`` already says the reply was cut at max_tokens); fields
-    in ``kept`` are only cut a text at a time (:func:`hopscore.rowcap.cap_row`)."""
+    in ``kept`` are only cut a text at a time (:func:`hopscore.files.rowcap.cap_row`)."""
     out, cut = cap_row(row, MAX_CELL_CHARS, MAX_ROW_BYTES, kept=kept)
     if cut:
         out["row_truncated"] = True

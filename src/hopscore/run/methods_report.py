@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 
 from hopscore.benchmarks.base import Benchmark, ModelAnswer, Predictions
-from hopscore.io import write_json_atomic
+from hopscore.files.io import write_json_atomic
 from hopscore.run.methods import TITLES
 from hopscore.run.strategy import answer_metric, method_names
-from hopscore.scoring import ScoresWriter, score_examples
+from hopscore.scores.scoring import ScoresWriter, score_examples
 
 METHODS_DIR = "methods"
 #: The comparisons of MCR's table, (A, B): B - A.

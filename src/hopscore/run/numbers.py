@@ -72,7 +72,7 @@ def _unit_after(number: str, rest: str) -> str | None:
             break
     if not words:
         return None
-    from hopscore.quantities import parse_quantity  # imports numpy: only when units are read
+    from hopscore.text.quantities import parse_quantity  # imports numpy: only when units are read
 
     for count in range(len(words), 0, -1):
         if words[count - 1].lower() in _NOT_UNITS:
@@ -108,7 +108,7 @@ def parse_number_answer(value: str, unit: str | None = None, *, last: bool = Fal
     written = format_number(number)
     found = _unit_after(written, rest)
     if found is None and unit and unit.strip() not in ("", "$"):
-        from hopscore.quantities import parse_quantity
+        from hopscore.text.quantities import parse_quantity
 
         check = parse_quantity(f"{written} {unit}")
         found = unit if check.error is None else None

@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.benchmarks.base import Benchmark, Example, Prediction, Predictions
+from hopscore.benchmarks.fast_init import fast_init
 from hopscore.errors import HopscoreError
 from hopscore.inference.passk import pass_curve, pass_names, right_wrong_metric
-from hopscore.records import fast_init
 
 #: (scorer, predictions, extra block such as MCR's) of one attempt's predictions file
 AttemptScoring = tuple[Benchmark[Any, Any], Predictions[Any], dict[str, Any] | None]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.errors import HopscoreError, InputError
-from hopscore.io import Fields, iter_jsonl
+from hopscore.files.io import Fields, iter_jsonl
 
 ID_FIELDS = ("id", "_id", "doc_id", "docid", "url")
 TEXT_FIELDS = ("text", "contents", "content")

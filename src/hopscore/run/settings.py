@@ -11,9 +11,9 @@ from hopscore.errors import HopscoreError
 from hopscore.run.extract import DEFAULT_MARKER
 
 if TYPE_CHECKING:
+    from hopscore.files.shard import Shard
     from hopscore.inference.clusters import ClusterSpec
     from hopscore.inference.spec import IntervalSpec
-    from hopscore.shard import Shard
 from hopscore.defaults import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 PROTOCOLS = ("default", "mcr")
@@ -171,7 +171,7 @@ class RunSettings:
 
     def inputs(self) -> list[Any]:
         """The files and folders the run reads, by option (an output never writes over one)."""
-        from hopscore.outputs import Input
+        from hopscore.files.outputs import Input
 
         paths = {"--gold": self.gold, "--aliases": self.aliases, "--tables-dir": self.tables_dir,
                  "--corpus": self.corpus, "--prompt-template": self.prompt_template,

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.errors import HopscoreError
-from hopscore.io import load_json, write_json_atomic
+from hopscore.files.io import load_json, write_json_atomic
 
 #: (benchmark, folder names, file names) in MCR's table order.
 LAYOUT: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
@@ -79,7 +79,7 @@ def suite_inputs(data_dir: Path) -> list[Any]:
     """Every gold file the suite may read under ``data_dir`` (for the output-is-an-input
     check: a suite directory inside the data folder is fine, one that would write over a gold
     file is not)."""
-    from hopscore.outputs import Input
+    from hopscore.files.outputs import Input
 
     found = []
     for benchmark, folders, files in LAYOUT:

@@ -46,7 +46,7 @@ class Task:
 
 
 @dataclass(slots=True)
-class Prepared:
+class PreparedRun:
     benchmark: Benchmark[Any, Any]
     spec: ModelSpec
     base_url: str | None
@@ -94,7 +94,7 @@ def load_template(settings: RunSettings) -> PromptTemplate:
     return PromptTemplate.builtin(builtin_template_name(settings.benchmark, settings.protocol))
 
 
-def prepare(settings: RunSettings) -> Prepared:
+def prepare(settings: RunSettings) -> PreparedRun:
     settings.check()
     benchmark = benchmarks.get(settings.benchmark)
     spec = ModelSpec.parse(settings.model)
@@ -146,7 +146,7 @@ def prepare(settings: RunSettings) -> Prepared:
     if settings.repeats > 1:
         tasks = [task if j == 0 else repeat_task(task, j)
                  for task in tasks for j in range(settings.repeats)]
-    return Prepared(
+    return PreparedRun(
         benchmark=benchmark, spec=spec, base_url=base_url, endpoint=endpoint,
         examples=examples, tasks=tasks, template=template, shots=shots, answer_kind=kind,
         marker=marker, stop=stop, gold_sha256=file_sha256(settings.gold), gold_examples=len(gold),

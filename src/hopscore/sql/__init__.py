@@ -16,6 +16,6 @@ Modules (import them directly; this package imports nothing so that query worker
 * :mod:`hopscore.sql.inputs`, :mod:`hopscore.sql.records`: input lines and verdict rows;
 * :mod:`hopscore.sql.evaluate`: one record graded;
 * :mod:`hopscore.sql.keys`: settings-keyed resume keys;
-* :mod:`hopscore.sql.runner`: the ``hopscore sql-match`` pipeline (every line, resume);
+* :mod:`hopscore.sql.match_job`: the ``hopscore sql-match`` pipeline (every line, resume);
 * :mod:`hopscore.sql.summary`: the totals of an output.
 """

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.errors import InputError, Location
-from hopscore.io import open_binary, parse_json_line
+from hopscore.files.io import open_binary, parse_json_line
 
 #: Longest input line read (bytes); a longer one is an ``invalid_input`` row.
 MAX_LINE_BYTES = 32 * 1024 * 1024

@@ -5,7 +5,7 @@ of it, some words in common, nothing in common)."""
 from __future__ import annotations
 
 from hopscore.analysis.categories import NO_PREDICTION, Dimension, Inputs, Sample, outcome
-from hopscore.text import normalize_answer
+from hopscore.text.normalize import normalize_answer
 
 OUTCOMES = ("right", "partial", "wrong", NO_PREDICTION)
 FITS = (

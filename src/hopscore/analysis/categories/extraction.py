@@ -8,7 +8,7 @@ from typing import Any
 
 from hopscore.analysis.categories import Dimension, Inputs, Sample
 from hopscore.analysis.samples import extraction, raw_output, request_error
-from hopscore.text import normalize_answer
+from hopscore.text.normalize import normalize_answer
 
 CATEGORIES = (
     "strict extraction ok", "strict failed, flexible recovered", "no answer extracted",

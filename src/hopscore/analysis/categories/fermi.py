@@ -1,7 +1,7 @@
 """Fermi error categories: how many orders of magnitude the estimate is off.
 
 The prediction and the gold answer are evaluated the way the scorer evaluates them
-(:func:`hopscore.quantities.answer_quantity`: pint, Fermi's units, base units) and banded by
+(:func:`hopscore.text.quantities.answer_quantity`: pint, Fermi's units, base units) and banded by
 ``|log10(gold / prediction)|``. The official score is ``max(0, 1 - |log10 ratio| / 3)``, so the
 bands line up with it: 10x off scores 2/3, 100x 1/3, 1000x or more 0. Answers that do not
 evaluate to a number, negative values and the official one-zero branch (a 0 estimate or a 0
@@ -43,7 +43,7 @@ def orders_band(orders: float) -> str:
 def _magnitude(text: str | None) -> float | None:
     if text is None:
         return None
-    from hopscore.quantities import answer_quantity
+    from hopscore.text.quantities import answer_quantity
 
     value = answer_quantity(text).magnitude
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):

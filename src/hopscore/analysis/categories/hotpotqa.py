@@ -16,7 +16,7 @@ from typing import Any
 
 from hopscore.analysis.categories import NO_PREDICTION, Dimension, Inputs, Sample
 from hopscore.analysis.gold import gold_index
-from hopscore.text import normalize_answer
+from hopscore.text.normalize import normalize_answer
 
 FACT_OUTCOMES = (
     "right answer, right facts", "right answer, wrong facts",

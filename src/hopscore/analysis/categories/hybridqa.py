@@ -27,8 +27,8 @@ from hopscore.analysis.categories import (
 )
 from hopscore.analysis.categories.hotpotqa import contains
 from hopscore.errors import InputError, Location
-from hopscore.io import Fields, json_type, load_json
-from hopscore.text import normalize_answer
+from hopscore.files.io import Fields, json_type, load_json
+from hopscore.text.normalize import normalize_answer
 
 GOLD_LOCATIONS = ("table", "passage", "computed", "unlocated")
 PREDICTION_PLACES = (

@@ -47,11 +47,11 @@ from hopscore.benchmarks.base import (
     load_universal,
     quick_answer,
 )
+from hopscore.benchmarks.fast_init import fast_init
 from hopscore.benchmarks.formats import UNIVERSAL, universal_or_json
 from hopscore.errors import InputError, Location
-from hopscore.io import Fields, csv_rows, json_type, load_json, read_text, write_json_atomic
-from hopscore.records import fast_init
-from hopscore.text import normalize_answer, set_f1
+from hopscore.files.io import Fields, csv_rows, json_type, load_json, read_text, write_json_atomic
+from hopscore.text.normalize import normalize_answer, set_f1
 
 #: Column positions of the ``Bamboogle_Prerelease.tsv`` layout.
 PRERELEASE_QUESTION, PRERELEASE_ANSWER = 0, 4

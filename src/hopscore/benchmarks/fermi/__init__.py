@@ -5,7 +5,7 @@ its 0-based position in the list, as a string. Predictions: a JSON object keyed 
 ``{"0": "22.3 km", "1": 3.2e13, ...}``, or universal JSON Lines ``{"id", "answer"}``.
 
 Both answers are evaluated the way the official pipeline does (``convert_units`` then
-``accuracy_metric``; see :mod:`hopscore.quantities`): pint with the Fermi units, conversion to
+``accuracy_metric``; see :mod:`hopscore.text.quantities`): pint with the Fermi units, conversion to
 base units, and a comparison of magnitudes only. A JSON number is taken as it is. A prediction
 pint cannot evaluate scores 0 (the official code raises), and so does an empty string (pint
 would evaluate "" to 1). Groups: ``with_unit`` / ``no_unit`` by whether the gold answer carries
@@ -29,10 +29,10 @@ from hopscore.benchmarks.base import (
     PromptInputs,
     load_universal,
 )
+from hopscore.benchmarks.fast_init import fast_init
 from hopscore.errors import InputError, Location
-from hopscore.io import Fields, json_type, load_json, sniff_json_kind, write_json_atomic
-from hopscore.quantities import Quantity, answer_quantity, fp_score
-from hopscore.records import fast_init
+from hopscore.files.io import Fields, json_type, load_json, sniff_json_kind, write_json_atomic
+from hopscore.text.quantities import Quantity, answer_quantity, fp_score
 
 
 @fast_init

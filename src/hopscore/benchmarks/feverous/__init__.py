@@ -43,10 +43,10 @@ from hopscore.benchmarks.base import (
     Predictions,
     PromptInputs,
 )
+from hopscore.benchmarks.fast_init import fast_init
 from hopscore.errors import InputError, Location
-from hopscore.io import Fields, iter_jsonl, json_type, write_jsonl_atomic
-from hopscore.records import fast_init
-from hopscore.words import agree, counted
+from hopscore.files.io import Fields, iter_jsonl, json_type, write_jsonl_atomic
+from hopscore.text.words import agree, counted
 
 Element = tuple[str, str, str]
 TABLE_TYPES = frozenset({"cell", "item", "table_caption", "header_cell"})
@@ -339,7 +339,7 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
         predicted evidence the element ids the reply cites (open book, ``--wiki-db``: ids
         among the shown ones, or well-formed ids), or those the run gives
         (``answer.evidence_ids``, the chain strategies' evidence); closed book: none."""
-        from hopscore.labels import feverous_label
+        from hopscore.text.labels import feverous_label
 
         text = answer.text or ""
         ids: list[str] = []

@@ -32,6 +32,7 @@ from hopscore.benchmarks.base import (
     check_unique_ids,
     load_universal,
 )
+from hopscore.benchmarks.fast_init import fast_init
 from hopscore.benchmarks.formats import (
     UNIVERSAL,
     official_ids,
@@ -41,10 +42,9 @@ from hopscore.benchmarks.formats import (
 )
 from hopscore.benchmarks.hotpotqa.stream import GoldReader, read_predictions_quickly, stream_gold
 from hopscore.errors import InputError
-from hopscore.io import Fields, json_type, load_json, write_json_atomic
-from hopscore.jsonstream import is_json_list
-from hopscore.records import fast_init
-from hopscore.text import hotpot_prf, normalize_answer
+from hopscore.files.io import Fields, json_type, load_json, write_json_atomic
+from hopscore.files.jsonstream import is_json_list
+from hopscore.text.normalize import hotpot_prf, normalize_answer
 
 Fact = tuple[str, int]
 Context = tuple[tuple[str, tuple[str, ...]], ...]
@@ -295,7 +295,7 @@ def cited_facts(output: str, titles: Sequence[str]) -> tuple[Fact, ...]:
     punctuation, then as a paragraph number ("[Paragraph 2, 0]", "[2, 0]"); an unknown title is
     kept as written (it can only be a false positive). Duplicates are dropped, order kept.
     """
-    from hopscore.labels import strip_think
+    from hopscore.text.labels import strip_think
 
     text = strip_think(output)
     labels = list(_FACTS_LABEL.finditer(text))

@@ -3,7 +3,7 @@
 A million HotpotQA examples are 320 MB of gold JSON and 150 MB of official predictions. Held
 as Python objects they cost several GB; here:
 
-* the gold list is read a window at a time (:mod:`hopscore.jsonstream`), each record decoded
+* the gold list is read a window at a time (:mod:`hopscore.files.jsonstream`), each record decoded
   into the few fields scoring reads and dropped once scored. Duplicate ids are caught as they
   come (a set of the ids' hashes; a repeated hash is confirmed by reading the file again up
   to it), with the message :func:`~hopscore.benchmarks.base.check_unique_ids` gives;
@@ -34,8 +34,8 @@ import msgspec
 from hopscore.benchmarks.base import Example, Prediction, Predictions
 from hopscore.benchmarks.formats import read_official_parts, unpredicted_warning
 from hopscore.errors import InputError, Location
-from hopscore.io import Fields, _DuplicateKey, _no_duplicate_keys, sniff_json_kind
-from hopscore.jsonstream import Batch, iter_json_list
+from hopscore.files.io import Fields, _DuplicateKey, _no_duplicate_keys, sniff_json_kind
+from hopscore.files.jsonstream import Batch, iter_json_list
 
 P = TypeVar("P", bound=Prediction)
 

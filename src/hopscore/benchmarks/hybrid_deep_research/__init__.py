@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hopscore.benchmarks.base import Benchmark, Example, Prediction, Predictions
+from hopscore.benchmarks.fast_init import fast_init
 from hopscore.errors import InputError
+from hopscore.files.io import Fields, iter_jsonl
 from hopscore.inference.passk import pass_curve, pass_names
-from hopscore.io import Fields, iter_jsonl
-from hopscore.records import fast_init
 
 
 @fast_init

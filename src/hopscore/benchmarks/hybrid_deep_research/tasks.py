@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.errors import HopscoreError, Location
-from hopscore.io import iter_jsonl, json_type
+from hopscore.files.io import iter_jsonl, json_type
 
 
 @dataclass(frozen=True, slots=True)

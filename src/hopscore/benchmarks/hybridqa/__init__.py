@@ -41,12 +41,12 @@ from hopscore.benchmarks.base import (
     load_universal,
     quick_answer,
 )
+from hopscore.benchmarks.fast_init import fast_init
 from hopscore.benchmarks.formats import UNIVERSAL, universal_or_json
 from hopscore.benchmarks.hybridqa.wikitables import load_table, table_context
 from hopscore.errors import HopscoreError, InputError, Location
-from hopscore.io import Fields, json_type, load_json, write_json_atomic
-from hopscore.records import fast_init
-from hopscore.text import normalize_answer, squad2_f1
+from hopscore.files.io import Fields, json_type, load_json, write_json_atomic
+from hopscore.text.normalize import normalize_answer, squad2_f1
 
 LOCATIONS = ("table", "passage")
 

@@ -49,10 +49,10 @@ from hopscore.benchmarks.base import (
     check_unique_ids,
     load_universal,
 )
+from hopscore.benchmarks.fast_init import fast_init
 from hopscore.errors import InputError, Location
-from hopscore.io import Fields, csv_rows, iter_jsonl, read_text, write_text_atomic
-from hopscore.records import fast_init
-from hopscore.text import normalize_answer
+from hopscore.files.io import Fields, csv_rows, iter_jsonl, read_text, write_text_atomic
+from hopscore.text.normalize import normalize_answer
 
 Choice = tuple[str, str]
 _LABEL_PREFIX = re.compile(r"\(?(?P<label>[^\s.():]+)[.):]")

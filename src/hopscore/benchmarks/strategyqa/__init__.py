@@ -46,8 +46,9 @@ from hopscore.benchmarks.base import (
     check_unique_ids,
     load_universal,
 )
+from hopscore.benchmarks.fast_init import fast_init
 from hopscore.errors import HopscoreError, InputError
-from hopscore.io import (
+from hopscore.files.io import (
     Fields,
     iter_jsonl,
     json_type,
@@ -55,9 +56,8 @@ from hopscore.io import (
     sniff_json_kind,
     write_json_atomic,
 )
-from hopscore.records import fast_init
-from hopscore.sari import sari, strategyqa_tokens
-from hopscore.words import agree, counted
+from hopscore.text.sari import sari, strategyqa_tokens
+from hopscore.text.words import agree, counted
 
 RETRIEVAL_LIMIT = 10
 _BOOLEAN_WORDS = {"yes": True, "true": True, "no": False, "false": False}
@@ -331,7 +331,7 @@ class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
 
         Retrieved document ids, when the run retrieved any, are the predicted paragraphs.
         """
-        from hopscore.labels import yes_no
+        from hopscore.text.labels import yes_no
 
         word = yes_no(answer.text) if answer.text else None
         return StrategyQAPrediction(

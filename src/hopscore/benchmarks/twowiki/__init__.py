@@ -49,6 +49,7 @@ from hopscore.benchmarks.base import (
     check_unique_ids,
     load_universal,
 )
+from hopscore.benchmarks.fast_init import fast_init
 from hopscore.benchmarks.formats import (
     UNIVERSAL,
     official_ids,
@@ -67,9 +68,8 @@ from hopscore.benchmarks.hotpotqa import (
     parse_facts,
 )
 from hopscore.errors import InputError
-from hopscore.io import Fields, iter_jsonl, json_type, load_json, write_json_atomic
-from hopscore.records import fast_init
-from hopscore.text import hotpot_prf, normalize_answer, normalize_no_articles
+from hopscore.files.io import Fields, iter_jsonl, json_type, load_json, write_json_atomic
+from hopscore.text.normalize import hotpot_prf, normalize_answer, normalize_no_articles
 
 Triple = tuple[str, ...]
 Scores4 = tuple[float, float, float, float]

@@ -30,7 +30,7 @@ from hopscore.engine.batch import RowResult
 from hopscore.engine.resume import ResultLog
 from hopscore.engine.types import CallFailure
 from hopscore.errors import InputError
-from hopscore.shard import write_sidecar
+from hopscore.files.shard import write_sidecar
 from hopscore.sql.evaluate import (
     DEFAULT_TEMPLATE,
     NEEDS_DB,
@@ -47,7 +47,7 @@ from hopscore.sql.summary import Summary
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from hopscore.shard import Shard
+    from hopscore.files.shard import Shard
 
 __all__ = ["DEFAULT_TEMPLATE", "NEEDS_DB", "MatchOptions", "Summary", "evaluate",
            "run_sql_match"]

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.errors import HopscoreError
-from hopscore.io import temp_beside
+from hopscore.files.io import temp_beside
 
 REFUSE, RESTART, RESUME_ANY = "refuse", "restart", "resume-any"
 POLICIES = (REFUSE, RESTART, RESUME_ANY)
@@ -111,7 +111,7 @@ def settings_diff(old: Mapping[str, Any], new: Mapping[str, Any],
 
 
 @dataclass(slots=True)
-class Prepared:
+class PreparedResults:
     """What :func:`prepare_results` did."""
 
     policy: str
@@ -212,7 +212,7 @@ def prepare_results(
     differences: Callable[[list[dict[str, Any]]], list[str]],
     set_aside: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     other_inputs: str | None = None,
-) -> Prepared:
+) -> PreparedResults:
     """Apply ``policy`` to the rows of ``path`` whose key is not in ``keys``.
 
     ``what`` names the rows in messages ("samples", "judge rows"); ``differences(rows)`` gives
@@ -228,7 +228,7 @@ def prepare_results(
     """
     if policy not in POLICIES:
         raise ValueError(f"unknown rerun policy {policy!r}")
-    done = Prepared(policy)
+    done = PreparedResults(policy)
     scanned = _scan(path)
     if policy == RESTART:
         if scanned is not None:
@@ -312,7 +312,7 @@ def scored_from(gold: Path, given: str | Path) -> dict[str, Any]:
     """The ``scored_from`` block of a score directory's ``metrics.json``: the gold file that
     made it (``given``: as the user named it) and its sha256 (None when it cannot be read:
     scoring then says why)."""
-    from hopscore.shard import file_sha256
+    from hopscore.files.shard import file_sha256
 
     try:
         digest: str | None = file_sha256(gold) if gold.is_file() else None

@@ -22,18 +22,18 @@ from rich.table import Table
 from hopscore.analysis.judging import AgreementTable
 from hopscore.benchmarks.base import Benchmark, E, P
 from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
-from hopscore.display import print_table
 from hopscore.engine import ChatBackend, run_sync
 from hopscore.errors import HopscoreError, Location
+from hopscore.files.io import write_json_atomic
+from hopscore.files.reruns import REFUSE
 from hopscore.inference.agreement import agreement_of
 from hopscore.inference.clusters import ClusterSpec
 from hopscore.inference.spec import IntervalSpec
 from hopscore.inference.values import ExampleValues
-from hopscore.io import write_json_atomic
+from hopscore.judge.judge_job import JudgeConfig, JudgeSummary, judge_items
 from hopscore.judge.rows import JudgeItem, item_key, key_of
-from hopscore.judge.runner import JudgeConfig, JudgeSummary, judge_items
-from hopscore.reruns import REFUSE
-from hopscore.scoring import (
+from hopscore.scores.display import print_table
+from hopscore.scores.scoring import (
     ExampleScore,
     ScoreReport,
     ScoresWriter,
@@ -41,7 +41,7 @@ from hopscore.scoring import (
     note_no_overlap,
     score_examples,
 )
-from hopscore.words import counted
+from hopscore.text.words import counted
 
 METRIC = "judge_accuracy"
 #: The benchmark metric the judge is compared with: the first of these that it reports.
@@ -181,7 +181,8 @@ def score_files_with_judge(
     judged = JudgedReport(report, summary, metric, disagreements, agreement,
                           file_sha256(predictions_path))
     if output_dir is not None:
-        if scored_from is not None:  # the gold that made the score directory (hopscore.reruns)
+        # the gold that made the score directory (hopscore.files.reruns)
+        if scored_from is not None:
             report.scored_from = dict(scored_from)
         _write(output_dir, judged, scores, rows)
     return judged

@@ -19,7 +19,7 @@ from rich.text import Text
 
 if TYPE_CHECKING:
     from hopscore.inference.ci import Interval
-    from hopscore.results import ScoreReport
+    from hopscore.scores.results import ScoreReport
 
 METHOD_NAMES = {"wilson": "Wilson", "clopper-pearson": "Clopper-Pearson", "bca": "BCa",
                 "bootstrap": "percentile bootstrap", "t": "t"}

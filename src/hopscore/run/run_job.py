@@ -48,16 +48,16 @@ from hopscore.engine.capacity import cluster_limit
 from hopscore.engine.outage import EndpointDown
 from hopscore.engine.preflight import preflight
 from hopscore.errors import HopscoreError, Interrupted
-from hopscore.outputs import claim, output_dir
-from hopscore.reruns import REFUSE, prepare_results
+from hopscore.files.outputs import claim, output_dir
+from hopscore.files.reruns import REFUSE, prepare_results
 from hopscore.run.caps import cap_sample, kept_text
 from hopscore.run.extract import extract_flexible, extract_mcr, extract_strict
 from hopscore.run.finish import finish_run, run_differences, write_config
 from hopscore.run.providers import make_backend, target_of
 from hopscore.run.repeats import split_rows
 from hopscore.run.settings import RunSettings, run_writes
-from hopscore.run.tasks import Prepared, Task, prepare
-from hopscore.scoring import ScoreReport
+from hopscore.run.tasks import PreparedRun, Task, prepare
+from hopscore.scores.scoring import ScoreReport
 
 SAMPLES_FILE = "samples.jsonl"
 
@@ -65,7 +65,7 @@ SAMPLES_FILE = "samples.jsonl"
 @dataclass(slots=True)
 class RunResult:
     settings: RunSettings
-    prepared: Prepared
+    prepared: PreparedRun
     outcome: BatchOutcome
     stats: EngineStats
     report: ScoreReport | None
@@ -79,7 +79,7 @@ def is_done(row: dict[str, Any]) -> bool:
 
 
 class _Worker:
-    def __init__(self, engine: ChatEngine, prepared: Prepared, settings: RunSettings) -> None:
+    def __init__(self, engine: ChatEngine, prepared: PreparedRun, settings: RunSettings) -> None:
         self.engine = engine
         self.prepared = prepared
         self.settings = settings
@@ -199,13 +199,13 @@ async def execute(
     backend: ChatBackend | None = None,
     console: Console | None = None,
     warn: Console | None = None,
-    prepared: Prepared | None = None,
+    prepared: PreparedRun | None = None,
     rerun: str = REFUSE,
 ) -> RunResult:
     """Run (or resume) one benchmark run into ``settings.output_dir``.
 
-    The directory is held for the whole run (:func:`hopscore.outputs.claim`). Samples of
-    other settings already there are handled by ``rerun`` (:mod:`hopscore.reruns`: refused by
+    The directory is held for the whole run (:func:`hopscore.files.outputs.claim`). Samples of
+    other settings already there are handled by ``rerun`` (:mod:`hopscore.files.reruns`: refused by
     default, naming the settings that differ). Ctrl-C keeps every finished sample, marks
     config.json "interrupted" and raises :class:`~hopscore.errors.Interrupted`.
     """
@@ -218,7 +218,7 @@ async def execute(
         return await _execute(settings, prepared, backend, console, warn, rerun)
 
 
-async def _execute(settings: RunSettings, prepared: Prepared, backend: ChatBackend | None,
+async def _execute(settings: RunSettings, prepared: PreparedRun, backend: ChatBackend | None,
                    console: Console | None, warn: Console | None, rerun: str) -> RunResult:
     out = settings.output_dir
     keys = [task.key for task in prepared.tasks]
@@ -299,7 +299,7 @@ class RunWork:
     ships_items: ClassVar[bool] = False
 
     async def build(self, gate: Gate | None, *, backend: ChatBackend | None = None,
-                    prepared: Prepared | None = None, warn: Console | None = None) -> Built:
+                    prepared: PreparedRun | None = None, warn: Console | None = None) -> Built:
         settings = self.settings
         prepared = prepared or prepare(settings)
         local = prepared.spec.is_local

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 from hopscore.benchmarks.base import Benchmark, E, P, Predictions
 from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.errors import HopscoreError
-from hopscore.io import bulk_load, json_line, temp_beside, write_json_atomic
+from hopscore.files.io import bulk_load, json_line, temp_beside, write_json_atomic
 
-# the result records live in hopscore.results (below the intervals); imported from here too
-from hopscore.results import ExampleScore as ExampleScore
-from hopscore.results import GroupSummary as GroupSummary
-from hopscore.results import ScoreReport as ScoreReport
-from hopscore.words import agree, counted
+# the result records live in hopscore.scores.results (below the intervals); imported from here too
+from hopscore.scores.results import ExampleScore as ExampleScore
+from hopscore.scores.results import GroupSummary as GroupSummary
+from hopscore.scores.results import ScoreReport as ScoreReport
+from hopscore.text.words import agree, counted
 
 if TYPE_CHECKING:
     from hopscore.inference.clusters import ClusterSpec
@@ -291,9 +291,9 @@ def score_files(
     keep_examples: bool = False,
 ) -> ScoreReport:
     """Load and score; with ``output_dir``, write ``metrics.json`` and ``scores.jsonl``
-    (``scored_from``: the gold that made them, :func:`hopscore.reruns.scored_from`, recorded in
-    ``metrics.json`` and the report); ``keep_examples``: also keep each example's scores in
-    ``report.examples`` (the Python API).
+    (``scored_from``: the gold that made them, :func:`hopscore.files.reruns.scored_from`,
+    recorded in ``metrics.json`` and the report); ``keep_examples``: also keep each example's
+    scores in ``report.examples`` (the Python API).
 
     ``read_predictions``, when given, makes the predictions from the gold examples instead of
     ``benchmark.load_predictions(predictions_path)`` (another harness's output, joined to the

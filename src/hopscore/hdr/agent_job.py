@@ -52,6 +52,8 @@ from hopscore.engine import (
 )
 from hopscore.engine.outage import EndpointDown
 from hopscore.errors import HopscoreError, Interrupted
+from hopscore.files.outputs import claim, output_dir
+from hopscore.files.reruns import REFUSE, SIDE, prepare_results
 from hopscore.hdr.agent import MODEL_ERROR, AgentLoop, AgentSettings, prompt_sha256
 from hopscore.hdr.endpoints import (
     agents_at_once,
@@ -62,7 +64,7 @@ from hopscore.hdr.endpoints import (
 )
 from hopscore.hdr.grade import AttemptOutcome, GradeOptions, GradeSummary, grade
 from hopscore.hdr.knowledge import KnowledgeBase
-from hopscore.hdr.prepared import Prepared, attempt_key
+from hopscore.hdr.prepared import PreparedAgentRun, attempt_key
 from hopscore.hdr.protocol import ToolProtocol
 from hopscore.hdr.report import (
     cut_unscored,
@@ -75,8 +77,6 @@ from hopscore.hdr.settings import HdrSettings
 from hopscore.hdr.tools import SCHEMAS, ToolLimits, Toolset, openai_tools
 from hopscore.hdr.trajectory import file_name, read_trajectory, write_trajectory
 from hopscore.hdr.wire import content_style_for
-from hopscore.outputs import claim, output_dir
-from hopscore.reruns import REFUSE, SIDE, prepare_results
 from hopscore.run.caps import cap_sample
 from hopscore.run.providers import (
     ModelSpec,
@@ -85,8 +85,8 @@ from hopscore.run.providers import (
     resolve_base_url,
 )
 from hopscore.run.search import Bm25Search, HttpSearch, SearchBackend
-from hopscore.scoring import ScoreReport
-from hopscore.sql.runner import MatchOptions
+from hopscore.scores.scoring import ScoreReport
+from hopscore.sql.match_job import MatchOptions
 from hopscore.sql.sandbox import SqlExecutor
 
 SAMPLES_FILE = "samples.jsonl"
@@ -95,7 +95,7 @@ TRAJECTORIES = "trajectories"
 
 @dataclass(slots=True)
 class HdrRunResult:
-    prepared: Prepared
+    prepared: PreparedAgentRun
     outcome: BatchOutcome
     stats: EngineStats
     grades: GradeSummary | None
@@ -124,7 +124,7 @@ def make_search(settings: HdrSettings) -> SearchBackend:
     return Bm25Search(settings.corpus)
 
 
-def prepare(settings: HdrSettings, search: SearchBackend | None = None) -> Prepared:
+def prepare(settings: HdrSettings, search: SearchBackend | None = None) -> PreparedAgentRun:
     """Check everything a run needs before the first model call."""
     settings.check()
     spec = ModelSpec.parse(settings.model)
@@ -166,12 +166,12 @@ def prepare(settings: HdrSettings, search: SearchBackend | None = None) -> Prepa
         "max_context_tokens": settings.max_context_tokens,
     }))[:16]
     protocol = ToolProtocol(settings.tool_protocol, endpoint=endpoint)
-    return Prepared(settings, spec, base_url, endpoint, tasks, merged, knowledge, search,
+    return PreparedAgentRun(settings, spec, base_url, endpoint, tasks, merged, knowledge, search,
                     fingerprint, content_style, protocol)
 
 
 class _AttemptWorker:
-    def __init__(self, prepared: Prepared, engine: ChatEngine, executor: SqlExecutor,
+    def __init__(self, prepared: PreparedAgentRun, engine: ChatEngine, executor: SqlExecutor,
                  protocol: ToolProtocol) -> None:
         s = prepared.settings
         self.prepared = prepared
@@ -238,7 +238,7 @@ class HdrWork:
     settings: HdrSettings
     ships_items: ClassVar[bool] = False
 
-    async def build(self, gate: Gate | None, *, prepared: Prepared | None = None,
+    async def build(self, gate: Gate | None, *, prepared: PreparedAgentRun | None = None,
                     backend: ChatBackend | None = None, executor: SqlExecutor | None = None,
                     warn: Console | None = None) -> Built:
         settings = self.settings
@@ -294,7 +294,7 @@ def previous_protocol(out: Path) -> dict[str, Any] | None:
     return block if isinstance(block, dict) else None
 
 
-def note_no_tool_calls(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> None:
+def note_no_tool_calls(prepared: PreparedAgentRun, rows: dict[str, dict[str, Any]]) -> None:
     """Warn when the model made requests but never called a tool (a template without tools,
     a model that cannot call them): every attempt then ends without an answer."""
     requests = sum(int(row.get("model_calls") or 0) for row in rows.values())
@@ -309,7 +309,8 @@ def note_no_tool_calls(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> N
         f"a final answer; {hint}")
 
 
-def outcomes_of(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> list[AttemptOutcome]:
+def outcomes_of(prepared: PreparedAgentRun,
+                rows: dict[str, dict[str, Any]]) -> list[AttemptOutcome]:
     """Every (task, attempt) of the run, in task order, with what grading needs."""
     out = prepared.settings.output_dir
     outcomes = []
@@ -332,9 +333,9 @@ def outcomes_of(prepared: Prepared, rows: dict[str, dict[str, Any]]) -> list[Att
 
 def run_writes(repeats: int) -> tuple[str, ...]:
     """What an HDR run writes in its directory."""
+    from hopscore.files.reruns import side_path
     from hopscore.hdr.grade import GRADES, JUDGE_OUTPUT, S2SQL_INPUT, SQL_MATCH
     from hopscore.hdr.report import predictions_name
-    from hopscore.reruns import side_path
 
     return ("config.json", SAMPLES_FILE, side_path(Path(SAMPLES_FILE)).name, f"{TRAJECTORIES}/",
             f"{TRAJECTORIES}{SIDE}/", *(predictions_name(i) for i in range(repeats)), GRADES,
@@ -368,8 +369,8 @@ async def execute(settings: HdrSettings, *, backend: ChatBackend | None = None,
     """Run (or resume) the agent on every task and attempt, then grade and score.
 
     The run directory is held for the whole run and never holds an input
-    (:func:`hopscore.outputs.claim`). Attempts of other settings already there are handled by
-    ``rerun`` (:mod:`hopscore.reruns`: refused by default, naming the settings that differ;
+    (:func:`hopscore.files.outputs.claim`). Attempts of other settings already there are handled by
+    ``rerun`` (:mod:`hopscore.files.reruns`: refused by default, naming the settings that differ;
     the judge's rows likewise). Ctrl-C keeps every finished attempt and verdict, marks
     config.json "interrupted" and raises :class:`~hopscore.errors.Interrupted`.
     """
@@ -379,7 +380,7 @@ async def execute(settings: HdrSettings, *, backend: ChatBackend | None = None,
         return await _execute(prepared, backend, judge_backend, console, warn, rerun)
 
 
-async def _execute(prepared: Prepared, backend: ChatBackend | None,
+async def _execute(prepared: PreparedAgentRun, backend: ChatBackend | None,
                    judge_backend: ChatBackend | None, console: Console | None,
                    warn: Console | None, rerun: str) -> HdrRunResult:
     settings = prepared.settings
@@ -467,7 +468,7 @@ async def _execute(prepared: Prepared, backend: ChatBackend | None,
                 "interrupted); rerun the same command to finish grading") from None
 
 
-async def finish(prepared: Prepared, rows: dict[str, dict[str, Any]], outcome: BatchOutcome,
+async def finish(prepared: PreparedAgentRun, rows: dict[str, dict[str, Any]], outcome: BatchOutcome,
                  stats: EngineStats, executor: SqlExecutor, *,
                  judge_backend: ChatBackend | None = None, console: Console | None = None,
                  warn: Console | None = None, rerun: str = REFUSE) -> HdrRunResult:

@@ -27,7 +27,7 @@ one line naming the path) when one fails; nothing has been written by then:
    into a running ``run -o runs/x``). The lock follows the file, not its name: lock files are
    placed with every symbolic link resolved, and an output file that exists is also locked
    itself (its inode), so that a hard link under another name is refused too
-   (:mod:`hopscore.fileholders` finds the holder and the name it writes by). The lock file
+   (:mod:`hopscore.files.holders` finds the holder and the name it writes by). The lock file
    holds the holder's pid and command; a
    second process on the same output fails at once with :class:`OutputBusy` naming both. The
    kernel drops the lock when the holder dies (even by SIGKILL), so a stale lock file never
@@ -550,7 +550,7 @@ def _lock_file_itself(output: Output, target: Path) -> AbstractContextManager[No
 
 def _busy_file(output: Output, target: Path, info: os.stat_result) -> OutputBusy:
     """Another process locked this file itself, under another name: say who and which."""
-    from hopscore.fileholders import holder_of
+    from hopscore.files.holders import holder_of
 
     holder = holder_of(info)
     record: dict[str, object] = {"pid": holder.pid} if holder.pid is not None else {}
@@ -645,7 +645,7 @@ def claim_for_command(*outputs: Output, inputs: Iterable[Input | Path | str] = (
     """:func:`claim` for the rest of the running command, so that a command claims its outputs
     in one line before any work. Outside a command (a library caller), use :func:`claim`."""
     if not _SCOPES:
-        raise RuntimeError("claim_for_command() outside hopscore.outputs.command_scope()")
+        raise RuntimeError("claim_for_command() outside hopscore.files.outputs.command_scope()")
     _SCOPES[-1].enter_context(claim(*outputs, inputs=inputs))
 
 
@@ -693,7 +693,7 @@ def _module_of(name: str) -> str | None:
     suffix = next((end for end in importlib.machinery.all_suffixes() if name.endswith(end)), None)
     if suffix is None:
         return None
-    roots = {str(Path(__file__).resolve().parent.parent), os.path.dirname(os.__file__)}
+    roots = {str(Path(__file__).resolve().parents[2]), os.path.dirname(os.__file__)}
     with suppress(Exception):  # no imports here: this runs when descriptors have run out
         roots.update(site.getsitepackages())
         roots.add(site.getusersitepackages())

@@ -22,7 +22,7 @@ from typing import Any, BinaryIO, NoReturn
 import msgspec
 
 from hopscore.errors import InputError, Location
-from hopscore.jsontext import dumps_encodable
+from hopscore.files.jsontext import dumps_encodable
 
 _MISSING: Any = object()
 

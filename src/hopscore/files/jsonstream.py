@@ -9,7 +9,7 @@ slices (or typed, with a decoder of the caller's), and the window's bytes are dr
 
 Anything msgspec does not take (a syntax error, ``NaN``, invalid UTF-8) sends the rest of the
 file through the standard library, element by element, which either reads it (``NaN``) or
-names the line and column of the problem, as :func:`hopscore.io.load_json` does for a whole
+names the line and column of the problem, as :func:`hopscore.files.io.load_json` does for a whole
 document.
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 
 from hopscore.errors import InputError, Location
-from hopscore.io import _DuplicateKey, _no_duplicate_keys, open_binary
+from hopscore.files.io import _DuplicateKey, _no_duplicate_keys, open_binary
 
 #: bytes read at a time (a window grows when no element ends inside it)
 WINDOW = 1 << 22

@@ -42,6 +42,9 @@ from hopscore.engine.providers import NO_KEY, ModelSpec, ModelTarget
 from hopscore.engine.providers import make_backend as provider_backend
 from hopscore.engine.types import API_ERROR
 from hopscore.errors import HopscoreError, Interrupted
+from hopscore.files.outputs import Input, claim, output_file
+from hopscore.files.reruns import REFUSE, prepare_results
+from hopscore.files.shard import Shard, clear_sidecar, write_sidecar
 from hopscore.judge.parse import parse_judge_output, provider_error
 from hopscore.judge.prompt import JudgePrompt
 from hopscore.judge.rows import (
@@ -62,9 +65,6 @@ from hopscore.judge.rows import (
     load_items,
     shard_key,
 )
-from hopscore.outputs import Input, claim, output_file
-from hopscore.reruns import REFUSE, prepare_results
-from hopscore.shard import Shard, clear_sidecar, write_sidecar
 
 #: --on-truncation: score a cut reply's verdict, or give it none
 ON_TRUNCATION = ("score", "error")
@@ -288,7 +288,7 @@ async def judge_file(
 ) -> JudgeSummary:
     """Judge every row of ``input_path`` (``shard``: the rows of that shard) into
     ``output_path``, resuming what is already there. The output is held for the whole run
-    and is never the input (:func:`hopscore.outputs.claim`)."""
+    and is never the input (:func:`hopscore.files.outputs.claim`)."""
     with claim(output_file(output_path, "--output"), inputs=[Input(input_path, "--input")]):
         items = load_items(input_path)
         if shard is None:
@@ -322,7 +322,7 @@ async def judge_items(
     ``executor="ray"``: on Ray workers (the rows are still written here).
 
     Rows of another judge configuration or other input rows already in the file are handled by
-    ``rerun`` (:mod:`hopscore.reruns`: refused by default, naming what differs; rows of the
+    ``rerun`` (:mod:`hopscore.files.reruns`: refused by default, naming what differs; rows of the
     same configuration for other inputs by ``other_inputs`` when given). Ctrl-C keeps
     every finished row and raises :class:`~hopscore.errors.Interrupted`.
     """

@@ -1,6 +1,6 @@
 """What scoring produces: each example's scores (a line of ``scores.jsonl``) and the report
-of a whole set (``metrics.json``). Made by :mod:`hopscore.scoring` (whose
-:func:`~hopscore.scoring.attach_intervals` fills the intervals in); read by the tables, the
+of a whole set (``metrics.json``). Made by :mod:`hopscore.scores.scoring` (whose
+:func:`~hopscore.scores.scoring.attach_intervals` fills the intervals in); read by the tables, the
 judge and the model runs."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hopscore.benchmarks.fast_init import fast_init
 from hopscore.inference.ci import intervals_to_json
-from hopscore.records import fast_init
 
 if TYPE_CHECKING:
     from hopscore.inference.ci import Interval
@@ -93,7 +93,7 @@ class ScoreReport:
     #: footnotes to numbers only the official semantics explain (an exact answer with F1
     #: below 100, evidence recall above 100), each with how many examples call for it
     notes: list[str] = field(default_factory=list)
-    #: the gold a score directory was made from (:func:`hopscore.reruns.scored_from`): a
+    #: the gold a score directory was made from (:func:`hopscore.files.reruns.scored_from`): a
     #: rescore into it must use the same gold; None: not a score directory's report
     scored_from: dict[str, Any] | None = None
     #: each gold example's scores, in gold order (a line of ``scores.jsonl`` each)
