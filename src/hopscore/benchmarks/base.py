@@ -134,6 +134,15 @@ class Benchmark(ABC, Generic[E, P]):
     hub_id_field: ClassVar[str | None] = None
     #: The official gold is a JSON list that a Hugging Face JSON list export can be told from.
     gold_is_json_list: ClassVar[bool] = False
+    #: How ``hopscore`` runs a model on it: ``"qa"`` (one answer per question, ``hopscore run``)
+    #: or ``"agent"`` (a tool-using agent per task, ``hopscore agent``).
+    runner: ClassVar[str] = "qa"
+
+    # --- declared by the run side (place-run) ---
+
+    # --- declared by the scoring and loading side (place-score) ---
+
+    # --- declared by the agent side (agent) ---
 
     @abstractmethod
     def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[E]:

@@ -76,6 +76,7 @@ class HybridDeepResearch(Benchmark[HdrExample, HdrPrediction]):
     gold_formats = "HDR task JSONL (release/preview) or a folder with the three category files"
     prediction_formats = "grades.jsonl of hopscore run hybrid-deep-research (one row per attempt)"
     predictions_file = "grades.jsonl"
+    runner = "agent"
 
     def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[HdrExample]:
         from hopscore.benchmarks.hybrid_deep_research.tasks import read_tasks
