@@ -1,16 +1,21 @@
 """What a benchmark module declares, and the typed records it works with.
 
-A benchmark is one small module with one :class:`Benchmark` subclass. It says how to load the
-official gold and prediction files into typed records, which metrics and groups it reports, and
-how to score one example (:meth:`Benchmark.score`, a pure function). Joining, the missing-id
-policy, aggregation and output live in :mod:`hopscore.scores.scoring`, shared by all benchmarks.
+A benchmark is one folder with one :class:`Benchmark` subclass, made of a few small parts:
 
-For model runs (``hopscore run``) it also says how to prompt and read answers: the template
-variables of an example (:meth:`Benchmark.prompt_variables`; the templates themselves are
-package data in ``hopscore/run/templates``), the kind of answer expected (:attr:`answer_kind`,
-for flexible extraction), how an extracted answer becomes a prediction
-(:meth:`Benchmark.make_prediction`), how predictions are written in the official format
-(:meth:`Benchmark.write_predictions`), and MCR's evaluator and gold for ``--protocol mcr``.
+* :class:`Loading` (required): how the official gold and prediction files become typed
+  records (:meth:`Loading.load_gold`, :meth:`Loading.load_predictions`), and the paths for
+  large files;
+* :class:`Scoring` (required): which metrics and groups it reports and how to score one
+  example (:meth:`Scoring.score`, a pure function). Joining, the missing-id policy,
+  aggregation and output live in :mod:`hopscore.scores.scoring`, shared by all benchmarks;
+* :class:`Prompting` (optional, for model runs: ``hopscore run``): the template variables of
+  an example (:meth:`Prompting.prompt_variables`), the kind of answer expected, how an
+  extracted answer becomes a prediction (:meth:`Prompting.make_prediction`), how predictions
+  are written in the official format, and MCR's evaluator and gold for ``--protocol mcr``. A
+  benchmark without it only scores, and the commands that run a model refuse it;
+* :class:`Analysis` (optional): footnotes for numbers only its official semantics explain;
+
+plus the facts :class:`Benchmark` declares (name, title, how a model runs on it, ...).
 """
 
 from __future__ import annotations
@@ -115,17 +120,10 @@ class PredictionStream(Protocol[P_co]):
         """The predicted ids never taken, in the file's order."""
 
 
-class Benchmark(ABC, Generic[E, P]):
-    """Declares one benchmark: files, metrics, groups, and how to score one example."""
+class Loading(ABC, Generic[E, P]):
+    """Reading a benchmark's files into typed records: the official gold, the predictions in
+    the official format or the universal JSON Lines format. Every benchmark implements it."""
 
-    name: ClassVar[str]
-    title: ClassVar[str]
-    #: Metrics reported in ``metrics.json``, in display order.
-    metrics: ClassVar[tuple[str, ...]]
-    #: The few metrics a one-line summary shows (``hopscore demo``); empty means the first three.
-    headline: ClassVar[tuple[str, ...]] = ()
-    #: Group keys that :meth:`Example.groups` may return, in display order.
-    group_keys: ClassVar[tuple[str, ...]] = ()
     #: Human descriptions of accepted files, for ``--help`` and the README.
     gold_formats: ClassVar[str] = ""
     prediction_formats: ClassVar[str] = ""
@@ -134,15 +132,6 @@ class Benchmark(ABC, Generic[E, P]):
     hub_id_field: ClassVar[str | None] = None
     #: The official gold is a JSON list that a Hugging Face JSON list export can be told from.
     gold_is_json_list: ClassVar[bool] = False
-    #: How ``hopscore`` runs a model on it: ``"qa"`` (one answer per question, ``hopscore run``)
-    #: or ``"agent"`` (a tool-using agent per task, ``hopscore agent``).
-    runner: ClassVar[str] = "qa"
-
-    # --- declared by the run side (place-run) ---
-
-    # --- declared by the scoring and loading side (place-score) ---
-
-    # --- declared by the agent side (agent) ---
 
     @abstractmethod
     def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[E]:
@@ -167,6 +156,16 @@ class Benchmark(ABC, Generic[E, P]):
         compactly in :attr:`Predictions.stream` instead, with the same results and errors."""
         return self.load_predictions(path)
 
+
+class Scoring(ABC, Generic[E, P]):
+    """Scoring one example, and what the scores of all examples become. Every benchmark
+    implements it; :func:`hopscore.scores.scoring.score_files` does the rest."""
+
+    #: Metrics reported in ``metrics.json``, in display order.
+    metrics: ClassVar[tuple[str, ...]]
+    #: Group keys that :meth:`Example.groups` may return, in display order.
+    group_keys: ClassVar[tuple[str, ...]] = ()
+
     @abstractmethod
     def score(self, example: E, prediction: P | None) -> dict[str, float]:
         """Score one example; ``prediction`` is None when the id was not predicted.
@@ -186,17 +185,15 @@ class Benchmark(ABC, Generic[E, P]):
         """Whether this example counts as unpredicted (listed in ``missing_ids``)."""
         return prediction is None
 
-    #: Footnotes for numbers only the official semantics explain, by key (:meth:`notes`).
-    note_texts: ClassVar[dict[str, str]] = {}
 
-    def notes(self, values: Mapping[str, float]) -> tuple[str, ...]:
-        """Keys of :attr:`note_texts` that one example's scores call for (an exact answer
-        with F1 below 1, a recall above 1, ...); shown under the score table when any example
-        calls for them. The default benchmark has none."""
-        return ()
+class Prompting(Generic[E, P]):
+    """Running a model on a benchmark (``hopscore run``): the template variables of an example,
+    how an extracted answer becomes a prediction, the official predictions file, and MCR's
+    evaluator and gold for ``--protocol mcr``. Optional: a benchmark that only scores leaves it
+    out, and the commands that run a model refuse it (:meth:`require_prompting`)."""
 
-    # --- model runs -------------------------------------------------------------------------
-
+    name: ClassVar[str]
+    title: ClassVar[str]
     #: Kind of answer for flexible extraction: span, yesno, choice, number or label.
     answer_kind: ClassVar[str] = "span"
     #: MCR's evaluator for this dataset (see :mod:`hopscore.run.mcr`); "" when MCR has none.
@@ -227,6 +224,62 @@ class Benchmark(ABC, Generic[E, P]):
     def write_predictions(self, predictions: Sequence[P], path: Path) -> None:
         """Write predictions in the benchmark's official format (read back by load_predictions)."""
         raise HopscoreError(f"{self.title} has no prediction writer")
+
+    def prompts(self) -> bool:
+        """Whether this benchmark can be run by a model: its class defines
+        :meth:`prompt_variables` and :meth:`make_prediction` (a scoring-only one does not)."""
+        cls = type(self)
+        return (cls.prompt_variables is not Prompting.prompt_variables
+                and cls.make_prediction is not Prompting.make_prediction)
+
+    def require_prompting(self, command: str) -> None:
+        """Refuse, before anything runs, a command that runs a model (``command``) on a
+        benchmark that only scores."""
+        if not self.prompts():
+            raise HopscoreError(
+                f"benchmark {self.name!r} has no prompt: it only scores predictions (hopscore "
+                f"score), so {command} cannot run a model on it (a benchmark that runs defines "
+                "prompt_variables and make_prediction, hopscore.benchmarks.base.Prompting)")
+
+
+class Analysis(Generic[E, P]):
+    """What the tables and reports say about a benchmark's numbers beyond the metrics. Optional:
+    the defaults say nothing."""
+
+    #: Footnotes for numbers only the official semantics explain, by key (:meth:`notes`).
+    note_texts: ClassVar[dict[str, str]] = {}
+
+    def notes(self, values: Mapping[str, float]) -> tuple[str, ...]:
+        """Keys of :attr:`note_texts` that one example's scores call for (an exact answer
+        with F1 below 1, a recall above 1, ...); shown under the score table when any example
+        calls for them. The default benchmark has none."""
+        return ()
+
+
+class Benchmark(Loading[E, P], Scoring[E, P], Prompting[E, P], Analysis[E, P]):
+    """Declares one benchmark: its facts, and the parts it implements. :class:`Loading` and
+    :class:`Scoring` it must (``load_gold``, ``load_predictions``, ``score``);
+    :class:`Prompting` (model runs) and :class:`Analysis` are optional."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    #: The few metrics a one-line summary shows (``hopscore demo``); empty means the first three.
+    headline: ClassVar[tuple[str, ...]] = ()
+    #: How ``hopscore`` runs a model on it: ``"qa"`` (one answer per question, ``hopscore run``)
+    #: or ``"agent"`` (a tool-using agent per task, ``hopscore agent``).
+    runner: ClassVar[str] = "qa"
+    #: The module of its per-example functions on plain values (the names in its ``__all__``),
+    #: which :mod:`hopscore.metrics` offers; None: it has none.
+    metric_functions: ClassVar[str | None] = None
+    #: Command lines using it, shown in the ``Examples:`` of the command they call
+    #: (``hopscore score --help``), keyed by that command ("" for ``hopscore --help``).
+    help_examples: ClassVar[dict[str, tuple[str, ...]]] = {}
+
+    # --- declared by the run side (place-run) ---
+
+    # --- declared by the scoring and loading side (place-score) ---
+
+    # --- declared by the agent side (agent) ---
 
 
 def load_universal(

@@ -325,6 +325,7 @@ def run_command(
     rerun = o.rerun_policy(restart, resume_any)
     out = output_dir or default_output_dir(benchmark.lower(), model, protocol)
     bench = benchmarks.get(benchmark)
+    bench.require_prompting("hopscore run")
     claim_for_command(
         directory(out, "--output-dir", writes=run_writes(bench.predictions_file)),
         inputs=ro.run_inputs(gold=gold, aliases=aliases, tables_dir=tables_dir, corpus=corpus,
