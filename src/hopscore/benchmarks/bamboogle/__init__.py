@@ -76,6 +76,7 @@ def mcr_scores(prediction: str, gold_normalized: str) -> tuple[float, float]:
 class Bamboogle(Benchmark[BamboogleExample, Prediction]):
     name = "bamboogle"
     title = "Bamboogle"
+    metric_functions = "hopscore.benchmarks.bamboogle.per_example"
     metrics = ("em", "f1")
     headline = ("em", "f1")
     gold_formats = (

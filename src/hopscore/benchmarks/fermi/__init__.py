@@ -87,6 +87,7 @@ def _prediction(record: Fields, example_id: str, field: str = "answer") -> Fermi
 class Fermi(Benchmark[FermiExample, FermiPrediction]):
     name = "fermi"
     title = "Fermi (realFP / synthFP)"
+    metric_functions = "hopscore.benchmarks.fermi.per_example"
     metrics = ("fp_score",)
     headline = ("fp_score",)
     group_keys = ("unit",)

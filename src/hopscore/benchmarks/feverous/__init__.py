@@ -205,6 +205,7 @@ def _records(path: Path, *, positional: list[bool] | None = None) -> Iterator[tu
 class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
     name = "feverous"
     title = "FEVEROUS"
+    metric_functions = "hopscore.benchmarks.feverous.per_example"
     metrics = (
         "label_accuracy",
         "feverous_score",

@@ -139,6 +139,7 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
     hub_id_field = "_id"
     gold_is_json_list = True
     title = "HotpotQA"
+    metric_functions = "hopscore.benchmarks.hotpotqa.per_example"
     metrics = (
         "em", "f1", "prec", "recall",
         "sp_em", "sp_f1", "sp_prec", "sp_recall",

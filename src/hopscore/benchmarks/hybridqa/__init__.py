@@ -80,6 +80,7 @@ class HybridQA(Benchmark[HybridQAExample, Prediction]):
     hub_id_field = "question_id"
     gold_is_json_list = True
     title = "HybridQA"
+    metric_functions = "hopscore.benchmarks.hybridqa.per_example"
     metrics = ("em", "f1")
     headline = ("em", "f1")
     group_keys = ("location",)

@@ -98,6 +98,7 @@ class QuaRTz(Benchmark[QuartzExample, QuartzPrediction]):
     name = "quartz"
     hub_id_field = "id"
     title = "QuaRTz"
+    metric_functions = "hopscore.benchmarks.quartz.per_example"
     metrics = ("accuracy",)
     headline = ("accuracy",)
     gold_formats = "QuaRTz JSONL (id, question {stem, choices [{label, text}]}, answerKey, para)"

@@ -176,6 +176,7 @@ class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
     name = "strategyqa"
     hub_id_field = "qid"
     title = "StrategyQA"
+    metric_functions = "hopscore.benchmarks.strategyqa.per_example"
     metrics = ("accuracy", "sari", "recall@10")
     headline = ("accuracy", "sari", "recall@10")
     group_keys = ("answer",)

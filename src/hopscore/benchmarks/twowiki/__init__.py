@@ -220,6 +220,7 @@ class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
     hub_id_field = "_id"
     gold_is_json_list = True
     title = "2WikiMultihopQA"
+    metric_functions = "hopscore.benchmarks.twowiki.per_example"
     metrics = (
         "em", "f1", "prec", "recall",
         "sp_em", "sp_f1", "sp_prec", "sp_recall",
