@@ -271,9 +271,11 @@ class Benchmark(Loading[E, P], Scoring[E, P], Prompting[E, P], Analysis[E, P]):
     #: The module of its per-example functions on plain values (the names in its ``__all__``),
     #: which :mod:`hopscore.metrics` offers; None: it has none.
     metric_functions: ClassVar[str | None] = None
-    #: Command lines using it, shown in the ``Examples:`` of the command they call
-    #: (``hopscore score --help``), keyed by that command ("" for ``hopscore --help``).
+    #: Command lines using it, keyed by the command whose ``--help`` shows them among its
+    #: examples (``"hopscore score"``; ``"hopscore"``: the overview of ``hopscore --help``).
     help_examples: ClassVar[dict[str, tuple[str, ...]]] = {}
+    #: Other names the command line takes for it (an abbreviation), beside :attr:`name`.
+    also_called: ClassVar[tuple[str, ...]] = ()
 
     # --- declared by the run side (place-run) ---
 

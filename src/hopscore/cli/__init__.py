@@ -34,10 +34,44 @@ COMMANDS: dict[str, str] = {
 }  # fmt: skip
 
 
-class HelpCommand(TyperCommand):
+class DeclaredHelp:
+    """A command whose help text and epilog may hold placeholders for what the benchmarks
+    declare (their examples, their titles), put in when the help is first read
+    (:func:`hopscore.cli.help.with_declared`): the command line's help names no benchmark, and
+    running a command never reads its help, so never imports every benchmark."""
+
+    _help: str | None = None
+    _epilog: str | None = None
+
+    @property
+    def help(self) -> str | None:
+        if self._help is not None and "{benchmark " in self._help:
+            from hopscore.cli.help import with_declared
+
+            self._help = with_declared(self._help)
+        return self._help
+
+    @help.setter
+    def help(self, value: str | None) -> None:
+        self._help = value
+
+    @property
+    def epilog(self) -> str | None:
+        if self._epilog is not None and "{benchmark " in self._epilog:
+            from hopscore.cli.help import with_declared
+
+            self._epilog = with_declared(self._epilog)
+        return self._epilog
+
+    @epilog.setter
+    def epilog(self, value: str | None) -> None:
+        self._epilog = value
+
+
+class HelpCommand(DeclaredHelp, TyperCommand):
     """A command whose ``--help`` is rendered by :mod:`hopscore.cli.help` (whole at any width).
-    The command line's words are kept in ``ctx.meta`` for the help: ``hopscore run
-    hybrid-deep-research --help`` shows the agent's options, ``hopscore run --help`` folds them."""
+    The command line's words are kept in ``ctx.meta`` for the help: ``hopscore run NAME --help``
+    shows the options of benchmark NAME only, ``hopscore run --help`` folds them."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         ctx.meta["hopscore.words"] = tuple(args)
@@ -50,7 +84,7 @@ class HelpCommand(TyperCommand):
         render(self, ctx)
 
 
-class HelpGroup(TyperGroup):
+class HelpGroup(DeclaredHelp, TyperGroup):
     """A group of commands (``hopscore suite``) with the same ``--help``."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
@@ -118,19 +152,16 @@ app = typer.Typer(
     help=(
         "Evaluate multi-hop question answering over text, tables and SQL.\n\n"
         "hopscore scores predictions with the exact semantics of each benchmark's official "
-        "scorer (HotpotQA, HybridQA, 2WikiMultihopQA, StrategyQA, Fermi, FEVEROUS, QuaRTz, "
-        "Bamboogle) and writes metrics.json and per-example scores.jsonl; grades free-text "
-        "answers with an LLM judge and Search-to-SQL answers by read-only execution match; runs "
-        "models and tool-using agents (HybridDeepResearch) concurrently and resumably; and "
+        "scorer ({benchmark titles: qa}) and writes metrics.json and per-example scores.jsonl; "
+        "grades free-text answers with an LLM judge and Search-to-SQL answers by read-only "
+        "execution match; runs models and tool-using agents ({benchmark titles: agent}) "
+        "concurrently and resumably; and "
         "compares runs with paired intervals, error analysis and an HTML report."
     ),
     epilog=(
         "Examples:\n\n"
         "  hopscore demo\n\n"
-        "  hopscore score hotpotqa --gold hotpot_dev_distractor_v1.json "
-        "--predictions pred.json --output-dir out/\n\n"
-        "  hopscore run hotpotqa --gold hotpot_dev_distractor_v1.json --model openai/gpt-4o-mini "
-        "--limit 200\n\n"
+        "  {benchmark examples: hopscore}\n\n"
         "  hopscore compare runs/a runs/b\n\n"
         "Each command has its own --help.\n\n"
         "Exit status: 0 on success; 1 when the command finished but its result is incomplete "

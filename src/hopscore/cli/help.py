@@ -38,9 +38,14 @@ EXAMPLES = "Examples:"
 PANEL_ORDER = ("Model", "Examples and prompt", "Retrieval", "Output", "Requests (advanced)",
                "Intervals and clusters", "Tests")
 #: a panel titled "... (hopscore run NAME)" holds options of that benchmark only: folded into
-#: one line unless NAME (or one of its other names) is on the command line
+#: one line unless NAME (or one of its other names, Benchmark.also_called) is on the command line
 _FOR_ONE = re.compile(r"\(hopscore \w+ ([\w-]+)\)$")
-FOR_ONE_NAMES = {"hybrid-deep-research": ("hybrid-deep-research", "hybriddeepresearch", "hdr")}
+#: a line ``{benchmark examples: hopscore score}`` of a help text or epilog stands for the
+#: examples the benchmarks declare for that command (Benchmark.help_examples), each a paragraph
+#: indented as the line is; ``{benchmark titles: qa}`` for the titles of the benchmarks a model
+#: runs on that way (Benchmark.runner), in registry order
+_DECLARED_EXAMPLES = re.compile(r"^([ \t]*)\{benchmark examples: ([\w -]+)\}[ \t]*$", re.M)
+_DECLARED_TITLES = re.compile(r"\{benchmark titles: (\w+)\}")
 STYLE_OPTION = "bold cyan"
 STYLE_SWITCH = "bold green"
 STYLE_METAVAR = "bold yellow"
@@ -320,7 +325,7 @@ def render(obj: Any, ctx: Any, console: Console | None = None) -> None:
     words = {w.lower() for w in ctx.meta.get("hopscore.words", ())}
     for title, rows in ordered:
         only = _FOR_ONE.search(title)
-        if only and not words & set(FOR_ONE_NAMES.get(only.group(1), (only.group(1),))):
+        if only and not words & _names_of(only.group(1)):
             # options of one benchmark only (the agent's): one line saying where they are
             rows = [Row("", Text(f"{len(rows)} options"), _highlight(Text(
                 f"Only for {only.group(1)}: hopscore {ctx.info_name} {only.group(1)} --help "
@@ -346,3 +351,32 @@ def render(obj: Any, ctx: Any, console: Console | None = None) -> None:
     for paragraph in [*after, *before, *later]:
         console.print(Padding(_highlight(Text(paragraph, STYLE_DIM)), (1, 1, 0, 1)))
     console.print()
+
+
+def _names_of(name: str) -> set[str]:
+    """A benchmark's name and the other names the command line takes for it."""
+    from hopscore import benchmarks
+
+    if name not in benchmarks.names():
+        return {name}
+    return {name, *benchmarks.get(name).also_called}
+
+
+def with_declared(text: str) -> str:
+    """A help text or epilog with what the benchmarks declare put in its placeholders
+    (:data:`_DECLARED_EXAMPLES`, :data:`_DECLARED_TITLES`): the command line's own help names
+    no benchmark."""
+    from hopscore import benchmarks
+
+    declared = [benchmarks.get(name) for name in benchmarks.names()]
+
+    def examples(match: re.Match[str]) -> str:
+        indent, command = match.group(1), match.group(2).strip()
+        lines = [example for bench in declared
+                 for example in bench.help_examples.get(command, ())]
+        return "\n\n".join(indent + line for line in lines)
+
+    def titles(match: re.Match[str]) -> str:
+        return ", ".join(bench.title for bench in declared if bench.runner == match.group(1))
+
+    return _DECLARED_TITLES.sub(titles, _DECLARED_EXAMPLES.sub(examples, text))

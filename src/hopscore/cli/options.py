@@ -34,7 +34,7 @@ SEED = typer.Option(DEFAULT_SEED, "--seed", rich_help_panel=PANEL,
                     help="Seed of the bootstrap replicates.")
 CLUSTER = typer.Option(
     None, "--cluster", rich_help_panel=PANEL, show_default=False,
-    help="Cluster examples by this group key or gold field (e.g. HybridQA's table_id): "
+    help="Cluster examples by this group key or gold field (e.g. a table_id field of the gold): "
     "intervals resample whole clusters and use cluster-robust errors.")
 CLUSTER_FILE = typer.Option(
     None, "--cluster-file", rich_help_panel=PANEL, show_default=False,

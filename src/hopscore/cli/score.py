@@ -51,7 +51,9 @@ def score(
         None, "--output-dir", "-o", metavar="DIR", help="Write metrics.json and scores.jsonl here."
     ),
     aliases: Path | None = typer.Option(
-        None, "--aliases", metavar="FILE", help="2WikiMultihopQA id_aliases.json (JSON Lines)."
+        None, "--aliases", metavar="FILE",
+        help="The gold answers' aliases, for a benchmark whose gold comes with them (e.g. "
+        "id_aliases.json, JSON Lines)."
     ),
     strict: bool = typer.Option(
         False, "--strict", help="Exit with status 1 when ids are missing or extra."
@@ -123,15 +125,7 @@ def score(
 
     Examples:
 
-      hopscore score hotpotqa --gold hotpot_dev_distractor_v1.json --predictions pred.json \
-          --output-dir runs/score
-
-      hopscore score 2wikimultihopqa -g dev.json --aliases id_aliases.json -p pred.json --strict
-
-      hopscore score hotpotqa -g hf:hotpotqa/hotpot_qa:distractor@validation -p samples.jsonl \
-          --from lm-eval
-
-      hopscore score bamboogle -g bamboogle.csv -p pred.jsonl --judge --judge-model gpt-4.1-mini
+      {benchmark examples: hopscore score}
     """
     from hopscore.files.outputs import Input, claim_for_command
     from hopscore.files.outputs import output_dir as directory

@@ -77,6 +77,10 @@ class Bamboogle(Benchmark[BamboogleExample, Prediction]):
     name = "bamboogle"
     title = "Bamboogle"
     metric_functions = "hopscore.benchmarks.bamboogle.per_example"
+    help_examples: ClassVar[dict[str, tuple[str, ...]]] = {"hopscore score": (
+        "hopscore score bamboogle -g bamboogle.csv -p pred.jsonl --judge "
+        "--judge-model gpt-4.1-mini",
+    )}
     metrics = ("em", "f1")
     headline = ("em", "f1")
     gold_formats = (

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -140,6 +140,20 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
     gold_is_json_list = True
     title = "HotpotQA"
     metric_functions = "hopscore.benchmarks.hotpotqa.per_example"
+    help_examples: ClassVar[dict[str, tuple[str, ...]]] = {
+        "hopscore": (
+            "hopscore score hotpotqa --gold hotpot_dev_distractor_v1.json --predictions pred.json "
+            "--output-dir out/",
+            "hopscore run hotpotqa --gold hotpot_dev_distractor_v1.json "
+            "--model openai/gpt-4o-mini --limit 200",
+        ),
+        "hopscore score": (
+            "hopscore score hotpotqa --gold hotpot_dev_distractor_v1.json --predictions pred.json "
+            "--output-dir runs/score",
+            "hopscore score hotpotqa -g hf:hotpotqa/hotpot_qa:distractor@validation "
+            "-p samples.jsonl --from lm-eval",
+        ),
+    }
     metrics = (
         "em", "f1", "prec", "recall",
         "sp_em", "sp_f1", "sp_prec", "sp_recall",

@@ -70,6 +70,7 @@ class HdrPrediction(Prediction):
 class HybridDeepResearch(Benchmark[HdrExample, HdrPrediction]):
     name = "hybrid-deep-research"
     title = "HybridDeepResearch"
+    also_called = ("hybriddeepresearch", "hdr")
     metrics = ("accuracy", "pass_at_k")
     headline = ("accuracy",)
     group_keys = ("family",)

@@ -221,6 +221,10 @@ class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
     gold_is_json_list = True
     title = "2WikiMultihopQA"
     metric_functions = "hopscore.benchmarks.twowiki.per_example"
+    help_examples: ClassVar[dict[str, tuple[str, ...]]] = {"hopscore score": (
+        "hopscore score 2wikimultihopqa -g dev.json --aliases id_aliases.json -p pred.json "
+        "--strict",
+    )}
     metrics = (
         "em", "f1", "prec", "recall",
         "sp_em", "sp_f1", "sp_prec", "sp_recall",
