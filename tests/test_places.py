@@ -35,12 +35,12 @@ SCORE_SIDE = {
     "analysis/categories/fermi.py", "analysis/categories/feverous.py",
     "analysis/categories/hotpotqa.py", "analysis/categories/hybridqa.py",
     "analysis/categories/quartz.py", "analysis/categories/strategyqa.py",
-    "analysis/categories/twowiki.py", "analysis/compare.py", "api.py", "cli/__init__.py",
-    "cli/help.py", "cli/merge.py", "cli/options.py", "cli/report.py", "cli/score.py",
+    "analysis/categories/twowiki.py", "api.py", "cli/__init__.py",
+    "cli/help.py", "cli/options.py", "cli/score.py",
     "harness/__init__.py", "harness/join.py", "harness/reading.py", "hub/__init__.py",
     "hub/layouts.py", "hub/source.py", "inference/clusters.py", "inference/passk.py",
-    "inference/resample.py", "integrations/inspect.py", "text/labels.py", "merge/__init__.py",
-    "merge/common.py", "merge/runs.py", "metrics.py", "text/quantities.py", "text/sari.py", "scores/scoring.py",
+    "inference/resample.py", "integrations/inspect.py", "text/labels.py",
+    "metrics.py", "text/quantities.py", "text/sari.py", "scores/scoring.py",
     "text/normalize.py",
 }
 
