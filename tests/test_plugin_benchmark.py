@@ -46,7 +46,8 @@ from hopscore.benchmarks.base import (
     Benchmark, Example, ModelAnswer, Prediction, Predictions, PromptInputs, check_unique_ids,
     load_universal,
 )
-from hopscore.files.io import Fields, load_json, write_jsonl_atomic
+from hopscore.errors import InputError
+from hopscore.files.io import Fields, json_type, load_json, write_jsonl_atomic
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,8 +73,11 @@ class Toy(Benchmark[ToyExample, Prediction]):
     mcr_evaluator = "em"  # the question alone suffices: the chain strategies may ask it
 
     def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[ToyExample]:
+        rows = load_json(path)
+        if not isinstance(rows, list):
+            raise InputError(path, f"expected a JSON list of questions, got {json_type(rows)}")
         examples = []
-        for index, item in enumerate(load_json(path)):
+        for index, item in enumerate(rows):
             record = Fields.at_index(item, str(path), index)
             examples.append(ToyExample(id=record.id("id"), question=record.str("question"),
                                        answer=record.str("answer"), kind=record.str("kind")))
@@ -472,3 +476,18 @@ def test_inspect_eval_finds_the_plugin_task(runs: Path) -> None:
     (log,) = sorted((runs / "inspect-cli").iterdir())
     _ok(runs, "score", "toy", "-g", "gold.json", "-p", log, "--from", "inspect", "-o",
         "from-inspect-cli")
+
+
+# --- the docs page ------------------------------------------------------------------------------
+
+
+def test_the_docs_page_shows_this_package() -> None:
+    from tests.docs_runner import REPO, blocks
+
+    page = list(blocks(REPO / "docs" / "writing-a-benchmark.md"))
+    shown = {b.language: b.text.strip() for b in reversed(page)}  # the first of each language
+    assert shown["python"] == textwrap.dedent(TOY_MODULE).strip()
+    assert shown["jinja"] == TOY_TEMPLATE.strip()
+    assert [b.text.strip() for b in page if b.language == "python"][1] == \
+        textwrap.dedent(TOY_CATEGORIES).strip()
+    assert json.loads(shown["json"]) == {"default": [SHOT]}
