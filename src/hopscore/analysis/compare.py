@@ -453,7 +453,8 @@ def compare_pair(a: ScoredSet, b: ScoredSet, options: CompareOptions | None = No
     derived: list[str] = []
     if finalize is not None:
         # a reported value that is not the plain mean of its column is derived from the means
-        # (FEVEROUS' evidence_f1): it is bootstrapped, not averaged per example
+        # (a benchmark's finalize, e.g. an F1 of summed counts): it is bootstrapped, not
+        # averaged per example
         derived = [name for name in a.reported if name in b.reported and (
             name not in names or not _is_mean(a, name) or not _is_mean(b, name))]
         keep = [j for j, name in enumerate(names) if name not in derived]

@@ -70,7 +70,7 @@ def _claim(found: list[ShardOutput], output: Path) -> None:
     refused merge leaves nothing behind), held until the command ends."""
     from hopscore.files.outputs import Input, claim_for_command, output_dir, output_file
 
-    directory = found[0].kind in ("run", "hybrid-deep-research", "suite")
+    directory = found[0].kind in ("run", "agent", "suite")
     target = output_dir(output, "--output", writes=WRITES) if directory \
         else output_file(output, "--output")
     claim_for_command(target, inputs=[Input(o.path, "shard") for o in found])
@@ -99,7 +99,7 @@ def _show(kind: str, result: Any, output: Path) -> bool:
         else:
             print_table(console, suite_table(rows, model))
         return any(row.status != "ok" for row in rows)
-    if kind == "hybrid-deep-research":
+    if kind == "agent":
         from hopscore.cli.hdr import result_table
 
         if result.report is not None:

@@ -24,7 +24,8 @@ if TYPE_CHECKING:  # analysis and report modules (numpy, jinja2) load when a com
     from hopscore.analysis.scored import ScoredSet
 
 GOLD_HELP = "The benchmark's gold file: questions and context for the report and error analysis."
-TABLES_HELP = "HybridQA WikiTables-WithLinks folder (tables_tok/, request_tok/)."
+TABLES_HELP = ("The tables folder a benchmark's context is read from, when it has one "
+               "(WikiTables-WithLinks: tables_tok/, request_tok/).")
 JUDGE_HELP = ("hopscore judge output JSONL of this run's predictions (checked: every row's "
               "response must be the run's prediction): judge vs exact match, Cohen's kappa.")
 
@@ -101,7 +102,7 @@ def report(
 
       hopscore report runs/a runs/b --output report.html
 
-      hopscore report runs/hybridqa --gold dev.traced.json --tables WikiTables-WithLinks/
+      hopscore report runs/tables --gold dev.traced.json --tables WikiTables-WithLinks/
     """
     started = time.perf_counter()
     if compress not in COMPRESS_CHOICES:

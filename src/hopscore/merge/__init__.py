@@ -1,6 +1,6 @@
 """``hopscore merge``: join the shards of one run into the output an unsharded run writes.
 
-A shard output is a run directory (``hopscore run``, ``run hybrid-deep-research``), a suite
+A shard output is a run directory (``hopscore run``, or an agent's run), a suite
 directory (``suite mcr``) or a judge / sql-match file, made with ``--shard I/N``. The merge
 refuses outputs that are not the shards of one run (different settings fingerprints, different
 splits, the same shard twice, rows in a shard they do not belong to) and, when rows are
@@ -49,7 +49,7 @@ def merge(paths: Sequence[Path], out: Path, warn: Callable[[str], None], *,
         from hopscore.merge.runs import merge_suite
 
         return kind, merge_suite(outputs, out, warn, ready=before_writing)
-    if kind == "hybrid-deep-research":
+    if kind == "agent":
         from hopscore.merge.hdr import merge_hdr
 
         return kind, merge_hdr(outputs, out, warn, ready=before_writing)

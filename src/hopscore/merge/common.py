@@ -23,7 +23,9 @@ from hopscore.files.shard import Shard, sidecar_path
 #: Missing rows listed per shard in an error message.
 FIRST_MISSING = 10
 
-KINDS = ("run", "hybrid-deep-research", "suite", "judge", "sql-match")
+#: What a shard output can be: a model run, an agent run (a benchmark whose ``runner`` is
+#: ``"agent"``), a suite, a judge or sql-match file.
+KINDS = ("run", "agent", "suite", "judge", "sql-match")
 
 
 class MergeError(HopscoreError):
@@ -73,8 +75,7 @@ def locate(path: Path) -> ShardOutput:
             raise MergeError(f"{path}: neither a run directory (no config.json) nor a suite "
                              "directory (no suite.json)")
         record = _json_object(path / "config.json")
-        kind = "hybrid-deep-research" if record.get("benchmark") == "hybrid-deep-research" \
-            else "run"
+        kind = _run_kind(record.get("benchmark"))
         fingerprint = record.get("fingerprint")
         if not isinstance(fingerprint, str):
             raise MergeError(f"{path}/config.json has no settings fingerprint: it was written by "
@@ -94,6 +95,19 @@ def locate(path: Path) -> ShardOutput:
     if shard is None:
         raise MergeError(f"{sidecar}: no shard recorded")
     return ShardOutput(path, str(command), shard, str(record.get("fingerprint")), record)
+
+
+def _run_kind(benchmark: object) -> str:
+    """``"agent"`` for the run directory of a benchmark an agent runs, else ``"run"``."""
+    from hopscore import benchmarks
+
+    if not isinstance(benchmark, str):
+        return "run"
+    try:
+        runner = benchmarks.get(benchmark).runner
+    except HopscoreError:  # not known here: merge_run names what it cannot load
+        return "run"
+    return "agent" if runner == "agent" else "run"
 
 
 def check_set(outputs: Sequence[ShardOutput], differ: Callable[[ShardOutput, ShardOutput],

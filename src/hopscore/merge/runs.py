@@ -19,7 +19,7 @@ from typing import Any
 
 from hopscore.engine import BatchOutcome, EngineStats, run_key_of
 from hopscore.files.io import load_json, write_json_atomic, write_text_atomic
-from hopscore.files.shard import differences, shard_of
+from hopscore.files.shard import differences, file_sha256, shard_of
 from hopscore.merge.common import (
     MergeError,
     ShardOutput,
@@ -122,6 +122,20 @@ def merge_run(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], N
     return MergedRun(out, count, len(keys), summary, metrics, report)
 
 
+def _gold_built_by_suite(run: ShardOutput, suite_dir: Path) -> Path | None:
+    """The gold file a suite wrote into its own directory for this run (joined from several
+    files of the data folder), found by name beside ``suite.json`` and the sha256 the run
+    recorded; None when the run read its gold from the data folder."""
+    recorded = run.record.get("gold") or {}
+    path, sha256 = recorded.get("path"), recorded.get("sha256")
+    if not isinstance(path, str) or not isinstance(sha256, str):
+        return None
+    candidate = suite_dir / Path(path).name
+    if candidate.is_file() and file_sha256(candidate) == sha256:
+        return candidate
+    return None
+
+
 def merge_suite(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], None], *,
                 ready: Callable[[], None] = lambda: None
                 ) -> list[tuple[str, MergedRun | None, dict[str, Any]]]:
@@ -151,10 +165,10 @@ def merge_suite(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str],
                                  f"that shard of the suite, then merge again")
             runs.append(locate(directory))
         gold = None
-        joined = first.path / "fermi_realfp.json"
-        if name == "fermi" and joined.is_file():  # the suite joins realFP train + val itself
-            gold = out / joined.name
-            shutil.copyfile(joined, gold)
+        built = _gold_built_by_suite(runs[0], first.path)
+        if built is not None:  # the suite built this gold from several files itself
+            gold = out / built.name
+            shutil.copyfile(built, gold)
         merged = merge_run(runs, out / name, warn, gold=gold)
         mcr = (merged.metrics or {}).get("mcr")
         status = "ok" if not merged.summary.get("errors") else "incomplete"
