@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from hopscore.engine.batch import BatchOutcome, run_batch
 from hopscore.engine.outage import EndpointDown
-from hopscore.engine.resume import ResultLog, note_resume
+from hopscore.engine.resume import KeyOf, ResultLog, note_resume
 from hopscore.errors import Interrupted
 from hopscore.files.reruns import prepare_results
 
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 Row = dict[str, Any]
-KeyOf = Callable[[Row], "str | None"]
 
 #: What stops a job early, keeping its finished rows.
 STOPS = (asyncio.CancelledError, KeyboardInterrupt, EndpointDown)
