@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -39,12 +39,9 @@ from hopscore.engine import (
     ChatBackend,
     ChatEngine,
     EngineStats,
-    ResultLog,
     RowResult,
     cache_for,
     canonical_json,
-    note_resume,
-    run_batch,
     run_key_of,
     run_sync,
     sha256_text,
@@ -53,7 +50,7 @@ from hopscore.engine import (
 from hopscore.engine.outage import EndpointDown
 from hopscore.errors import HopscoreError, Interrupted
 from hopscore.files.outputs import claim, output_dir
-from hopscore.files.reruns import REFUSE, SIDE, prepare_results
+from hopscore.files.reruns import REFUSE, SIDE
 from hopscore.hdr.agent import MODEL_ERROR, AgentLoop, AgentSettings, prompt_sha256
 from hopscore.hdr.endpoints import (
     agents_at_once,
@@ -77,6 +74,7 @@ from hopscore.hdr.settings import HdrSettings
 from hopscore.hdr.tools import SCHEMAS, ToolLimits, Toolset, openai_tools
 from hopscore.hdr.trajectory import file_name, read_trajectory, write_trajectory
 from hopscore.hdr.wire import content_style_for
+from hopscore.jobs import Job, open_results, run_rows
 from hopscore.run.caps import cap_sample
 from hopscore.run.providers import (
     ModelSpec,
@@ -394,19 +392,17 @@ async def _execute(prepared: PreparedAgentRun, backend: ChatBackend | None,
                 warn.print(f"note: no knowledge base for database {db}; its tasks get no "
                            "knowledge tools", markup=False, highlight=False)
     items = [(task, i) for task in prepared.tasks for i in range(settings.repeats)]
-    keys = [attempt_key(prepared, task, i) for task, i in items]
-    kept = prepare_results(out / SAMPLES_FILE, keys, run_key_of, policy=rerun, what="attempts",
-                           differences=lambda rows: run_differences(prepared),
-                           set_aside=lambda row: set_trajectory_aside(out, row))
-    note = kept.note(out / SAMPLES_FILE)
-    if note and warn is not None:
-        warn.print(f"note: {note}", markup=False, highlight=False)
-    log = ResultLog(out / SAMPLES_FILE, run_key_of)
-    log.load(is_done)
-    note_resume(log, keys, warn,
-                "attempts made with other settings or tasks; this run replaces them")
+    job = Job(path=out / SAMPLES_FILE, items=items,
+              keys=[attempt_key(prepared, task, i) for task, i in items], key_of=run_key_of,
+              is_done=is_done, what="attempts", description=f"hdr {prepared.spec}",
+              stale="attempts made with other settings or tasks; this run replaces them",
+              saved=f"attempts are saved in {out / SAMPLES_FILE} (config.json says interrupted)")
+    keys = job.keys
+    log = open_results(job, warn=warn, rerun=rerun,
+                       differences=lambda rows: run_differences(prepared),
+                       set_aside=lambda row: set_trajectory_aside(out, row))
     local = prepared.spec.is_local
-    if not all(log.is_done(key) for key in keys):  # before the first batch
+    if job.pending(log):  # before the first batch
         await check_endpoints(prepared, backend, judge_backend, warn)
     prepared.protocol.previous = previous_protocol(out)
     factory = HdrWork(settings)
@@ -422,27 +418,18 @@ async def _execute(prepared: PreparedAgentRun, backend: ChatBackend | None,
             built = await factory.build(None, prepared=prepared, backend=backend,
                                         executor=executor, warn=warn)
             execution = local_execution(built, await agents_at_once(prepared, warn))
+        # the conversations are written here; the attempts start 5 ms apart, whatever the engine
+        execution = replace(execution, work=writing_trajectories(out, execution.work),
+                            start_interval=0.005)
         write_config(prepared, status="running")  # once the model could be loaded
-        try:
-            outcome = await run_batch(items, keys, writing_trajectories(out, execution.work),
-                                      log, workers=execution.workers, console=console,
-                                      description=f"hdr {prepared.spec}")
-        except (asyncio.CancelledError, KeyboardInterrupt, EndpointDown) as stopped:
+
+        def interrupted() -> None:
             executor.terminate()  # a run_sql in the middle of a query is killed, not awaited
-            rows = log.latest(keys)
-            write_config(prepared, status="interrupted", rows=rows, stats=execution.stats())
-            finished = len(log.done_keys() & set(keys))
-            if isinstance(stopped, EndpointDown):  # the endpoint stayed down past --max-outage
-                raise EndpointDown(stopped.url, f"{stopped.cause}; {finished} of {len(keys)} "
-                                   f"attempts are saved in {out / SAMPLES_FILE} (config.json "
-                                   "says interrupted); rerun the same command to resume",
-                                   stopped.seconds) from None
-            raise Interrupted(
-                f"{finished} of {len(keys)} attempts are saved in {out / SAMPLES_FILE} "
-                "(config.json says interrupted); rerun the same command to resume") from None
-        finally:
-            await execution.close()
-        stats = execution.stats()
+            write_config(prepared, status="interrupted", rows=log.latest(keys),
+                         stats=execution.stats())
+
+        finished = await run_rows(job, log, execution, console=console, on_stop=interrupted)
+        outcome, stats = finished.outcome, finished.stats
         rows = log.latest(keys)
         note_no_tool_calls(prepared, rows)
         if outcome.aborted is not None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from collections import Counter
@@ -29,22 +28,20 @@ from hopscore.engine import (
     cache_for,
     canonical_json,
     endpoint_of,
-    note_resume,
-    run_batch,
     run_sync,
     sha256_text,
     warn_printer,
 )
 from hopscore.engine.failures import tally
-from hopscore.engine.outage import EndpointDown
 from hopscore.engine.preflight import preflight
 from hopscore.engine.providers import NO_KEY, ModelSpec, ModelTarget
 from hopscore.engine.providers import make_backend as provider_backend
 from hopscore.engine.types import API_ERROR
-from hopscore.errors import HopscoreError, Interrupted
+from hopscore.errors import HopscoreError
 from hopscore.files.outputs import Input, claim, output_file
-from hopscore.files.reruns import REFUSE, prepare_results
+from hopscore.files.reruns import REFUSE
 from hopscore.files.shard import Shard, clear_sidecar, write_sidecar
+from hopscore.jobs import Job, open_results, run_rows
 from hopscore.judge.parse import parse_judge_output, provider_error
 from hopscore.judge.prompt import JudgePrompt
 from hopscore.judge.rows import (
@@ -343,20 +340,20 @@ async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeC
                      max_tokens=config.max_tokens, max_cell_chars=config.max_cell_chars,
                      max_row_bytes=config.max_row_bytes)
     fingerprint = config.fingerprint(backend.endpoint)
-    keys = [item_key(item, fingerprint) for item in items]
-    done = prepare_results(output_path, keys, key_of, policy=rerun, what="judge rows",
-                           differences=lambda rows: judge_differences(rows, meta),
-                           other_inputs=other_inputs)
-    note = done.note(output_path)
-    if note and warn is not None:
-        warn.print(f"note: {note}", markup=False, highlight=False)
-    log = ResultLog(output_path, key_of)
-    log.load(done_check(on_truncation=config.on_truncation,
-                        retry_unparsed=config.retry_unparsed))
-    note_resume(log, keys, warn,
-                "rows judged with another model, prompt or input; they are replaced by this run")
+    job = Job(path=output_path, items=items, keys=[item_key(item, fingerprint) for item in items],
+              key_of=key_of, is_done=done_check(on_truncation=config.on_truncation,
+                                                retry_unparsed=config.retry_unparsed),
+              what="judge rows", description="judging", saved=f"rows are judged in {output_path}",
+              stale="rows judged with another model, prompt or input; they are replaced by this "
+                    "run",
+              down_hint="; rerun the same command to judge the rest",
+              interrupted_hint="; rerun the same command to judge the rest (finished rows are "
+                               "kept)")
+    keys = job.keys
+    log = open_results(job, warn=warn, rerun=rerun, other_inputs=other_inputs,
+                       differences=lambda rows: judge_differences(rows, meta))
     retries, retried = retry_numbers(log, keys, config.retry_unparsed)
-    if probe and not all(log.is_done(key) for key in keys):  # before the first batch
+    if probe and job.pending(log):  # before the first batch
         await preflight(config.target(), cache_dir=config.cache_dir, warn=warn_printer(warn),
                         what="the judge")
     factory = JudgeWork(config, meta, retries)
@@ -375,24 +372,10 @@ async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeC
     else:
         execution = local_execution(await factory.build(None, backend=backend, warn=warn),
                                     batch_workers(config.concurrency))
-    try:
-        outcome = await run_batch(
-            items, keys, execution.work, log, workers=execution.workers, console=console,
-            description="judging", start_interval=execution.start_interval,
-        )
-    except (asyncio.CancelledError, KeyboardInterrupt, EndpointDown) as stopped:
-        finished = len(log.done_keys() & set(keys))
-        if isinstance(stopped, EndpointDown):  # the endpoint stayed down past --max-outage
-            raise EndpointDown(stopped.url, f"{stopped.cause}; {finished} of {len(keys)} rows "
-                               f"are judged in {output_path}; rerun the same command to judge "
-                               "the rest", stopped.seconds) from None
-        raise Interrupted(f"{finished} of {len(keys)} rows are judged in {output_path}; rerun "
-                          "the same command to judge the rest (finished rows are kept)") from None
-    finally:
-        await execution.close()
-    summary = summarize(log, outcome, execution.stats(), config, keys)
+    finished = await run_rows(job, log, execution, console=console)
+    summary = summarize(log, finished.outcome, finished.stats, config, keys)
     summary.retried_unparsed = retried
-    summary.executor = execution.describe()
+    summary.executor = finished.executor
     return summary
 
 

@@ -8,16 +8,16 @@ exactly as ``hopscore score`` writes them for those predictions (plus a ``run`` 
 ``mcr`` block under ``--protocol mcr``).
 
 Requests go through the shared engine (:mod:`hopscore.engine`): bounded concurrency, retries
-with back-off, a persistent response cache (an identical re-run makes no model call) and
-:func:`~hopscore.engine.run_batch` with a :class:`~hopscore.engine.ResultLog`, so a killed run
-continues where it stopped and no example is asked twice. A failed request is recorded with its
-error and never scored as an answer: it has no prediction (scores 0, listed as missing), the
-metrics say how many failed, and re-running the same command retries only those.
+with back-off, a persistent response cache (an identical re-run makes no model call), and the
+samples are a job of :mod:`hopscore.jobs` (resumed by settings, written as they finish), so a
+killed run continues where it stopped and no example is asked twice. A failed request is
+recorded with its error and never scored as an answer: it has no prediction (scores 0, listed
+as missing), the metrics say how many failed, and re-running the same command retries only
+those.
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -33,23 +33,20 @@ from hopscore.engine import (
     ChatBackend,
     ChatEngine,
     EngineStats,
-    ResultLog,
     RetryPolicy,
     RowResult,
     batch_workers,
     cache_for,
-    note_resume,
-    run_batch,
     run_key_of,
     run_sync,
     warn_printer,
 )
 from hopscore.engine.capacity import cluster_limit
-from hopscore.engine.outage import EndpointDown
 from hopscore.engine.preflight import preflight
-from hopscore.errors import HopscoreError, Interrupted
+from hopscore.errors import HopscoreError
 from hopscore.files.outputs import claim, output_dir
-from hopscore.files.reruns import REFUSE, prepare_results
+from hopscore.files.reruns import REFUSE
+from hopscore.jobs import Job, open_results, run_rows
 from hopscore.run.caps import cap_sample, kept_text
 from hopscore.run.extract import extract_flexible, extract_mcr, extract_strict
 from hopscore.run.finish import finish_run, run_differences, write_config
@@ -221,20 +218,20 @@ async def execute(
 async def _execute(settings: RunSettings, prepared: PreparedRun, backend: ChatBackend | None,
                    console: Console | None, warn: Console | None, rerun: str) -> RunResult:
     out = settings.output_dir
-    keys = [task.key for task in prepared.tasks]
-    kept = prepare_results(out / SAMPLES_FILE, keys, run_key_of, policy=rerun, what="samples",
-                           differences=lambda rows: run_differences(settings, prepared))
-    note = kept.note(out / SAMPLES_FILE)
-    if note and warn is not None:
-        warn.print(f"note: {note}", markup=False, highlight=False)
-    log = ResultLog(out / SAMPLES_FILE, run_key_of)
-    log.load(is_done)
-    note_resume(log, keys, warn,
-                "samples made with other settings or examples; this run replaces them")
+    job = Job(path=out / SAMPLES_FILE, items=prepared.tasks,
+              keys=[task.key for task in prepared.tasks], key_of=run_key_of, is_done=is_done,
+              what="samples", description=f"{prepared.benchmark.name} {prepared.spec}",
+              stale="samples made with other settings or examples; this run replaces them",
+              saved=f"samples are saved in {out / SAMPLES_FILE}",
+              interrupted_hint=" (config.json says interrupted); rerun the same command to "
+                               "resume")
+    keys = job.keys
+    log = open_results(job, warn=warn, rerun=rerun,
+                       differences=lambda rows: run_differences(settings, prepared))
     local = prepared.spec.is_local
     if backend is None:  # credentials, then the endpoint (unless nothing is left to ask)
         target = target_of(settings.model, prepared.base_url, settings.api_key_env)
-        if not all(log.is_done(key) for key in keys):
+        if job.pending(log):
             await preflight(target, cache_dir=settings.cache_dir, warn=warn_printer(warn))
     factory = RunWork(settings)
     if settings.executor == "ray":
@@ -250,43 +247,33 @@ async def _execute(settings: RunSettings, prepared: PreparedRun, backend: ChatBa
         built = await factory.build(None, backend=backend, prepared=prepared, warn=warn)
         execution = local_execution(built, 1 if local else batch_workers(settings.concurrency))
     write_config(settings, prepared, status="running")  # once the model could be loaded
-    try:
-        if local and not set(keys) <= log.done_keys():
+
+    async def load_model() -> None:
+        if local and job.pending(log):
             from hopscore.engine.local import preload
 
             say = None if warn is None else (
                 lambda line: warn.print(line, markup=False, highlight=False))
             await preload(backend, say)
-        outcome = await run_batch(
-            prepared.tasks, keys, execution.work, log, workers=execution.workers,
-            console=console, start_interval=execution.start_interval,
-            description=f"{prepared.benchmark.name} {prepared.spec}",
-        )  # fmt: skip
-    except (asyncio.CancelledError, KeyboardInterrupt, EndpointDown) as stopped:
+
+    def interrupted() -> None:
         rows, attempts = split_rows(prepared.tasks, log.latest(keys), settings.repeats)
         write_config(settings, prepared, status="interrupted", rows=rows,
                      stats=execution.stats(), attempts=attempts)
-        finished = len(log.done_keys() & set(keys))
-        if isinstance(stopped, EndpointDown):  # the endpoint stayed down past --max-outage
-            raise EndpointDown(stopped.url, f"{stopped.cause}; {finished} of {len(keys)} "
-                               f"samples are saved in {out / SAMPLES_FILE}; rerun the same "
-                               "command to resume", stopped.seconds) from None
-        raise Interrupted(
-            f"{finished} of {len(keys)} samples are saved in {out / SAMPLES_FILE} (config.json "
-            "says interrupted); rerun the same command to resume") from None
-    finally:
-        await execution.close()
-    stats = execution.stats()
+
+    finished = await run_rows(job, log, execution, console=console, warm_up=load_model,
+                              on_stop=interrupted)
+    outcome, stats = finished.outcome, finished.stats
     # by example id (attempt 0), and with --repeats every example's attempts
     rows, attempts = split_rows(prepared.tasks, log.latest(keys), settings.repeats)
     if outcome.aborted is not None:
         summary = write_config(settings, prepared, status="aborted", rows=rows, outcome=outcome,
-                               stats=stats, executor=execution.describe(), attempts=attempts)
+                               stats=stats, executor=finished.executor, attempts=attempts)
         return RunResult(settings, prepared, outcome, stats, None, None, summary)
     report, metrics, summary = finish_run(settings, prepared, rows, attempts)
     status = "complete" if not summary["errors"] else "incomplete"
     write_config(settings, prepared, status=status, rows=rows, outcome=outcome, stats=stats,
-                 executor=execution.describe(), attempts=attempts)
+                 executor=finished.executor, attempts=attempts)
     return RunResult(settings, prepared, outcome, stats, report, metrics, summary)
 
 

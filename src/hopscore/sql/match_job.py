@@ -31,6 +31,7 @@ from hopscore.engine.resume import ResultLog
 from hopscore.engine.types import CallFailure
 from hopscore.errors import InputError
 from hopscore.files.shard import write_sidecar
+from hopscore.jobs import Job, open_results
 from hopscore.sql.evaluate import (
     DEFAULT_TEMPLATE,
     NEEDS_DB,
@@ -180,18 +181,13 @@ def run_sql_match(input_path: Path, output_path: Path, options: MatchOptions, *,
                       settings=described)
     if restart and output_path.exists():
         output_path.unlink()
-    log = ResultLog(output_path, key_of)
-    log.load(lambda row: True)
-    current = set(keys)
-    stale = len(log.keys() - current)
+    # every verdict row is finished; rows of other settings stay until this run replaces them
+    job = Job(path=output_path, items=lines, keys=keys, key_of=key_of, is_done=lambda row: True,
+              what="verdicts", stale="verdicts of other settings or of input lines that "
+                                     "changed; those lines are graded again")
+    log = open_results(job, warn=warn, rerun=None)
+    stale = len(log.keys() - set(keys))
     resumed = sum(1 for key in keys if log.is_done(key))
-    if warn is not None and stale:
-        warn.print(f"warning: {output_path} holds {stale} verdicts of other settings or of "
-                   "input lines that changed; those lines are graded again", style="yellow",
-                   markup=False, highlight=False)
-    if warn is not None and log.torn_bytes:
-        warn.print(f"note: cut a torn last line ({log.torn_bytes} bytes) left by a crash",
-                   markup=False, highlight=False)
     todo = {line: key for line, key in zip(lines, keys, strict=True) if not log.is_done(key)}
     try:
         if ray:
