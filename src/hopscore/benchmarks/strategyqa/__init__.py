@@ -43,6 +43,7 @@ from hopscore.benchmarks.base import (
     Prediction,
     Predictions,
     PromptInputs,
+    SuiteFiles,
     check_unique_ids,
     load_universal,
 )
@@ -317,6 +318,11 @@ class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
 
     answer_kind = "yesno"
     mcr_evaluator = "em"
+
+    answer_metric = "accuracy"
+    demo_position = 1
+    suite_files = SuiteFiles(0, ("strategyqa", "sqa", "strategy_qa"),
+                             ("dev.json", "strategyqa_train.json", "train.json"))
 
     def prompt_variables(self, example: StrategyQAExample, inputs: PromptInputs) -> dict[str, Any]:
         return {"question": example.question, "mcr_question": example.question}
