@@ -7,10 +7,11 @@ policy, aggregation and output live in :mod:`hopscore.scores.scoring`, shared by
 
 For model runs (``hopscore run``) it also says how to prompt and read answers: the template
 variables of an example (:meth:`Benchmark.prompt_variables`; the template and exemplars
-themselves are package data beside the benchmark's module, :meth:`Benchmark.resource`), the kind of answer expected (:attr:`answer_kind`,
-for flexible extraction), how an extracted answer becomes a prediction
-(:meth:`Benchmark.make_prediction`), how predictions are written in the official format
-(:meth:`Benchmark.write_predictions`), and MCR's evaluator and gold for ``--protocol mcr``.
+themselves are package data beside the benchmark's module, :meth:`Benchmark.resource`), the
+kind of answer expected (:attr:`answer_kind`, for flexible extraction), how an extracted answer
+becomes a prediction (:meth:`Benchmark.make_prediction`), how predictions are written in the
+official format (:meth:`Benchmark.write_predictions`), and MCR's evaluator and gold for
+``--protocol mcr``.
 """
 
 from __future__ import annotations
