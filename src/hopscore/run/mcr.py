@@ -4,8 +4,8 @@ Extraction and abstention are :func:`hopscore.run.extract.extract_mcr`. Each dat
 evaluator (``Benchmark.mcr_evaluator``), applied to the extracted answer and MCR's gold
 (``Benchmark.mcr_gold``). The shared evaluators are here:
 
-* ``wikihop``: HotpotQA's answer F1 (multiset, yes/no/noanswer rule) against the single gold
-  answer, no aliases;
+* ``wikihop``: the answer F1 of :func:`hopscore.text.normalize.hotpot_prf` (multiset,
+  yes/no/noanswer rule) against the single gold answer, no aliases;
 * ``em``: ``pred.lower() == gold.lower()`` with gold "Yes"/"No";
 * ``hover``: the answer must start with yes or no (a yes/no question asked of a claim, gold Yes
   iff it is supported; ``em`` would differ only on answers that continue after yes/no).

@@ -26,6 +26,8 @@ Parity notes (``official-metrics.md`` §7):
   gold count; hopscore applies the project id policy instead (a missing prediction, or a missing
   part of one, scores 0) and warns.
 * An example without annotators has Recall@10 0 (the evaluator crashes on ``max([])``).
+* A model run with ``--corpus`` predicts the retrieved documents as paragraphs, so Recall@10
+  is scored when the corpus ids are StrategyQA's paragraph ids (``"Title-3"``).
 """
 
 from __future__ import annotations
