@@ -131,3 +131,20 @@ def test_a_plugin_may_not_shadow_a_built_in(tmp_path: Path) -> None:
     finally:
         sys.path.remove(str(tmp_path))
         benchmarks._plugins = None
+
+
+def test_a_plugin_ships_its_own_template_and_shots(plugin_path: Path) -> None:
+    from hopscore.run.prompts import PromptTemplate, builtin_template_name, load_shots
+
+    package = plugin_path / "toy_bench"
+    (package / "template.jinja").write_text(
+        '{% import "builtin/_common.jinja" as common %}Toy question: {{ question }}\n')
+    (package / "shots.json").write_text(json.dumps(
+        {"default": [{"question": "Q?", "reasoning": "R.", "answer": "A"}], "mcr": []}))
+    template = PromptTemplate.builtin(builtin_template_name("toy", "default"))
+    assert template.render({"question": "Where?"}) == [
+        {"role": "user", "content": "Toy question: Where?"}]
+    assert set(template.sources) == {"builtin/toy.jinja", "builtin/_common.jinja"}
+    assert load_shots("toy", "default", 1)[0]["answer"] == "A"
+    with pytest.raises(HopscoreError, match="toy has 0 built-in exemplars for the mcr protocol"):
+        load_shots("toy", "mcr", 1)
