@@ -91,6 +91,7 @@ def test_docstring_examples_run(module: str, judge_url: str, tmp_path: Path,
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     monkeypatch.chdir(tmp_path)
     tests = finder.find(target, module, globs={"JUDGE_URL": judge_url, "MODEL_URL": judge_url,
+                                               "SAMPLE": "bamboogle",
                                                **vars(target)})
     assert sum(len(t.examples) for t in tests) > 0
     for test in tests:

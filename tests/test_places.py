@@ -20,13 +20,11 @@ SPELLINGS = ("hybrid_deep_research",)
 
 #: the run side (place-run, agent): being cleaned at the same time
 RUN_SIDE = {
-    "api_commands.py", "cli/demo.py", "cli/hdr.py", "cli/hdr_demo.py", "cli/request_options.py",
-    "cli/run.py", "cli/suite.py", "engine/sync.py", "merge/hdr.py", "files/reruns.py",
+    "cli/hdr.py", "cli/hdr_demo.py", "cli/request_options.py",
+    "cli/run.py", "cli/suite.py", "merge/hdr.py", "files/reruns.py",
     "hdr/__init__.py", "hdr/agent.py", "hdr/grade.py", "hdr/prepared.py", "hdr/report.py",
     "hdr/agent_job.py", "hdr/validate.py", "hdr/world.py",
-    "run/evidence.py", "run/extract.py", "run/mcr.py", "run/methods.py",
-    "run/numbers.py", "run/prompts.py", "run/repeats.py", "run/retrieval.py", "run/run_job.py",
-    "run/settings.py", "run/strategy.py", "run/suite.py", "run/tasks.py",
+    "run/settings.py",
 }
 
 #: the scoring, loading and analysis side: not yet moved into the benchmark folders

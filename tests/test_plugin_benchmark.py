@@ -315,11 +315,6 @@ def test_shards_merge_into_the_unsharded_run(runs: Path) -> None:
     same_json(whole / "metrics.json", merged / "metrics.json")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "run/tasks.py load_template and run/prompts.py builtin_template_name/load_shots look up "
-    "run/templates/<name>.jinja and run/shots/<name>.json by benchmark name (place-run): they "
-    "need the benchmark's own files, Benchmark.resource('template.jinja') and "
-    "resource('shots.json') (resources.files(cls.__module__) / name)"))
 def test_a_run_finds_the_template_and_shots_in_the_package(runs: Path,
                                                             server: FakeOpenAI) -> None:
     _ok(runs, *_run_args(server, "runs/shots", "--shots", "1"))
@@ -330,10 +325,6 @@ def test_a_run_finds_the_template_and_shots_in_the_package(runs: Path,
     assert load(runs / "runs" / "shots" / "metrics.json")["metrics"]["em"] == 0.75
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "run/tasks.py prepare() loads the cot template even for a chain strategy, through "
-    "PromptTemplate.builtin('<name>.jinja') (place-run): it needs the template the benchmark "
-    "ships (Benchmark.resource('template.jinja')); with it found, --strategy sc runs here"))
 def test_the_sc_strategy_runs_on_a_plugin(runs: Path, server: FakeOpenAI) -> None:
     _ok(runs, *_run_args(server, "runs/sc", "--strategy", "sc", "--chains", "3"))
     metrics = load(runs / "runs" / "sc" / "metrics.json")

@@ -8,6 +8,9 @@ the packages of those commands, hence the longer names.)
 :func:`run_benchmark`, :func:`judge_file` and :func:`write_report` run the command itself in
 this process (its checks, resume and files are the command's), with its tables on stdout left
 out; progress and warnings still go to stderr.
+
+The examples read a benchmark's bundled sample, ``SAMPLE`` (the tests name one whose sample has
+five questions; docs/python-api.md shows the same calls on named benchmarks).
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ def read_report(directory: PathLike) -> ScoreReport:
     example's scores (``scores.jsonl``) in ``examples``.
 
     >>> import hopscore, tempfile
-    >>> files, out = hopscore.sample_files("bamboogle"), tempfile.mkdtemp()
-    >>> _ = hopscore.score("bamboogle", files.gold, files.predictions, output_dir=out)
+    >>> files, out = hopscore.sample_files(SAMPLE), tempfile.mkdtemp()
+    >>> _ = hopscore.score(SAMPLE, files.gold, files.predictions, output_dir=out)
     >>> report = read_report(out)
     >>> report.metrics["em"], len(report.examples), report.examples[1].prediction
     (0.6, 5, 'the Tolle')
@@ -63,7 +66,7 @@ def run_benchmark(benchmark: str, gold: PathLike | None = None, *, model: str,
 
     >>> import hopscore, tempfile
     >>> out = tempfile.mkdtemp() + "/run"
-    >>> report = run_benchmark("bamboogle", hopscore.sample_files("bamboogle").gold,
+    >>> report = run_benchmark(SAMPLE, hopscore.sample_files(SAMPLE).gold,
     ...                        model="openai/test-model", base_url=MODEL_URL, output_dir=out,
     ...                        limit=2, progress=False)
     >>> report.n_gold, sorted(report.metrics)
@@ -111,8 +114,8 @@ def analyze(source: PathLike, *, gold: PathLike | None = None,
     ids), ``example(id)`` one example whole, ``to_json()`` what ``analyze -o`` writes.
 
     >>> import hopscore, tempfile
-    >>> files, out = hopscore.sample_files("bamboogle"), tempfile.mkdtemp()
-    >>> _ = hopscore.score("bamboogle", files.gold, files.predictions, output_dir=out)
+    >>> files, out = hopscore.sample_files(SAMPLE), tempfile.mkdtemp()
+    >>> _ = hopscore.score(SAMPLE, files.gold, files.predictions, output_dir=out)
     >>> analysis = analyze(out)
     >>> [(c.name, c.count) for c in analysis.dimensions[0].categories]
     [('right', 3), ('partial', 1), ('wrong', 1)]
@@ -131,9 +134,9 @@ def write_report(*inputs: PathLike, output: PathLike = "report.html", **options:
     ``title=``); returns the HTML file's path.
 
     >>> import hopscore, tempfile
-    >>> files, out = hopscore.sample_files("bamboogle"), tempfile.mkdtemp()
-    >>> _ = hopscore.score("bamboogle", files.gold, files.predictions, output_dir=out + "/a")
-    >>> page = write_report(out + "/a", output=out + "/report.html", title="Bamboogle")
+    >>> files, out = hopscore.sample_files(SAMPLE), tempfile.mkdtemp()
+    >>> _ = hopscore.score(SAMPLE, files.gold, files.predictions, output_dir=out + "/a")
+    >>> page = write_report(out + "/a", output=out + "/report.html", title="Sample")
     >>> page.read_text().startswith("<!DOCTYPE html>")
     True
     """

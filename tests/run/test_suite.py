@@ -8,7 +8,8 @@ from pathlib import Path
 
 from hopscore import benchmarks
 from hopscore.benchmarks.base import PromptInputs
-from hopscore.run.suite import join_fermi, locate
+from hopscore.benchmarks.fermi.realfp import join_realfp
+from hopscore.run.suite import locate
 from tests.conftest import FIXTURES, run_cli
 from tests.openai_server import FakeOpenAI, Reply
 from tests.run.helpers import MODEL, asked, load
@@ -51,7 +52,7 @@ def test_locate_and_join(tmp_path: Path) -> None:
     assert locate(data, "2wikimultihopqa", tmp_path).gold == data / "2wikihop" / "dev.json"
     missing = locate(data, "feverous", tmp_path)
     assert missing.gold is None and "feverous_dev_challenges.jsonl" in missing.looked_for
-    joined = join_fermi(data / "fermi" / "train_realfp.json", data / "fermi" / "val_realfp.json",
+    joined = join_realfp(data / "fermi" / "train_realfp.json", data / "fermi" / "val_realfp.json",
                         tmp_path / "joined.json")
     assert len(json.loads(joined.read_text())) == 14  # 8 + 8 with 2 repeated questions
 

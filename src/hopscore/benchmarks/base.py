@@ -9,8 +9,9 @@ A benchmark is one folder with one :class:`Benchmark` subclass, made of a few sm
   example (:meth:`Scoring.score`, a pure function). Joining, the missing-id policy,
   aggregation and output live in :mod:`hopscore.scores.scoring`, shared by all benchmarks;
 * :class:`Prompting` (optional, for model runs: ``hopscore run``): the template variables of
-  an example (:meth:`Prompting.prompt_variables`), the kind of answer expected, how an
-  extracted answer becomes a prediction (:meth:`Prompting.make_prediction`), how predictions
+  an example (:meth:`Prompting.prompt_variables`; the template and exemplars themselves are
+  package data beside the benchmark's module, :meth:`Benchmark.resource`), the kind of answer
+  expected, how an extracted answer becomes a prediction (:meth:`Prompting.make_prediction`), how predictions
   are written in the official format, and MCR's evaluator and gold for ``--protocol mcr``. A
   benchmark without it only scores, and the commands that run a model refuse it;
 * :class:`Analysis` (optional): footnotes for numbers only its official semantics explain;
@@ -23,12 +24,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from hopscore.benchmarks.fast_init import fast_init
 from hopscore.errors import HopscoreError, InputError
 from hopscore.files.io import Fields, iter_jsonl_numbered
+
+if TYPE_CHECKING:
+    from importlib.abc import Traversable
 
 
 @fast_init
@@ -84,6 +89,34 @@ class PromptInputs:
     tables_dir: Path | None = None
     #: rough budget, in tokens, for long contexts (HybridQA tables and passages)
     context_tokens: int = 3000
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteFiles:
+    """Where ``hopscore suite mcr`` looks for a benchmark's gold: the first of ``folders``
+    under the data folder that holds one of ``files`` (tried in order)."""
+
+    #: the benchmark's place in the suite's table (MCR's order)
+    position: int
+    folders: tuple[str, ...]
+    files: tuple[str, ...]
+    #: further files :meth:`Benchmark.suite_gold` reads with the first of ``files``
+    companions: tuple[str, ...] = ()
+
+
+class Wiki(Protocol):
+    """A benchmark's wiki database (``--wiki-db``)."""
+
+    def describe(self) -> dict[str, Any]:
+        """What the run records about the database (path, size, hash)."""
+
+    def shown(self, question: str, pages: int, elements: int) -> list[dict[str, Any]]:
+        """The open-book template variable ``wiki``: the best ``elements`` elements of the best
+        ``pages`` pages for the question, by page (each ``{"title", "lines", "ids"}``)."""
+
+    def evidence(self, query: str, question: str) -> tuple[str, str, str] | None:
+        """A chain strategy's context for a follow-up ``query`` over the pages of it and of
+        the example's ``question``: ``(page title, text, element id)``; None: nothing found."""
 
 
 E = TypeVar("E", bound=Example)
@@ -278,6 +311,49 @@ class Benchmark(Loading[E, P], Scoring[E, P], Prompting[E, P], Analysis[E, P]):
     also_called: ClassVar[tuple[str, ...]] = ()
 
     # --- declared by the run side (place-run) ---
+
+    #: The metric a chain strategy's methods (SA, SC, oracle, MCR) are scored with under the
+    #: default protocol; "" means the first of :attr:`metrics`.
+    answer_metric: ClassVar[str] = ""
+    #: Where a chain strategy's contexts come from when the run names no corpus and no search
+    #: service (:mod:`hopscore.run.evidence`): ``"context"`` (BM25 over the sentences of the
+    #: example's own ``context`` paragraphs), ``"wiki"`` (the pages of ``--wiki-db``, read
+    #: through :meth:`open_wiki`), or ``""`` (none: the model answers from what it knows).
+    evidence: ClassVar[str] = ""
+    #: It reads a wiki database (``--wiki-db``, :meth:`open_wiki`): open-book prompts show the
+    #: elements of the pages retrieved for the question, and the chain strategies draw on them.
+    reads_wiki_db: ClassVar[bool] = False
+    #: Its place among the benchmarks whose bundled questions ``hopscore demo`` has the local
+    #: model answer (short prompts, quick on a CPU); None: the demo only scores its sample.
+    demo_position: ClassVar[int | None] = None
+    #: Where ``hopscore suite mcr`` finds its gold under the data folder (None: not in the suite).
+    suite_files: ClassVar[SuiteFiles | None] = None
+
+    def open_wiki(self, path: Path) -> Wiki:
+        """The wiki database at ``path`` (``--wiki-db``), for a benchmark that
+        :attr:`reads_wiki_db`."""
+        raise HopscoreError(f"{self.title} reads no wiki database")
+
+    def suite_gold(self, folder: Path, work_dir: Path) -> Path | None:
+        """The gold file the suite reads from ``folder`` when it is built from several files
+        (written under ``work_dir``); None: the first of :attr:`SuiteFiles.files` found."""
+        return None
+
+    def mcr_score(self, prediction: str, gold: str) -> float | None:
+        """MCR's evaluator when it is the benchmark's own (:attr:`mcr_metric` set): the score
+        of an extracted answer against :meth:`mcr_gold`; None counts as an abstention."""
+        raise HopscoreError(f"{self.title} has no evaluator of its own")
+
+    #: What :meth:`mcr_score` measures, for tables; "" when MCR's evaluator is a shared one
+    #: (:attr:`mcr_evaluator`, :mod:`hopscore.run.mcr`).
+    mcr_metric: ClassVar[str] = ""
+
+    @classmethod
+    def resource(cls, name: str) -> Traversable:
+        """A file the benchmark ships beside its module (``template.jinja``, ``shots.json``):
+        package data of the benchmark's own package, so a third-party one ships its own."""
+        return resources.files(cls.__module__) / name
+
 
     # --- declared by the scoring and loading side (place-score) ---
 

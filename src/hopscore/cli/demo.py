@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Iterable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,15 @@ from hopscore.scores.display import percent, print_table
 from hopscore.scores.scoring import ScoreReport, score_files
 
 HEADLINE_FALLBACK = 3
-#: Benchmarks the local model answers in the demo (short prompts, quick on 2 cores).
-MODEL_BENCHMARKS = ("hotpotqa", "strategyqa", "quartz", "bamboogle", "fermi")
 DEMO_MAX_TOKENS = 96
+
+
+def model_benchmarks(available: Iterable[str]) -> list[str]:
+    """Of the benchmarks with a bundled sample, those whose questions the local model answers
+    in the demo (short prompts, quick on 2 cores: ``Benchmark.demo_position``), in order."""
+    chosen = [(bench.demo_position, name) for name in available
+              if (bench := benchmarks.get(name)).demo_position is not None]
+    return [name for _, name in sorted(chosen)]
 
 
 def headline(report: ScoreReport, names: tuple[str, ...]) -> str:
@@ -105,7 +112,7 @@ def _model_demo(output_dir: Path | None, count: int) -> None:
     from hopscore.run.settings import RunSettings
 
     found = {s.benchmark: s for s in bundled.discover()}
-    names = [name for name in MODEL_BENCHMARKS if name in found]
+    names = model_benchmarks(found)
     if not names:
         raise HopscoreError("no built-in samples found (is the package installed completely?)")
     started = time.perf_counter()

@@ -21,7 +21,7 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
     back (``signal.getsignal`` tries to turn the handler, which holds the task, into an enum,
     and the failed attempt's message is built from its repr). A finished task's repr includes
     its result's full repr, and a run's result holds every prompt: over a second for 1,000
-    HotpotQA examples. Here the main task's result is None.
+    examples with long contexts. Here the main task's result is None.
 
     The CLI's SIGTERM handler (:func:`hopscore.errors.stop_on_sigterm`) cancels the main task
     meanwhile, as Ctrl-C does, instead of raising wherever the loop happens to be.

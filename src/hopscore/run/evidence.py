@@ -8,9 +8,11 @@ MCR asks Google (via SerpAPI) for ``en.wikipedia.org <question>`` and keeps one 
   most relevant passage (about 300 characters), titled;
 * ``search``: an HTTP search service (``--search-backend http --search-url``, the same client
   as the HybridDeepResearch agent's ``web_search``); the first hit's title and snippet;
-* ``context``: for benchmarks whose gold file carries paragraphs (HotpotQA, 2WikiMultihopQA),
-  BM25 over that example's own sentences (the distractor setting): the best sentence, titled;
-* ``wiki``: for FEVEROUS with ``--wiki-db``, the best element of the retrieved pages;
+* ``context``: for a benchmark whose gold file carries paragraphs (``Benchmark.evidence`` is
+  ``"context"``), BM25 over that example's own sentences (the distractor setting): the best
+  sentence, titled;
+* ``wiki``: for a benchmark that reads a wiki database (``Benchmark.evidence`` is ``"wiki"``)
+  with ``--wiki-db``, the best element of the retrieved pages (``Benchmark.open_wiki``);
 * none: no contexts; the model answers its follow-ups from what it knows.
 
 Every source is deterministic except a live search service. Lookups run in a worker thread
@@ -26,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from hopscore.benchmarks.base import Benchmark, Wiki
 from hopscore.errors import HopscoreError
 from hopscore.run.selfask import Evidence
 
@@ -84,8 +87,8 @@ class SearchSource:
 
 
 class ContextSource:
-    """BM25 over one example's own paragraphs (HotpotQA / 2Wiki ``context``), sentence by
-    sentence; the source id is ``"<title> [<sentence number>]"``."""
+    """BM25 over one example's own paragraphs (its ``context``: ``(title, sentences)`` pairs),
+    sentence by sentence; the source id is ``"<title> [<sentence number>]"``."""
 
     label = "context"
 
@@ -154,35 +157,26 @@ class CachedSource:
 
 
 class WikiSource:
-    """A chain strategy's evidence from the wiki: the best unit for a follow-up question, over
-    the pages of the question and of the claim."""
+    """A chain strategy's evidence from a benchmark's wiki: the best unit for a follow-up
+    question, over the pages of the question and of the example's."""
 
     label = "wiki"
 
-    def __init__(self, path: Path, pages: int = 5) -> None:
-        from hopscore.benchmarks.feverous.wiki import FeverousWiki
+    def __init__(self, wiki: Wiki) -> None:
+        self.wiki = wiki
 
-        self.wiki = FeverousWiki(path)
-        self.pages = pages
-
-    def lookup(self, query: str, example: Any) -> Any:
-        titles = self.wiki.find_pages(query, self.pages)
-        titles += [t for t in self.wiki.find_pages(example.question, self.pages)
-                   if t not in titles]
-        pool = [unit for title in titles for unit in self.wiki.units(title)]
-        from hopscore.benchmarks.feverous.wiki import rank_units
-
-        best = rank_units(pool, query, 1)
-        if not best:
-            return None
-        return Evidence(best[0].page, best[0].text, best[0].ids[0])
+    def lookup(self, query: str, example: Any) -> Evidence | None:
+        found = self.wiki.evidence(query, example.question)
+        return None if found is None else Evidence(*found)
 
     def describe(self) -> dict[str, Any]:
         return self.wiki.describe()
 
 
-def make_source(settings: Any, benchmark: Any, corpus: Any) -> EvidenceSource | None:
-    """The evidence source of a strategy run (see the module docstring), or None."""
+def make_source(settings: Any, benchmark: Benchmark[Any, Any], corpus: Any,
+                wiki_db: Path | None = None) -> EvidenceSource | None:
+    """The evidence source of a strategy run (see the module docstring), or None; ``settings``
+    holds the search options (``search_backend``, ``search_url``, ...)."""
     if corpus is not None:
         return CorpusSource(corpus)
     if settings.search_backend == "http":
@@ -199,8 +193,8 @@ def make_source(settings: Any, benchmark: Any, corpus: Any) -> EvidenceSource | 
                                            timeout=settings.search_timeout, api_key=key))
         except ValueError as exc:
             raise HopscoreError(f"--search-url: {exc}") from None
-    if getattr(settings, "wiki_db", None) is not None and benchmark.name == "feverous":
-        return WikiSource(settings.wiki_db)
-    if benchmark.name in ("hotpotqa", "2wikimultihopqa"):
+    if benchmark.evidence == "wiki" and wiki_db is not None:
+        return WikiSource(benchmark.open_wiki(wiki_db))
+    if benchmark.evidence == "context":
         return ContextSource()
     return None

@@ -9,7 +9,8 @@
   X", and finally a fallback for the kind of answer (the last yes/no word, choice, label or
   number, or the last line). The value is cleaned (LaTeX and markdown wrappers, quotes, one
   trailing period, a trailing explanation) and mapped to the answer kind: ``yes``/``no``, a
-  choice label, a FEVEROUS label, or a number with its unit that pint can read.
+  choice label, a verdict label (supported, refuted, not enough info), or a number with its
+  unit that pint can read.
 * :func:`extract_mcr`: MCR's exact rule (``official-metrics.md`` §4).
 """
 
@@ -59,7 +60,7 @@ class Hints:
     kind: str = SPAN
     #: (label, text) pairs of a multiple-choice question
     choices: tuple[tuple[str, str], ...] = ()
-    #: the unit the question asks for (Fermi); appended to a bare number
+    #: the unit the question asks for, if any; appended to a bare number
     unit: str | None = None
 
 

@@ -1,18 +1,17 @@
 """The MCR protocol (Yoran et al. 2023, ``oriyor/reasoning-on-cots``; ``official-metrics.md`` §4).
 
 Extraction and abstention are :func:`hopscore.run.extract.extract_mcr`. Each dataset has MCR's
-evaluator, applied to the extracted answer and MCR's gold (``Benchmark.mcr_gold``):
+evaluator (``Benchmark.mcr_evaluator``), applied to the extracted answer and MCR's gold
+(``Benchmark.mcr_gold``). The shared evaluators are here:
 
-* ``wikihop`` (HotpotQA, 2WikiMQA): HotpotQA's answer F1 (multiset, yes/no/noanswer rule)
-  against the single gold answer, no aliases;
-* ``bamboogle``: MCR's F1 (token sets over list lengths);
-* ``em`` (StrategyQA): ``pred.lower() == gold.lower()`` with gold "Yes"/"No";
-* ``hover`` (FEVEROUS as "Is it true that ...?", gold Yes iff SUPPORTS): the answer must start
-  with yes or no. MCR's configs name no FEVEROUS evaluator; ``hover`` is its yes/no evaluator and
-  is chosen here (``em`` would differ only on answers that continue after yes/no);
-* ``quartz``: the first character of the text before the first "." equals the answer key; an
-  empty answer is None (MCR counts it as an abstention);
-* ``fermi``: :func:`hopscore.text.quantities.mcr_fermi_score`, with MCR's "trillion" = 1e9 bug.
+* ``wikihop``: the answer F1 of :func:`hopscore.text.normalize.hotpot_prf` (multiset,
+  yes/no/noanswer rule) against the single gold answer, no aliases;
+* ``em``: ``pred.lower() == gold.lower()`` with gold "Yes"/"No";
+* ``hover``: the answer must start with yes or no (a yes/no question asked of a claim, gold Yes
+  iff it is supported; ``em`` would differ only on answers that continue after yes/no).
+
+A dataset whose evaluator is its own declares it (``Benchmark.mcr_score``, measuring
+``Benchmark.mcr_metric``).
 
 MCR's reported accuracy is the mean over *answered* questions (pandas skips None); hopscore
 reports that (``mcr_answered``) and the mean over all questions with abstentions and failed
@@ -27,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hopscore import benchmarks
 from hopscore.benchmarks.base import Benchmark, Example, Prediction, Predictions
 from hopscore.errors import HopscoreError
-from hopscore.text.normalize import hotpot_prf, normalize_answer, set_f1
-from hopscore.text.quantities import mcr_fermi_score
+from hopscore.text.normalize import hotpot_prf, normalize_answer
 
 Evaluator = Callable[[str, str], "float | None"]
 MCR_METRICS = ("mcr_all", "answered")
@@ -39,10 +38,6 @@ ANSWERED_METRIC = "mcr_answered"
 
 def wikihop(prediction: str, gold: str) -> float:
     return hotpot_prf(normalize_answer(prediction), normalize_answer(gold))[0]
-
-
-def bamboogle(prediction: str, gold: str) -> float:
-    return set_f1(normalize_answer(prediction), normalize_answer(gold))
 
 
 def exact(prediction: str, gold: str) -> float:
@@ -56,35 +51,37 @@ def hover(prediction: str, gold: str) -> float:
     return float(("yes" if answer.startswith("yes") else "no") == gold.lower())
 
 
-def quartz(prediction: str, gold: str) -> float | None:
-    first = prediction.split(".")[0].replace("\n", "")[:1]
-    if not first:
-        return None
-    return float(first == gold)
+#: The evaluators several datasets share; a benchmark may bring its own (``mcr_score``).
+EVALUATORS: dict[str, Evaluator] = {"wikihop": wikihop, "em": exact, "hover": hover}
+#: What each shared evaluator measures, for tables.
+METRIC_NAMES = {"wikihop": "F1", "em": "EM", "hover": "EM (yes/no)"}
 
 
-def fermi(prediction: str, gold: str) -> float:
-    return mcr_fermi_score(prediction, gold)
+def metric_name(evaluator: str) -> str:
+    """What an evaluator measures, for tables: a shared one's, else the ``mcr_metric`` of the
+    benchmark whose own evaluator it is (else the evaluator's name)."""
+    if evaluator in METRIC_NAMES:
+        return METRIC_NAMES[evaluator]
+    for bench in _covered():
+        if bench.mcr_evaluator == evaluator and bench.mcr_metric:
+            return bench.mcr_metric
+    return evaluator
 
 
-EVALUATORS: dict[str, Evaluator] = {
-    "wikihop": wikihop, "bamboogle": bamboogle, "em": exact, "hover": hover, "quartz": quartz,
-    "fermi": fermi,
-}  # fmt: skip
-#: What each evaluator measures, for tables.
-METRIC_NAMES = {
-    "wikihop": "F1", "bamboogle": "F1", "em": "EM", "hover": "EM (yes/no)", "quartz": "accuracy",
-    "fermi": "fp_score",
-}  # fmt: skip
+def _covered() -> list[Benchmark[Any, Any]]:
+    """The benchmarks MCR evaluated, in the order of its table."""
+    found = [bench for bench in map(benchmarks.get, benchmarks.names()) if bench.mcr_evaluator]
+    return sorted(found, key=lambda b: b.suite_files.position if b.suite_files else len(found))
 
 
 def evaluator_of(benchmark: Benchmark[Any, Any]) -> Evaluator:
     name = benchmark.mcr_evaluator
+    if name and benchmark.mcr_metric:
+        return benchmark.mcr_score
     if name not in EVALUATORS:
-        raise HopscoreError(
-            f"MCR did not evaluate {benchmark.title}: --protocol mcr covers StrategyQA, Fermi, "
-            "QuaRTz, HotpotQA, 2WikiMultihopQA, Bamboogle and FEVEROUS"
-        )
+        titles = [bench.title.split(" (")[0] for bench in _covered()]
+        raise HopscoreError(f"MCR did not evaluate {benchmark.title}: --protocol mcr covers "
+                            f"{', '.join(titles[:-1])} and {titles[-1]}")
     return EVALUATORS[name]
 
 
@@ -155,7 +152,7 @@ def mcr_summary(
     """The ``mcr`` block of a run's metrics.json."""
     return {
         "evaluator": evaluator,
-        "metric": METRIC_NAMES.get(evaluator, evaluator),
+        "metric": metric_name(evaluator),
         "n": n,
         "answered": answered,
         "abstained": abstained,

@@ -6,7 +6,7 @@
 * ``sc`` (acc@majority): the majority vote over the chains' answers in lower case
   (``Counter.most_common``: a tie goes to the answer seen first in chain order, so the greedy
   chain wins the ties it is in). Under ``--protocol mcr`` the lower-cased winner is what is
-  scored, as MCR does (so on QuaRTz, whose keys are capital letters, it never matches); under
+  scored, as MCR does (so on choice keys that are capital letters it never matches); under
   the default protocol it is scored in the spelling of the first chain that gave it;
 * ``mcr``: the meta-reasoner's answer, or an abstention.
 

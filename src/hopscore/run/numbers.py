@@ -1,12 +1,13 @@
-"""Reading a number with its unit out of free text, for Fermi answers.
+"""Reading a number with its unit out of free text, for answers of the ``number`` kind.
 
 Models write quantities in many ways: ``3.2 × 10^13 kg``, ``3.2e13``, ``\\approx 1.5 \\times
 10^{9}\\,\\text{m}^3``, ``$7,224``, ``about 5 million liters``, ``60 km/h × 16 h = 960 km``.
 :func:`parse_number_answer` turns such text into a plain string pint reads (``3.2e+13 kg``), so
-the official Fermi scorer can evaluate it. The unit is the longest run of up to three words
-after the number that pint (with the Fermi units) accepts; common words that pint would take
-for units ("a" = year, "in" = inch, "at") never start a unit. A bare number gets the unit the
-question asked for, when there is one ("$" is not a unit: pint reads "$7224" as 7224).
+a benchmark's official scorer can evaluate it. The unit is the longest run of up to three
+words after the number that pint (with the units of :mod:`hopscore.text.quantities`) accepts;
+common words that pint would take for units ("a" = year, "in" = inch, "at") never start a
+unit. A bare number gets the unit the question asked for, when there is one ("$" is not a
+unit: pint reads "$7224" as 7224).
 """
 
 from __future__ import annotations

@@ -2,10 +2,13 @@
 
 A template renders the whole conversation. Lines holding only ``[[system]]``, ``[[user]]`` or
 ``[[assistant]]`` start a message of that role; a template without them is one user message.
-The built-in templates live in ``hopscore/run/templates`` (one per benchmark, ``mcr.jinja``
-for ``--protocol mcr``, macros in ``_common.jinja``) and are reachable from a user's template as
-``builtin/<name>``, so an override can ``{% extends "builtin/hotpotqa.jinja" %}`` and replace a
-block, or ``{% import "builtin/_common.jinja" as common %}``.
+The built-in templates are package data: each benchmark's own beside its module (its
+``template.jinja``, ``Benchmark.resource``, so a third-party benchmark ships its own), and the
+shared ones in ``hopscore/run/templates`` (``mcr.jinja`` for ``--protocol mcr``, the chain
+strategies' ``selfask.jinja`` and ``meta.jinja``, macros in ``_common.jinja``). All are
+reachable from a user's template as ``builtin/<name>`` (a benchmark's as
+``builtin/<benchmark>.jinja``), so an override can ``{% extends "builtin/<benchmark>.jinja" %}``
+and replace a block, or ``{% import "builtin/_common.jinja" as common %}``.
 
 Variables: the benchmark's own (``question``, ``paragraphs``, ``table``, ``passages``,
 ``facts``, ``unit``, ``para``, ``choices``, ``claim``, ``mcr_question``; see each benchmark's
@@ -13,7 +16,7 @@ Variables: the benchmark's own (``question``, ``paragraphs``, ``table``, ``passa
 ``reasoning`` and ``answer``), ``documents`` (retrieved ``{id, title, text}``), ``protocol``,
 ``answer_marker`` and ``benchmark``. An undefined variable is an error, never empty text.
 
-The exemplars are package data too (``hopscore/run/shots/<benchmark>.json``:
+The exemplars are package data too, beside the benchmark's module (its ``shots.json``:
 ``{"default": [...], "mcr": [...]}``), written for hopscore.
 """
 
@@ -29,16 +32,27 @@ from typing import Any
 import jinja2
 import jinja2.meta
 
+from hopscore import benchmarks
 from hopscore.engine import canonical_json, sha256_text
 from hopscore.errors import HopscoreError
 
 BUILTIN_PREFIX = "builtin/"
+#: A benchmark's own template and exemplars, beside its module (``Benchmark.resource``).
+TEMPLATE_FILE = "template.jinja"
+SHOTS_FILE = "shots.json"
 ROLES = ("system", "user", "assistant")
 _ROLE_LINE = re.compile(r"^\[\[(system|user|assistant)\]\]\s*$")
 
 
 def _package_source(name: str) -> str | None:
+    """A shared template of ``hopscore/run/templates``, else ``<benchmark>.jinja``: the
+    benchmark's own template."""
     path = resources.files("hopscore.run") / "templates" / name
+    if not path.is_file():
+        stem = name.removesuffix(".jinja")
+        if stem == name or stem not in benchmarks.names():
+            return None
+        path = benchmarks.get(stem).resource(TEMPLATE_FILE)
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
@@ -224,7 +238,7 @@ def load_shots(benchmark: str, protocol: str, count: int) -> list[dict[str, Any]
     """The first ``count`` built-in exemplars of a benchmark for a protocol."""
     if count <= 0:
         return []
-    path = resources.files("hopscore.run") / "shots" / f"{benchmark}.json"
+    path = benchmarks.get(benchmark).resource(SHOTS_FILE)
     if not path.is_file():
         raise HopscoreError(f"{benchmark} has no built-in few-shot exemplars")
     data = json.loads(path.read_text(encoding="utf-8"))

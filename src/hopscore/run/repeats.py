@@ -14,7 +14,7 @@ others) and read back, so every attempt's score is the official scorer's on its 
   request does without repeats);
 * ``pass@1`` ... ``pass@k`` are the unbiased estimates of :mod:`hopscore.inference.passk`,
   counted with the run's right/wrong metric (the first 0/1 metric of the benchmark's headline:
-  ``em``, ``accuracy``, ``feverous_score``, ...; none for a graded metric such as Fermi's).
+  ``em``, ``accuracy``, ...; none for a graded metric, such as a score of closeness).
 
 Their intervals are those of any score (``--ci``), over questions: clustered by question by
 construction, and by ``--cluster`` above that. The ``repeats`` block of metrics.json says which

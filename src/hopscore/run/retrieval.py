@@ -2,10 +2,10 @@
 
 One document per line: ``{"id": ..., "title": ..., "text": ...}``. ``text`` (or ``contents`` /
 ``content``) is required; ``title`` is optional and is indexed with the text; the id is ``id``,
-``_id``, ``doc_id``, ``docid`` or ``url``, else ``line N``. Ids must be unique: StrategyQA
-scores them as predicted paragraphs (Recall@10) when they are its paragraph ids
-(``"Title-3"``). The index is ``bm25s`` (Lucene's BM25 variant, k1 = 1.5, b = 0.75) over
-lower-cased words without English stop words, built once per run.
+``_id``, ``doc_id``, ``docid`` or ``url``, else ``line N``. Ids must be unique: a benchmark
+may score them as predicted evidence (its ``make_prediction`` reads ``ModelAnswer.retrieved``)
+when they are its own paragraph ids. The index is ``bm25s`` (Lucene's BM25 variant, k1 = 1.5,
+b = 0.75) over lower-cased words without English stop words, built once per run.
 """
 
 from __future__ import annotations

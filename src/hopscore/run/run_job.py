@@ -170,7 +170,7 @@ class _Worker:
                 None if answer is None else kept_text(answer), kept_text(output), task))
         scores = bench.score(task.example, prediction)
         if prediction is not None and bench.answer_kind == "yesno" and prediction.answer_text():
-            # the answer as scored: StrategyQA's "true" for the "yes" it was read as, so that
+            # the answer as scored (a benchmark may write "true" for the "yes" it read), so that
             # samples.jsonl and scores.jsonl agree (a judge file made from either one binds)
             answer = prediction.answer_text()
         return {

@@ -56,13 +56,7 @@ CHAIN_TEMPERATURE = 0.7
 #: MCR's num_retries (every shipped config), the default of --strategy mcr.
 MCR_NUM_RETRIES = 2
 DEFAULT_SHOTS = 4
-#: The answer metric of each benchmark for the methods table under the default protocol.
-ANSWER_METRICS = {
-    "hotpotqa": "f1", "2wikimultihopqa": "f1", "bamboogle": "f1", "hybridqa": "f1",
-    "strategyqa": "accuracy", "fermi": "fp_score", "quartz": "accuracy",
-    "feverous": "label_accuracy",
-}  # fmt: skip
-#: Exemplar set per answer kind (FEVEROUS is asked "Is it true that ...?": yes/no).
+#: Exemplar set per answer kind (a label question is asked as yes/no: "Is it true that ...?").
 _SHOT_KIND = {"yesno": "yesno", "label": "yesno", "choice": "choice", "number": "number",
               "span": "span"}
 
@@ -383,10 +377,10 @@ def answer_metric(benchmark: Benchmark[Any, Any], protocol: str) -> str:
     """The metric the methods are scored with: MCR's evaluator under --protocol mcr, else the
     benchmark's answer metric."""
     if protocol == "mcr":
-        from hopscore.run.mcr import METRIC_NAMES
+        from hopscore.run.mcr import metric_name
 
-        return METRIC_NAMES.get(benchmark.mcr_evaluator, benchmark.mcr_evaluator)
-    return ANSWER_METRICS.get(benchmark.name, benchmark.metrics[0])
+        return metric_name(benchmark.mcr_evaluator)
+    return benchmark.answer_metric or benchmark.metrics[0]
 
 
 def method_scorer(benchmark: Benchmark[Any, Any], protocol: str) -> Any:

@@ -1,24 +1,12 @@
 """``hopscore suite mcr``: the seven MCR datasets in one go, one MCR-style table.
 
-The data folder holds one sub-folder per dataset; the first file found is used (the names are
-those of the official releases and of MCR's readers):
-
-======================  ================================================================
-folder                  files tried, in order
-======================  ================================================================
-``strategyqa/``         ``dev.json``, ``strategyqa_train.json``, ``train.json``
-``fermi/``              ``train_realfp.json`` + ``val_realfp.json`` (joined and deduplicated
-                        by question, as MCR's reader does), else ``realfp.json``
-``quartz/``             ``dev.jsonl``, ``quartz-dataset-v1-aug2019/dev.jsonl``
-``hotpotqa/``           ``hotpot_dev_fullwiki_v1.json``, ``hotpot_dev_distractor_v1.json``
-``2wikimultihopqa/``    ``dev.json``, ``data_ids/dev.json``
-``bamboogle/``          ``bamboogle_prerelease_random.csv``, ``Bamboogle_Prerelease.tsv``,
-                        ``bamboogle.json``, ``bamboogle_test_questions_and_answers.json``
-``feverous/``           ``feverous_dev_challenges.jsonl``
-======================  ================================================================
-
-Folder aliases are accepted (``2wikihop``, ``2wiki``, ``sqa``, ``quartz-dataset-v1-aug2019``).
-A dataset whose folder or files are missing is reported in the table and skipped.
+The data folder holds one sub-folder per dataset. Each benchmark of the suite declares where
+its gold is (``Benchmark.suite_files``): the folder names tried (the dataset's own and the
+usual aliases), the file names tried in order (those of the official release and of MCR's
+readers; the first found is used), and its place in MCR's table. A benchmark whose gold is
+built from several files builds it (``Benchmark.suite_gold``: train and val joined and
+deduplicated by question, as MCR's reader does). A dataset whose folder or files are missing
+is reported in the table and skipped.
 """
 
 from __future__ import annotations
@@ -27,26 +15,29 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from hopscore import benchmarks
+from hopscore.benchmarks.base import Benchmark, SuiteFiles
 from hopscore.errors import HopscoreError
-from hopscore.files.io import load_json, write_json_atomic
 
-#: (benchmark, folder names, file names) in MCR's table order.
-LAYOUT: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
-    ("strategyqa", ("strategyqa", "sqa", "strategy_qa"),
-     ("dev.json", "strategyqa_train.json", "train.json")),
-    ("fermi", ("fermi", "realFP", "realfp"), ("train_realfp.json", "realfp.json")),
-    ("quartz", ("quartz", "quartz-dataset-v1-aug2019"),
-     ("dev.jsonl", "quartz-dataset-v1-aug2019/dev.jsonl")),
-    ("hotpotqa", ("hotpotqa", "hotpot"),
-     ("hotpot_dev_fullwiki_v1.json", "hotpot_dev_distractor_v1.json")),
-    ("2wikimultihopqa", ("2wikimultihopqa", "2wikihop", "2wiki", "2wikimqa"),
-     ("dev.json", "data_ids/dev.json")),
-    ("bamboogle", ("bamboogle",),
-     ("bamboogle_prerelease_random.csv", "Bamboogle_Prerelease.tsv", "bamboogle.json",
-      "bamboogle_test_questions_and_answers.json")),
-    ("feverous", ("feverous",), ("feverous_dev_challenges.jsonl",)),
-)  # fmt: skip
-BENCHMARKS = tuple(name for name, _, _ in LAYOUT)
+
+def suite_benchmarks() -> tuple[str, ...]:
+    """The benchmarks of the suite, in MCR's table order."""
+    return tuple(name for name, _ in _layout())
+
+
+def _layout() -> list[tuple[str, SuiteFiles]]:
+    found = []
+    for name in benchmarks.names():
+        files = benchmarks.get(name).suite_files
+        if files is not None:
+            found.append((name, files))
+    return sorted(found, key=lambda entry: entry[1].position)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BENCHMARKS":  # read when asked: the registry's plugins are found lazily
+        return suite_benchmarks()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,21 +49,28 @@ class Located:
 
 
 def locate(data_dir: Path, benchmark: str, work_dir: Path) -> Located:
-    """The gold file of one dataset under ``data_dir`` (Fermi: train + val joined)."""
-    _, folders, files = next(entry for entry in LAYOUT if entry[0] == benchmark)
-    for folder in folders:
+    """The gold file of one dataset under ``data_dir`` (built by the benchmark when it is
+    joined from several files)."""
+    bench = benchmarks.get(benchmark)
+    files = _suite_files(bench)
+    for folder in files.folders:
         base = data_dir / folder
         if not base.is_dir():
             continue
-        if benchmark == "fermi":
-            train, val = base / "train_realfp.json", base / "val_realfp.json"
-            if train.is_file() and val.is_file():
-                return Located(benchmark, join_fermi(train, val, work_dir / "fermi_realfp.json"))
-        for name in files:
+        built = bench.suite_gold(base, work_dir)
+        if built is not None:
+            return Located(benchmark, built)
+        for name in files.files:
             if (base / name).is_file():
                 return Located(benchmark, base / name)
-    tried = f"{'|'.join(folders)}/{{{', '.join(files)}}}"
+    tried = f"{'|'.join(files.folders)}/{{{', '.join(files.files)}}}"
     return Located(benchmark, None, tried)
+
+
+def _suite_files(bench: Benchmark[Any, Any]) -> SuiteFiles:
+    if bench.suite_files is None:
+        raise HopscoreError(f"{bench.title} is not in the MCR suite")
+    return bench.suite_files
 
 
 def suite_inputs(data_dir: Path) -> list[Any]:
@@ -82,32 +80,12 @@ def suite_inputs(data_dir: Path) -> list[Any]:
     from hopscore.files.outputs import Input
 
     found = []
-    for benchmark, folders, files in LAYOUT:
-        extra = ("val_realfp.json",) if benchmark == "fermi" else ()
-        for folder in folders:
-            for name in (*files, *extra):
+    for benchmark, files in _layout():
+        for folder in files.folders:
+            for name in (*files.files, *files.companions):
                 if (data_dir / folder / name).is_file():
                     found.append(Input(data_dir / folder / name, f"--data-dir ({benchmark})"))
     return found
-
-
-def join_fermi(train: Path, val: Path, target: Path) -> Path:
-    """realFP train + val, first occurrence of each question kept (MCR: 292 questions)."""
-    seen: set[str] = set()
-    joined: list[Any] = []
-    for path in (train, val):
-        data = load_json(path)
-        if not isinstance(data, list):
-            raise HopscoreError(f"{path}: expected a JSON list of Fermi problems")
-        for item in data:
-            question = item.get("question") if isinstance(item, dict) else None
-            if isinstance(question, str) and question in seen:
-                continue
-            if isinstance(question, str):
-                seen.add(question)
-            joined.append(item)
-    write_json_atomic(target, joined)
-    return target
 
 
 def suite_settings(base: Any, located: Located, output_dir: Path) -> Any:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hopscore import benchmarks
-from hopscore.benchmarks.base import Benchmark, Example, PromptInputs
+from hopscore.benchmarks.base import Benchmark, Example, PromptInputs, Wiki
 from hopscore.engine import ChatRequest, canonical_json, sha256_text
 from hopscore.errors import HopscoreError
 from hopscore.run.extract import DEFAULT_MARKER, KINDS, MCR_MARKER, Hints
@@ -115,7 +115,7 @@ def prepare(settings: RunSettings) -> PreparedRun:
     if settings.shard is not None:  # --shard I/N: this shard's examples, in the same order
         examples = [example for example in examples if settings.shard.owns(example.id)]
     chained = settings.strategy != "cot"
-    # the chain strategies ask MCR's question form (FEVEROUS: "Is it true that ...?": yes/no)
+    # the chain strategies ask MCR's question form (a claim: "Is it true that ...?": yes/no)
     kind = _answer_kind(benchmark, "mcr" if chained else settings.protocol)
     marker = MCR_MARKER if settings.protocol == "mcr" or chained else settings.answer_marker
     template = load_template(settings)
@@ -123,16 +123,14 @@ def prepare(settings: RunSettings) -> PreparedRun:
     corpus = Corpus(settings.corpus) if settings.corpus is not None else None
     wiki = None
     if settings.wiki_db is not None and not chained:
-        from hopscore.benchmarks.feverous.wiki import FeverousWiki
-
-        wiki = FeverousWiki(settings.wiki_db)
+        wiki = benchmark.open_wiki(settings.wiki_db)
     plan = None
     if chained:
         from hopscore.run.evidence import make_source
         from hopscore.run.strategy import make_plan
 
-        plan = make_plan(settings, benchmark, kind, make_source(settings, benchmark, corpus),
-                         spec.name, list(settings.stop))
+        source = make_source(settings, benchmark, corpus, wiki_db=settings.wiki_db)
+        plan = make_plan(settings, benchmark, kind, source, spec.name, list(settings.stop))
     inputs = PromptInputs(tables_dir=settings.tables_dir, context_tokens=settings.context_tokens)
     stop = list(settings.stop)
     if settings.protocol == "mcr" and shots and MCR_STOP not in stop:
@@ -203,17 +201,15 @@ def render_messages(
 def _task(
     benchmark: Benchmark[Any, Any], example: Example, settings: RunSettings, inputs: PromptInputs,
     template: PromptTemplate, shots: list[dict[str, Any]], corpus: Corpus | None, kind: str,
-    marker: str, spec: ModelSpec, endpoint: str, stop: list[str], wiki: Any = None,
+    marker: str, spec: ModelSpec, endpoint: str, stop: list[str], wiki: Wiki | None = None,
 ) -> Task:
     variables = benchmark.prompt_variables(example, inputs)
     query = variables["mcr_question"] if settings.protocol == "mcr" else variables["question"]
     retrieved = tuple(corpus.search(query, settings.retrieve_k)) if corpus is not None else None
     shown: list[Document] = []
-    if wiki is not None:  # FEVEROUS open book: elements of the claim's pages, with their ids
-        from hopscore.benchmarks.feverous.wiki import render
-
-        units = wiki.retrieve(example.question, settings.wiki_pages, settings.wiki_elements)
-        variables["wiki"] = render(units, wiki)
+    if wiki is not None:  # open book (--wiki-db): elements of the question's pages, with ids
+        variables["wiki"] = wiki.shown(example.question, settings.wiki_pages,
+                                       settings.wiki_elements)
         shown = [Document(i, page["title"], "") for page in variables["wiki"]
                  for i in page["ids"]]
     messages = render_messages(benchmark, variables, template, shots, settings.protocol,

@@ -43,6 +43,7 @@ from hopscore.benchmarks.base import (
     Prediction,
     Predictions,
     PromptInputs,
+    SuiteFiles,
     check_unique_ids,
     load_universal,
     quick_answer,
@@ -136,6 +137,17 @@ class Bamboogle(Benchmark[BamboogleExample, Prediction]):
         return ("set_f1",) if values["em"] == 1.0 and values["f1"] < 1.0 else ()
 
     mcr_evaluator = "bamboogle"
+
+    answer_metric = "f1"
+    demo_position = 3
+    suite_files = SuiteFiles(5, ("bamboogle",),
+                             ("bamboogle_prerelease_random.csv", "Bamboogle_Prerelease.tsv",
+                              "bamboogle.json", "bamboogle_test_questions_and_answers.json"))
+    mcr_metric = "F1"
+
+    def mcr_score(self, prediction: str, gold: str) -> float | None:
+        """MCR's F1 for this dataset (token sets over list lengths)."""
+        return set_f1(normalize_answer(prediction), normalize_answer(gold))
 
     def prompt_variables(self, example: BamboogleExample, inputs: PromptInputs) -> dict[str, Any]:
         return {"question": example.question, "mcr_question": example.question}

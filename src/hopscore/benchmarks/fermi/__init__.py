@@ -27,12 +27,14 @@ from hopscore.benchmarks.base import (
     Prediction,
     Predictions,
     PromptInputs,
+    SuiteFiles,
     load_universal,
 )
 from hopscore.benchmarks.fast_init import fast_init
+from hopscore.benchmarks.fermi.realfp import join_realfp
 from hopscore.errors import InputError, Location
 from hopscore.files.io import Fields, json_type, load_json, sniff_json_kind, write_json_atomic
-from hopscore.text.quantities import Quantity, answer_quantity, fp_score
+from hopscore.text.quantities import Quantity, answer_quantity, fp_score, mcr_fermi_score
 
 
 @fast_init
@@ -154,6 +156,23 @@ class Fermi(Benchmark[FermiExample, FermiPrediction]):
 
     answer_kind = "number"
     mcr_evaluator = "fermi"
+
+    answer_metric = "fp_score"
+    demo_position = 4
+    suite_files = SuiteFiles(1, ("fermi", "realFP", "realfp"), ("train_realfp.json", "realfp.json"),
+                             companions=("val_realfp.json",))
+    mcr_metric = "fp_score"
+
+    def mcr_score(self, prediction: str, gold: str) -> float | None:
+        """:func:`hopscore.text.quantities.mcr_fermi_score`, with MCR's "trillion" = 1e9 bug."""
+        return mcr_fermi_score(prediction, gold)
+
+    def suite_gold(self, folder: Path, work_dir: Path) -> Path | None:
+        """realFP train + val joined (:func:`join_realfp`), when both are in ``folder``."""
+        train, val = folder / "train_realfp.json", folder / "val_realfp.json"
+        if train.is_file() and val.is_file():
+            return join_realfp(train, val, work_dir / "fermi_realfp.json")
+        return None
 
     def prompt_variables(self, example: FermiExample, inputs: PromptInputs) -> dict[str, Any]:
         """The question, its context facts, and the unit the answer is asked in.

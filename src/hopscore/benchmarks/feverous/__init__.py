@@ -42,6 +42,8 @@ from hopscore.benchmarks.base import (
     Prediction,
     Predictions,
     PromptInputs,
+    SuiteFiles,
+    Wiki,
 )
 from hopscore.benchmarks.fast_init import fast_init
 from hopscore.errors import InputError, Location
@@ -324,6 +326,16 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
     mcr_answer_kind = "yesno"
     mcr_evaluator = "hover"
     predictions_file = "predictions.jsonl"
+
+    answer_metric = "label_accuracy"
+    evidence = "wiki"
+    reads_wiki_db = True
+    suite_files = SuiteFiles(6, ("feverous",), ("feverous_dev_challenges.jsonl",))
+
+    def open_wiki(self, path: Path) -> Wiki:
+        from hopscore.benchmarks.feverous.wiki_pages import WikiPages
+
+        return WikiPages(path)
 
     def prompt_variables(self, example: FeverousExample, inputs: PromptInputs) -> dict[str, Any]:
         """The claim; MCR asks "Is it true that <claim>?" with gold Yes iff SUPPORTS."""

@@ -29,6 +29,7 @@ from hopscore.benchmarks.base import (
     Prediction,
     Predictions,
     PromptInputs,
+    SuiteFiles,
     check_unique_ids,
     load_universal,
 )
@@ -244,6 +245,12 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
         return prediction is None or prediction.answer is None
 
     mcr_evaluator = "wikihop"
+
+    answer_metric = "f1"
+    evidence = "context"
+    demo_position = 0
+    suite_files = SuiteFiles(3, ("hotpotqa", "hotpot"),
+                             ("hotpot_dev_fullwiki_v1.json", "hotpot_dev_distractor_v1.json"))
 
     def prompt_variables(self, example: HotpotExample, inputs: PromptInputs) -> dict[str, Any]:
         return paragraph_variables(example.question, example.context)

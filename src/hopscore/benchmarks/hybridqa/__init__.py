@@ -152,6 +152,8 @@ class HybridQA(Benchmark[HybridQAExample, Prediction]):
         em, f1 = exact_and_f1(prediction.answer, example.answer_normalized)
         return {"em": em, "f1": f1}
 
+    answer_metric = "f1"
+
     def prompt_variables(self, example: HybridQAExample, inputs: PromptInputs) -> dict[str, Any]:
         """The question, its table as Markdown and the passages of linked cells (a budget)."""
         if inputs.tables_dir is None:

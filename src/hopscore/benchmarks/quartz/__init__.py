@@ -46,6 +46,7 @@ from hopscore.benchmarks.base import (
     Prediction,
     Predictions,
     PromptInputs,
+    SuiteFiles,
     check_unique_ids,
     load_universal,
 )
@@ -141,6 +142,20 @@ class QuaRTz(Benchmark[QuartzExample, QuartzPrediction]):
     answer_kind = "choice"
     mcr_evaluator = "quartz"
     predictions_file = "predictions.csv"
+
+    answer_metric = "accuracy"
+    demo_position = 2
+    suite_files = SuiteFiles(2, ("quartz", "quartz-dataset-v1-aug2019"),
+                             ("dev.jsonl", "quartz-dataset-v1-aug2019/dev.jsonl"))
+    mcr_metric = "accuracy"
+
+    def mcr_score(self, prediction: str, gold: str) -> float | None:
+        """MCR's rule: the first character of the text before the first "." equals the answer
+        key; an empty answer is None (MCR counts it as an abstention)."""
+        first = prediction.split(".")[0].replace("\n", "")[:1]
+        if not first:
+            return None
+        return float(first == gold)
 
     def prompt_variables(self, example: QuartzExample, inputs: PromptInputs) -> dict[str, Any]:
         """Paragraph, question and choices; MCR's question appends "A. text B. text"."""

@@ -26,6 +26,8 @@ Parity notes (``official-metrics.md`` §7):
   gold count; hopscore applies the project id policy instead (a missing prediction, or a missing
   part of one, scores 0) and warns.
 * An example without annotators has Recall@10 0 (the evaluator crashes on ``max([])``).
+* A model run with ``--corpus`` predicts the retrieved documents as paragraphs, so Recall@10
+  is scored when the corpus ids are StrategyQA's paragraph ids (``"Title-3"``).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from hopscore.benchmarks.base import (
     Prediction,
     Predictions,
     PromptInputs,
+    SuiteFiles,
     check_unique_ids,
     load_universal,
 )
@@ -318,6 +321,11 @@ class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
 
     answer_kind = "yesno"
     mcr_evaluator = "em"
+
+    answer_metric = "accuracy"
+    demo_position = 1
+    suite_files = SuiteFiles(0, ("strategyqa", "sqa", "strategy_qa"),
+                             ("dev.json", "strategyqa_train.json", "train.json"))
 
     def prompt_variables(self, example: StrategyQAExample, inputs: PromptInputs) -> dict[str, Any]:
         return {"question": example.question, "mcr_question": example.question}

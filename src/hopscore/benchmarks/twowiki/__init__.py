@@ -46,6 +46,7 @@ from hopscore.benchmarks.base import (
     Prediction,
     Predictions,
     PromptInputs,
+    SuiteFiles,
     check_unique_ids,
     load_universal,
 )
@@ -337,6 +338,11 @@ class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
         return prediction is None or prediction.answer is None
 
     mcr_evaluator = "wikihop"
+
+    answer_metric = "f1"
+    evidence = "context"
+    suite_files = SuiteFiles(4, ("2wikimultihopqa", "2wikihop", "2wiki", "2wikimqa"),
+                             ("dev.json", "data_ids/dev.json"))
 
     def prompt_variables(self, example: TwoWikiExample, inputs: PromptInputs) -> dict[str, Any]:
         """Paragraphs and question, and ``relations``: the relation names evidence triples
