@@ -11,9 +11,10 @@ A benchmark is one folder with one :class:`Benchmark` subclass, made of a few sm
 * :class:`Prompting` (optional, for model runs: ``hopscore run``): the template variables of
   an example (:meth:`Prompting.prompt_variables`; the template and exemplars themselves are
   package data beside the benchmark's module, :meth:`Benchmark.resource`), the kind of answer
-  expected, how an extracted answer becomes a prediction (:meth:`Prompting.make_prediction`), how predictions
-  are written in the official format, and MCR's evaluator and gold for ``--protocol mcr``. A
-  benchmark without it only scores, and the commands that run a model refuse it;
+  expected, how an extracted answer becomes a prediction (:meth:`Prompting.make_prediction`),
+  how predictions are written in the official format, and MCR's evaluator and gold for
+  ``--protocol mcr``. A benchmark without it only scores, and the commands that run a model
+  refuse it;
 * :class:`Analysis` (optional): footnotes for numbers only its official semantics explain;
 
 plus the facts :class:`Benchmark` declares (name, title, how a model runs on it, ...).
