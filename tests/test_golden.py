@@ -38,8 +38,9 @@ import pytest
 
 from hopscore.files import bundled
 from tests.conftest import SRC, run_cli
-from tests.hdr.world import SCRIPTS, is_agent_request, scripted
+from tests.hdr.world import SCRIPTS, build_world, is_agent_request, scripted
 from tests.openai_server import FakeOpenAI, Reply
+from tests.sql.dbs import build_shop
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("HOPSCORE_GOLDEN_UPDATE") == "1"
@@ -49,16 +50,21 @@ _VOLATILE = [
     # when the run was written
     (re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[0-9.:+Z-]*"), "<TIME>"),
     # how long a call took
-    (re.compile(r'"(elapsed_s|latency_s|duration_s|wall_s|seconds)": [0-9.e+-]+'),
+    (re.compile(r'"(elapsed_s|latency_s|mean_latency_s|duration_s|wall_s|seconds|t_s)": '
+                r"[0-9.e+-]+"),
      r'"\1": "<SECONDS>"'),
     # hashes over the run's settings, which include the server's URL (its port varies)
-    # (a judge row's ``key`` too)
-    (re.compile(r'"(run_key|cache_key|fingerprint|key)": "[0-9a-f]+"'), r'"\1": "<KEY>"'),
+    # (a judge row's ``key``, a sql-match verdict's ``settings``, which covers the database
+    # folder's absolute path, and the settings part of an HDR attempt's run_key too)
+    (re.compile(r'"(run_key|cache_key|fingerprint|key|settings)": "[0-9a-f]+"'),
+     r'"\1": "<KEY>"'),
+    (re.compile(r'("run_key": "[^"#]*#\d+@)[0-9a-f]+:'), r"\1<KEY>:"),
     # the stand-in server's port, a free one each time
     (re.compile(r"http://127\.0\.0\.1:\d+"), "http://127.0.0.1:<PORT>"),
     # versions of hopscore, Python and packages, and the machine's platform
     (re.compile(r'"versions": \{[^}]*\}'), '"versions": "<VERSIONS>"'),
-    (re.compile(r'"(hopscore_version|platform)": "[^"]*"'), r'"\1": "<VERSION>"'),
+    (re.compile(r'"(hopscore_version|platform|sqlite_version)": "[^"]*"'), r'"\1": "<VERSION>"'),
+    (re.compile(r"SQLite \d+\.\d+\.\d+"), "SQLite <VERSION>"),
     # the same in tables on the terminal: a wall time or latency cell (its padding too)
     (re.compile(r"(│ (?:wall time(?: \([a-z]+\))?|latency_s|elapsed_s|wall_s|duration_s))"
                 r" *│ *[0-9.]+(?: s)? *│"), r"\1 │ <SECONDS> │"),
@@ -75,10 +81,20 @@ _VOLATILE = [
 ]
 
 
-def _normalize(text: str, tmp: Path) -> str:
+#: for a table whose cells hold durations (the HDR run's tool calls: "run_sql 1 (0 errors,
+#: 410 ms)"): the milliseconds, and the padding they change (column widths), ignored
+_LOOSE = [
+    (re.compile(r"\d+ ms\)"), "<MS> ms)"),
+    (re.compile(r"│ +"), "│ "),
+    (re.compile(r" +│"), " │"),
+    (re.compile(r"([─━])[─━]+"), r"\1"),
+]
+
+
+def _normalize(text: str, tmp: Path, loose: bool = False) -> str:
     text = text.replace(str(tmp.resolve()), "<TMP>").replace(str(tmp), "<TMP>")
     text = text.replace(str(SRC), "<SRC>")
-    for pattern, placeholder in _VOLATILE:
+    for pattern, placeholder in _VOLATILE + (_LOOSE if loose else []):
         text = pattern.sub(placeholder, text)
     return text
 
@@ -136,13 +152,35 @@ def test_score_sample(bench: str, json_flag: bool, tmp_path: Path) -> None:
 RUN_BENCHMARKS = _score_cases()
 
 
+#: a chain's final answer by its request's seed (--seed 7: chain 0, the greedy one, has 7), so
+#: that SA, SC (3 votes to 2) and oracle@k differ, whatever order the chains are answered in
+CHAIN_ANSWERS = {7: "Lake Miren", 8: "Lake Tollin", 9: "Lake Miren", 10: "lake tollin",
+                 11: "Lake Tollin"}
+
+
+def _chain_reply(body: dict[str, Any]) -> Reply | None:
+    """A self-ask chain's next step (one follow-up, then the final answer), or the
+    meta-reasoner's answer; None for other requests (told apart by their stop sequences)."""
+    stop = body.get("stop") or []
+    if "\nIntermediate answer:" in stop:
+        chain = str(body["messages"][-1]["content"]).rsplit("\n#\n", 1)[-1]
+        if "Follow up:" not in chain:
+            return Reply("Follow up: In which town was this person born?\n"
+                         "Intermediate answer: Tollin.")
+        answer = CHAIN_ANSWERS.get(body.get("seed") or 7, "Lake Miren")
+        return Reply(f"Intermediate answer: Tollin.\nSo the final answer is: {answer}")
+    if "\nContext:" in stop:
+        return Reply("The town is Tollin. So the answer is: Lake Tollin")
+    return None
+
+
 def _reply(body: dict[str, Any], attempt: int) -> Reply:
     """The stand-in model: the HDR agent's script and judge (tests/hdr/world.py) for agent and
-    judge prompts, the same answer to every other prompt (one that never depends on
-    ``attempt``, which counts across the cases sharing the server)."""
+    judge prompts, chains and the meta-reasoner for --strategy, the same answer to every other
+    prompt; never by ``attempt``, which counts across the cases sharing the server."""
     if is_agent_request(body) or "Answer to grade:" in str(body["messages"][-1]["content"]):
         return _AGENT(body, attempt)
-    return Reply("Answer: Lake Miren")
+    return _chain_reply(body) or Reply("Answer: Lake Miren")
 
 
 _AGENT = scripted(SCRIPTS)
@@ -210,10 +248,12 @@ def _table(path: Path) -> str:
                                           for row in table.to_pylist())
 
 
-def _check(case: str, cwd: Path, *args: str, outputs: tuple[str, ...] = ()) -> None:
+def _check(case: str, cwd: Path, *args: str, outputs: tuple[str, ...] = (),
+           loose: bool = False) -> None:
     """Run ``hopscore ARGS`` in ``cwd`` and compare what it printed and the files or folders
-    ``outputs`` (relative to ``cwd``) with tests/golden/<case>/."""
-    result = run_cli(*args, cwd=cwd)
+    ``outputs`` (relative to ``cwd``) with tests/golden/<case>/ (``loose``: printed tables
+    hold durations, see :data:`_LOOSE`; the terminal is then wide enough for no cell to wrap)."""
+    result = run_cli(*args, cwd=cwd, env={"COLUMNS": "1000"} if loose else None)
     found = {"exit_code.txt": f"{result.returncode}\n", "stdout.txt": result.stdout,
              "stderr.txt": result.stderr}
     for name in outputs:
@@ -225,7 +265,8 @@ def _check(case: str, cwd: Path, *args: str, outputs: tuple[str, ...] = ()) -> N
         elif path.exists():
             found[name] = path.read_text(encoding="utf-8")
     _compare(case, "hopscore " + " ".join(args),
-             {name: _normalize(text, cwd) for name, text in found.items()})
+             {name: _normalize(text, cwd, loose and name == "stdout.txt")
+              for name, text in found.items()})
 
 
 @pytest.fixture(scope="module")
@@ -303,3 +344,60 @@ def test_score_judge(made: Path, server: FakeOpenAI) -> None:
     _check("score-judge-bamboogle", made, "score", "bamboogle", "--gold", "s/bamboogle/gold.csv",
            "--predictions", "s/bamboogle/predictions.jsonl", "-o", "score-judge", "--judge",
            "--judge-model", "j", "--judge-base-url", server.base_url, outputs=("score-judge",))
+
+
+# --strategy: --seed gives each chain its own answer (CHAIN_ANSWERS); --fixed-concurrency, as the
+# adaptive limit follows the measured throughput (config.json's requests.concurrency trace)
+@pytest.mark.parametrize("strategy", ["self-ask", "sc", "mcr"])
+def test_run_strategy(made: Path, server: FakeOpenAI, strategy: str) -> None:
+    _check(f"run-hotpotqa-{strategy}", made, "run", "hotpotqa", "--gold", "s/hotpotqa/gold.json",
+           "--model", "m", "--base-url", server.base_url, "-o", f"run-{strategy}", "--no-cache",
+           "--no-progress", "--strategy", strategy, "--seed", "7", "--fixed-concurrency",
+           outputs=(f"run-{strategy}",))
+
+
+def test_shard_and_merge(made: Path, server: FakeOpenAI) -> None:
+    for index in range(2):
+        _check(f"run-hotpotqa-shard-{index}of2", made, "run", "hotpotqa", "--gold",
+               "s/hotpotqa/gold.json", "--model", "m", "--base-url", server.base_url, "-o",
+               f"shard-{index}", "--no-cache", "--no-progress", "--shard", f"{index}/2",
+               outputs=(f"shard-{index}",))
+    _check("merge-hotpotqa", made, "merge", "shard-0", "shard-1", "-o", "merged",
+           outputs=("merged",))
+    # the merged run is the unsharded one (config.json apart: it records the shards)
+    for name in ("metrics.json", "predictions.json", "samples.jsonl", "scores.jsonl"):
+        merged, whole = made / "merged" / name, made / "run-hotpotqa" / name
+        assert _normalize(merged.read_text(encoding="utf-8"), made) == _normalize(
+            whole.read_text(encoding="utf-8"), made), name
+
+
+def test_sql_match(made: Path) -> None:
+    build_shop(made / "dbs" / "shop" / "shop_template.sqlite")
+    # every case of the parity corpus but the one that waits for --timeout (30 s)
+    cases = (Path(__file__).parent / "fixtures" / "sql_parity" / "cases.jsonl").read_text(
+        encoding="utf-8").splitlines(keepends=True)
+    (made / "sql-cases.jsonl").write_text(
+        "".join(line for line in cases if '"agent_timeout"' not in line), encoding="utf-8")
+    _check("sql-match", made, "sql-match", "-i", "sql-cases.jsonl", "-o", "verdicts.jsonl",
+           "--db-root", "dbs", "--workers", "2", outputs=("verdicts.jsonl",))
+
+
+@pytest.mark.parametrize("args", [["--baseline-acc", "0.62"],
+                                  ["--baseline-acc", "0.45", "--n", "500", "--discordance",
+                                   "0.2", "--sd", "0.3", "--delta", "0.05", "--comparisons", "3"]])
+def test_plan(made: Path, args: list[str]) -> None:
+    _check("plan" + ("-n" if "--n" in args else ""), made, "plan", *args)
+
+
+def test_demo_scores_only(made: Path) -> None:
+    _check("demo-scores-only", made, "demo", "--scores-only", "-o", "demo", outputs=("demo",))
+
+
+def test_run_hybrid_deep_research(made: Path, server: FakeOpenAI) -> None:
+    build_world(made / "hdr")
+    _check("run-hybrid-deep-research", made, "run", "hybrid-deep-research", "--tasks",
+           "hdr/tasks.jsonl", "--db-root", "hdr/dbs", "--corpus", "hdr/corpus.jsonl",
+           "--model", "openai/scripted-agent", "--base-url", server.base_url,
+           "--judge-model", "scripted-judge", "--judge-base-url", server.base_url,
+           "--output-dir", "run-hdr", "--no-cache", "--no-progress", "--concurrency", "3",
+           "--fixed-concurrency", outputs=("run-hdr",), loose=True)
