@@ -197,7 +197,7 @@ def _files(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-# --strategy sc is left out: its outputs differ from run to run (reported to the coordinator)
+# the chain strategies: test_run_strategy
 RUN_CASES = [(bench, "") for bench in RUN_BENCHMARKS]
 
 
@@ -222,21 +222,12 @@ def test_run_sample(bench: str, extra: str, server: FakeOpenAI, tmp_path: Path) 
 # --- the other commands ----------------------------------------------------------------------
 
 
-def _sample(bench: str, root: Path) -> list[str]:
-    """Copy the bundled sample of ``bench`` to root/s/<bench>/; its --gold (and --aliases)."""
+def _sample(bench: str, key: str = "gold") -> str:
+    """The path of the bundled sample's gold (or ``key``: predictions, aliases) file in a
+    copy at s/<bench>/, relative to where the commands run."""
     source = bundled.samples_root() / bench
     manifest = json.loads((source / "manifest.json").read_text(encoding="utf-8"))
-    shutil.copytree(str(source), root / "s" / bench)
-    args = ["--gold", f"s/{bench}/{manifest['gold']}"]
-    if manifest.get("aliases"):
-        args += ["--aliases", f"s/{bench}/{manifest['aliases']}"]
-    return args
-
-
-def _predictions(bench: str) -> str:
-    manifest = json.loads((bundled.samples_root() / bench / "manifest.json").read_text(
-        encoding="utf-8"))
-    return f"s/{bench}/{manifest['predictions']}"
+    return f"s/{bench}/{manifest[key]}" if manifest.get(key) else ""
 
 
 def _table(path: Path) -> str:
@@ -275,8 +266,11 @@ def made(tmp_path_factory: pytest.TempPathFactory, server: FakeOpenAI) -> Path:
     with its score directory (score-<bench>/), and a default run of hotpotqa (run-hotpotqa/)."""
     root = tmp_path_factory.mktemp("made")
     for bench in RUN_BENCHMARKS:
-        result = run_cli("score", bench, *_sample(bench, root), "--predictions",
-                         _predictions(bench), "-o", f"score-{bench}", cwd=root)
+        shutil.copytree(str(bundled.samples_root() / bench), root / "s" / bench)
+        aliases = ["--aliases", _sample(bench, "aliases")] if _sample(bench, "aliases") else []
+        result = run_cli("score", bench, "--gold", _sample(bench), "--predictions",
+                         _sample(bench, "predictions"), *aliases, "-o", f"score-{bench}",
+                         cwd=root)
         assert result.returncode == 0, result.stderr
     result = run_cli("run", "hotpotqa", "--gold", "s/hotpotqa/gold.json", "--model", "m",
                      "--base-url", server.base_url, "-o", "run-hotpotqa", "--no-cache",
@@ -287,15 +281,8 @@ def made(tmp_path_factory: pytest.TempPathFactory, server: FakeOpenAI) -> Path:
 
 @pytest.mark.parametrize("bench", RUN_BENCHMARKS)
 def test_analyze(bench: str, made: Path) -> None:
-    gold = _sample_gold(bench)
-    _check(f"analyze-{bench}", made, "analyze", f"score-{bench}", "--gold", gold,
+    _check(f"analyze-{bench}", made, "analyze", f"score-{bench}", "--gold", _sample(bench),
            "-o", f"analyze-{bench}.json", outputs=(f"analyze-{bench}.json",))
-
-
-def _sample_gold(bench: str) -> str:
-    manifest = json.loads((bundled.samples_root() / bench / "manifest.json").read_text(
-        encoding="utf-8"))
-    return f"s/{bench}/{manifest['gold']}"
 
 
 def test_analyze_run(made: Path) -> None:
@@ -401,3 +388,7 @@ def test_run_hybrid_deep_research(made: Path, server: FakeOpenAI) -> None:
            "--judge-model", "scripted-judge", "--judge-base-url", server.base_url,
            "--output-dir", "run-hdr", "--no-cache", "--no-progress", "--concurrency", "3",
            "--fixed-concurrency", outputs=("run-hdr",), loose=True)
+    _check("validate-predictions", made, "validate-predictions", "run-hdr/predictions.jsonl",
+           "--tasks", "hdr/tasks.jsonl", "--json", "findings.json", outputs=("findings.json",))
+    _check("hdr-tasks", made, "hdr-tasks", "hdr/tasks.jsonl", "-o", "hdr-tasks.jsonl",
+           outputs=("hdr-tasks.jsonl",))
