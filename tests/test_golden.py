@@ -49,15 +49,16 @@ UPDATE = os.environ.get("HOPSCORE_GOLDEN_UPDATE") == "1"
 _VOLATILE = [
     # when the run was written
     (re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[0-9.:+Z-]*"), "<TIME>"),
-    # how long a call took
-    (re.compile(r'"(elapsed_s|latency_s|mean_latency_s|duration_s|wall_s|seconds|t_s)": '
+    # how long a call took (also in JSON held in a JSON string, quotes escaped: a trajectory
+    # in the report's data)
+    (re.compile(r'(\\?)"(elapsed_s|latency_s|mean_latency_s|duration_s|wall_s|seconds|t_s)\1": '
                 r"[0-9.e+-]+"),
-     r'"\1": "<SECONDS>"'),
+     r'\1"\2\1": \1"<SECONDS>\1"'),
     # hashes over the run's settings, which include the server's URL (its port varies)
     # (a judge row's ``key``, a sql-match verdict's ``settings``, which covers the database
     # folder's absolute path, and the settings part of an HDR attempt's run_key too)
-    (re.compile(r'"(run_key|cache_key|fingerprint|key|settings)": "[0-9a-f]+"'),
-     r'"\1": "<KEY>"'),
+    (re.compile(r'(\\?)"(run_key|cache_key|fingerprint|key|settings)\1": \1"[0-9a-f]+\1"'),
+     r'\1"\2\1": \1"<KEY>\1"'),
     (re.compile(r'("run_key": "[^"#]*#\d+@)[0-9a-f]+:'), r"\1<KEY>:"),
     # the stand-in server's port, a free one each time
     (re.compile(r"http://127\.0\.0\.1:\d+"), "http://127.0.0.1:<PORT>"),
@@ -78,6 +79,8 @@ _VOLATILE = [
     (re.compile(r'[ \t]*<tr[^>]*data-key="versions\.[^"]*">.*?</tr>\n'), ""),
     (re.compile(r'(<tr[^>]*data-key="(?:hopscore_version|platform)"><th>[^<]*</th>)'
                 r"(?:<td>[^<]*</td>)+"), r"\1<td><VERSION></td>"),
+    (re.compile(r'(<tr[^>]*data-key="[^"]*fingerprint"><th>[^<]*</th>)(?:<td>[^<]*</td>)+'),
+     r"\1<td><KEY></td>"),
 ]
 
 
@@ -325,6 +328,13 @@ def test_judge(made: Path, server: FakeOpenAI) -> None:
     _check("judge", made, "judge", "-i", "judge-in.jsonl", "-o", "judged.jsonl", "--model", "j",
            "--base-url", server.base_url, "--no-cache", "--no-progress", "--summary-json",
            "judge-summary.json", outputs=("judged.jsonl", "judge-summary.json"))
+    for index in range(2):
+        _check(f"judge-shard-{index}of2", made, "judge", "-i", "judge-in.jsonl", "-o",
+               f"judged.{index}.jsonl", "--model", "j", "--base-url", server.base_url,
+               "--no-cache", "--no-progress", "--shard", f"{index}/2",
+               outputs=(f"judged.{index}.jsonl",))
+    _check("merge-judge", made, "merge", "judged.0.jsonl", "judged.1.jsonl", "-o",
+           "judged-merged.jsonl", outputs=("judged-merged.jsonl", "judged-merged.jsonl.merge.json"))
 
 
 def test_score_judge(made: Path, server: FakeOpenAI) -> None:
@@ -367,6 +377,7 @@ def test_sql_match(made: Path) -> None:
         "".join(line for line in cases if '"agent_timeout"' not in line), encoding="utf-8")
     _check("sql-match", made, "sql-match", "-i", "sql-cases.jsonl", "-o", "verdicts.jsonl",
            "--db-root", "dbs", "--workers", "2", outputs=("verdicts.jsonl",))
+    _check("analyze-sql-match", made, "analyze", "verdicts.jsonl")
 
 
 @pytest.mark.parametrize("args", [["--baseline-acc", "0.62"],
@@ -390,5 +401,7 @@ def test_run_hybrid_deep_research(made: Path, server: FakeOpenAI) -> None:
            "--fixed-concurrency", outputs=("run-hdr",), loose=True)
     _check("validate-predictions", made, "validate-predictions", "run-hdr/predictions.jsonl",
            "--tasks", "hdr/tasks.jsonl", "--json", "findings.json", outputs=("findings.json",))
+    _check("report-hybrid-deep-research", made, "report", "run-hdr", "-o", "report-hdr.html",
+           "--title", "golden", outputs=("report-hdr.html",))
     _check("hdr-tasks", made, "hdr-tasks", "hdr/tasks.jsonl", "-o", "hdr-tasks.jsonl",
            outputs=("hdr-tasks.jsonl",))
