@@ -3,21 +3,24 @@
 Each case runs the real CLI (``python -m hopscore``, a subprocess, as a user would) in a
 temporary directory holding a copy of the samples, with relative paths, and compares the
 printed output, the exit status and every file the command wrote with tests/golden/<case>/
-byte for byte: ``score`` (plain, --json, --judge) and ``run`` on every sample, and ``judge``,
-``analyze``, ``compare``, ``report`` and ``export`` on outputs made once per module (a
-Parquet table is compared as its schema and rows read back: its bytes name the writer's
-version). One stand-in server (tests/openai_server.FakeOpenAI) answers every model and judge.
+byte for byte: ``score`` (plain, --json) and ``run`` on every sample; on outputs made once
+per module, ``score --judge``, ``judge`` (also in shards, merged), ``analyze``, ``compare``,
+``report``, ``export`` (a Parquet table as its schema and rows read back: its bytes name the
+writer's version), ``run --strategy`` self-ask/sc/mcr, ``run --shard`` and ``merge``,
+``sql-match``, ``plan``, ``demo --scores-only``, and ``run hybrid-deep-research`` with
+``validate-predictions`` and ``hdr-tasks``. One stand-in server (tests/openai_server.FakeOpenAI)
+answers every model, judge and agent request (:func:`_reply`).
 
-Normalized (one normalizer, :func:`_normalize`), each value replaced by a placeholder: ISO
-timestamps (``updated``: when the run was written; the report's "generated" line), durations
+Normalized (:func:`_normalize`), each value replaced by a placeholder: ISO timestamps
+(``updated``: when the run was written; the report's "generated" line), durations
 (``elapsed_s``-style fields, per-call ``latency_s``, the "wall time" row of the tables printed,
 the seconds in "wrote report.html (..., 2.5 s)", a progress bar's clock), the stand-in
-server's URL port (a free port each time) and the hashes that cover it (samples'
-``run_key``/``cache_key``, config's ``fingerprint``, a judge row's ``key``),
-``versions``/``hopscore_version``/``platform`` (the installed packages and machine, also in
-the report's table of settings), and absolute paths of the temporary directory and of src/
-(the checkout's location; config.json's ``command`` starts with __main__'s path). The commands
-run in their own temporary directory with relative paths, so nothing else varies.
+server's URL port (a free port each time) and the hashes that cover it or a temporary path
+(``run_key``, ``cache_key``, ``fingerprint``, a judge row's ``key``, a verdict's
+``settings``), versions (``versions``, ``hopscore_version``, ``platform``, SQLite's), and
+absolute paths of the temporary directory and of src/ (config.json's ``command`` starts with
+__main__'s path). The adaptive concurrency limit follows the measured throughput (its trace in
+config.json), so the cases with many requests run with --fixed-concurrency.
 
 ``HOPSCORE_GOLDEN_UPDATE=1 pytest tests/test_golden.py`` rewrites the expected files; without it
 a difference fails with the case's command, the file name and the first differing lines.
@@ -170,8 +173,10 @@ def _chain_reply(body: dict[str, Any]) -> Reply | None:
         if "Follow up:" not in chain:
             return Reply("Follow up: In which town was this person born?\n"
                          "Intermediate answer: Tollin.")
-        answer = CHAIN_ANSWERS.get(body.get("seed") or 7, "Lake Miren")
-        return Reply(f"Intermediate answer: Tollin.\nSo the final answer is: {answer}")
+        seed = body.get("seed") or 7
+        # the later chains answer first: what a chain gave must not depend on when it came
+        return Reply(f"Intermediate answer: Tollin.\nSo the final answer is: "
+                     f"{CHAIN_ANSWERS.get(seed, 'Lake Miren')}", delay=0.01 * max(0, 12 - seed))
     if "\nContext:" in stop:
         return Reply("The town is Tollin. So the answer is: Lake Tollin")
     return None
