@@ -355,10 +355,13 @@ class Benchmark(Loading[E, P], Scoring[E, P], Prompting[E, P], Analysis[E, P]):
         package data of the benchmark's own package, so a third-party one ships its own."""
         return resources.files(cls.__module__) / name
 
+    # --- declared by the analysis side (analysis): error categories, notes, clusters ---
 
-    # --- declared by the scoring and loading side (place-score) ---
+    # --- declared by the loading side (loading): hub layouts, samples, inspect task ---
 
-    # --- declared by the agent side (agent) ---
+    # --- declared by the agent command (agent-cli): its own run options ---
+
+    # --- declared by the agent machinery (agent-core): tasks, world, report ---
 
 
 def load_universal(
