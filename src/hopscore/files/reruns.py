@@ -304,7 +304,7 @@ def _refusal(path: Path, what: str, count: int, differences: list[str]) -> str:
 
 # --- score directories -----------------------------------------------------------------------
 
-#: The files that make a directory a run's (hopscore run, run hybrid-deep-research, suite mcr).
+#: The files that make a directory a run's (hopscore run, hopscore agent, suite mcr).
 RUN_FILES = ("config.json", "samples.jsonl", "suite.json")
 
 
