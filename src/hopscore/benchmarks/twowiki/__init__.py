@@ -68,6 +68,7 @@ from hopscore.benchmarks.hotpotqa import (
     parse_context,
     parse_facts,
 )
+from hopscore.benchmarks.twowiki import hub
 from hopscore.errors import InputError
 from hopscore.files.io import Fields, iter_jsonl, json_type, load_json, write_json_atomic
 from hopscore.text.normalize import hotpot_prf, normalize_answer, normalize_no_articles
@@ -218,6 +219,8 @@ def evidence_scores(
 
 class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
     name = "2wikimultihopqa"
+    hub_layout = hub.LAYOUT
+    hub_copies = hub.COPIES
     hub_id_field = "_id"
     gold_is_json_list = True
     title = "2WikiMultihopQA"
