@@ -35,7 +35,7 @@ SCORE_SIDE = {
     "analysis/categories/quartz.py", "analysis/categories/strategyqa.py",
     "analysis/categories/twowiki.py", "api.py",
     "inference/clusters.py", "inference/passk.py",
-    "inference/resample.py", "integrations/inspect.py", "text/labels.py",
+    "inference/resample.py", "text/labels.py",
     "text/quantities.py", "text/sari.py", "text/normalize.py",
 }
 

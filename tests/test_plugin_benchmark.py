@@ -448,11 +448,6 @@ def test_inspect_task_on_a_plugin_and_its_log_rescores(runs: Path) -> None:
     same_bytes(runs / "runs" / "whole" / "scores.jsonl", runs / "from-inspect" / "scores.jsonl")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "integrations/inspect.py (place-score) registers tasks for its TASK_BENCHMARKS tuple of "
-    "names and builds prompts from PromptTemplate.builtin('<name>.jinja') and load_shots(name): "
-    "it needs a task per benchmark of runner 'qa' (plugins included, hopscore/toy) and the "
-    "template the benchmark ships (Benchmark.resource('template.jinja'))"))
 def test_inspect_eval_finds_the_plugin_task(runs: Path) -> None:
     pytest.importorskip("inspect_ai")
     inspect = Path(sys.executable).with_name("inspect")
