@@ -404,10 +404,6 @@ def test_python_api_on_a_plugin(runs: Path, server: FakeOpenAI) -> None:
     assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "files/bundled.py discover() scans only hopscore/data/samples (place-score): it needs to "
-    "find the samples/ folder (manifest.json) a benchmark ships beside its module, e.g. "
-    "Benchmark.resource('samples'), so hopscore.sample_files() covers plugins"))
 def test_python_api_finds_the_sample_the_package_ships(toy: Path) -> None:
     import hopscore
 

@@ -12,7 +12,8 @@ from hopscore.scores.scoring import ExampleScore, ScoreReport, score_examples
 from tests.conftest import FIXTURES, shared_file
 
 EXPECTED = Path(__file__).resolve().parent / "expected"
-SAMPLES = Path(__file__).resolve().parents[2] / "src" / "hopscore" / "data" / "samples"
+#: the benchmarks' packages: a sample in <package>/samples/
+PACKAGES = Path(__file__).resolve().parents[2] / "src" / "hopscore" / "benchmarks"
 TOLERANCE = 1e-9
 
 
@@ -29,7 +30,10 @@ def resolve(ref: str) -> Path:
     kind, _, rel = ref.partition(":")
     if kind == "shared":
         return shared_file(rel)
-    return {"fixture": FIXTURES, "sample": SAMPLES}[kind] / rel
+    if kind == "sample":
+        package, _, name = rel.partition("/")
+        return PACKAGES / package / "samples" / name
+    return {"fixture": FIXTURES}[kind] / rel
 
 
 def score(benchmark: str, gold: Path, predictions: Path) -> tuple[ScoreReport, list[ExampleScore]]:

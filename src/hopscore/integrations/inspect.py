@@ -54,13 +54,13 @@ _ROLES: dict[str, Callable[[str], ChatMessage]] = {
 
 
 def _default_gold(name: str) -> tuple[Path, Path | None]:
-    from hopscore.files.bundled import discover
+    from hopscore.benchmarks.sample_files import sample_of
 
-    for sample in discover():
-        if sample.benchmark == name:
-            folder = Path(str(sample.folder))
-            aliases = folder / sample.aliases if sample.aliases else None
-            return folder / sample.gold, aliases
+    sample = sample_of(name)
+    if sample is not None:
+        folder = Path(str(sample.folder))
+        aliases = folder / sample.aliases if sample.aliases else None
+        return folder / sample.gold, aliases
     raise HopscoreError(f"{name} has no bundled sample: give -T gold=FILE")
 
 
