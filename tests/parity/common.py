@@ -8,12 +8,24 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.benchmarks import get
+from hopscore.files import bundled
 from hopscore.scores.scoring import ExampleScore, ScoreReport, score_examples
 from tests.conftest import FIXTURES, shared_file
 
 EXPECTED = Path(__file__).resolve().parent / "expected"
-#: the benchmarks' packages: a sample in <package>/samples/
-PACKAGES = Path(__file__).resolve().parents[2] / "src" / "hopscore" / "benchmarks"
+
+
+class _Samples:
+    """The built-in samples by benchmark name: ``SAMPLES / "quartz"`` is its folder (in its
+    package, ``benchmarks/<package>/samples/``), ``SAMPLES / "quartz/dev.jsonl"`` a file."""
+
+    def __truediv__(self, rel: str) -> Path:
+        name, _, rest = rel.partition("/")
+        folder = Path(str(bundled.samples_root() / name))
+        return folder / rest if rest else folder
+
+
+SAMPLES = _Samples()
 TOLERANCE = 1e-9
 
 
@@ -31,9 +43,8 @@ def resolve(ref: str) -> Path:
     if kind == "shared":
         return shared_file(rel)
     if kind == "sample":
-        package, _, name = rel.partition("/")
-        return PACKAGES / package / "samples" / name
-    return {"fixture": FIXTURES}[kind] / rel
+        return SAMPLES / rel
+    return FIXTURES / rel
 
 
 def score(benchmark: str, gold: Path, predictions: Path) -> tuple[ScoreReport, list[ExampleScore]]:
