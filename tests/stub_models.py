@@ -55,16 +55,18 @@ def sample_answers(gold: Path, wrong_every: int = 3) -> dict[str, str]:
     return answers
 
 
-def docs_model(samples_root: Path) -> object:
+def docs_model(packages: Path) -> object:
     """The stand-in model of the docs examples (``tests/docs_runner.py``), a body responder.
 
     It grades like :func:`judge_responder` when asked to judge; otherwise it answers the bundled
     HotpotQA sample's questions, citing supporting facts as the built-in prompt asks, and the
     Bamboogle sample's. Models whose name contains "mini" get every third answer wrong (and cite
-    only the first fact); the others answer everything right.
+    only the first fact); the others answer everything right. ``packages``: the folder of the
+    benchmarks' packages (each sample in ``<package>/samples/``).
     """
-    gold = json.loads((samples_root / "hotpotqa" / "gold.json").read_text(encoding="utf-8"))
-    with (samples_root / "bamboogle" / "gold.csv").open(encoding="utf-8", newline="") as handle:
+    gold = json.loads((packages / "hotpotqa" / "samples" / "gold.json").read_text(encoding="utf-8"))
+    bamboogle_gold = packages / "bamboogle" / "samples" / "gold.csv"
+    with bamboogle_gold.open(encoding="utf-8", newline="") as handle:
         bamboogle = [(row["Question"], row["Answer_corrected"] or row["Answer"])
                      for row in csv.DictReader(handle)]
 

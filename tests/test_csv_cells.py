@@ -35,7 +35,7 @@ def test_a_long_cell_in_a_bamboogle_gold_csv(tmp_path: Path) -> None:
 def test_a_long_cell_in_a_quartz_leaderboard_csv(tmp_path: Path) -> None:
     from hopscore import benchmarks
 
-    gold = Path(benchmarks.__file__).parent.parent / "data" / "samples" / "quartz" / "dev.jsonl"
+    gold = Path(benchmarks.__file__).parent / "quartz" / "samples" / "dev.jsonl"
     ids = [json.loads(line)["id"] for line in gold.read_text().splitlines() if line.strip()]
     predictions = tmp_path / "p.csv"
     with predictions.open("w", newline="") as handle:

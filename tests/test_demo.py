@@ -53,13 +53,14 @@ def test_demo_prints_one_table(tmp_path: Path) -> None:
 
 
 def test_discovery_scans_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = tmp_path / "samples"
-    shutil.copytree(Path(str(bundled.samples_root() / "bamboogle")), root / "bamboogle")
-    (root / "not-a-sample").mkdir()
-    monkeypatch.setattr(bundled, "samples_root", lambda: root)
+    root = tmp_path / "benchmarks"
+    shutil.copytree(Path(str(bundled.samples_root() / "bamboogle")), root / "bamboogle" / "samples")
+    (root / "not_a_benchmark").mkdir()
+    (root / "no_sample" / "samples").mkdir(parents=True)
+    monkeypatch.setattr(bundled, "samples_root", lambda: bundled.BuiltinSamples(root))
     assert [s.benchmark for s in bundled.discover()] == ["bamboogle"]
-    broken = root / "hybridqa"
-    broken.mkdir()
+    broken = root / "hybridqa" / "samples"
+    broken.mkdir(parents=True)
     (broken / "manifest.json").write_text('{"gold": "missing.json", "predictions": "p.json"}')
     with pytest.raises(
         HopscoreError, match=r"gold file 'missing\.json' is not in the sample folder"

@@ -19,7 +19,7 @@ README_MAX_LINES = 160
 
 @pytest.fixture(scope="module")
 def model_url() -> Iterator[str]:
-    with FakeOpenAI(body_responder=docs_model(d.REPO / "src/hopscore/data/samples")) as server:
+    with FakeOpenAI(body_responder=docs_model(d.REPO / "src/hopscore/benchmarks")) as server:
         yield server.base_url
 
 

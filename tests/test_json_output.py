@@ -14,8 +14,11 @@ from tests.conftest import run_cli
 from tests.openai_server import FakeOpenAI
 from tests.stub_models import docs_model
 
-SAMPLES = Path(__file__).resolve().parents[1] / "src" / "hopscore" / "data" / "samples"
-GOLD = SAMPLES / "hotpotqa" / "gold.json"
+#: the benchmarks' packages: each built-in sample in <package>/samples/
+PACKAGES = Path(__file__).resolve().parents[1] / "src" / "hopscore" / "benchmarks"
+HOTPOT_SAMPLE = PACKAGES / "hotpotqa" / "samples"
+BAMBOOGLE_SAMPLE = PACKAGES / "bamboogle" / "samples"
+GOLD = HOTPOT_SAMPLE / "gold.json"
 
 
 def stdout_json(*args: object, status: int = 0) -> tuple[Any, str]:
@@ -30,7 +33,7 @@ def read(path: Path) -> Any:
 
 def test_score_json_is_metrics_json(tmp_path: Path) -> None:
     data, stderr = stdout_json("score", "hotpotqa", "-g", GOLD, "-p",
-                               SAMPLES / "hotpotqa" / "predictions.json", "-o", tmp_path)
+                               HOTPOT_SAMPLE / "predictions.json", "-o", tmp_path)
     assert data == read(tmp_path / "metrics.json")
     assert data["metrics"]["em"] == 0.6 and "ci" in data
     assert "wrote" in stderr
@@ -39,20 +42,20 @@ def test_score_json_is_metrics_json(tmp_path: Path) -> None:
 def test_score_json_keeps_warnings_on_stderr(tmp_path: Path) -> None:
     predictions = tmp_path / "one.jsonl"
     predictions.write_text('{"id": "0", "answer": "Jonas Arden"}\n', encoding="utf-8")
-    data, stderr = stdout_json("score", "bamboogle", "-g", SAMPLES / "bamboogle" / "gold.csv",
+    data, stderr = stdout_json("score", "bamboogle", "-g", BAMBOOGLE_SAMPLE / "gold.csv",
                                "-p", predictions, "--resamples", "0")
     assert data["missing_ids"] and "warning:" in stderr
 
 
 @pytest.fixture(scope="module")
 def model_url() -> Iterator[str]:
-    with FakeOpenAI(body_responder=docs_model(SAMPLES)) as server:
+    with FakeOpenAI(body_responder=docs_model(PACKAGES)) as server:
         yield server.base_url
 
 
 def test_score_judge_json(model_url: str, tmp_path: Path) -> None:
     data, _ = stdout_json("score", "hotpotqa", "-g", GOLD, "-p",
-                          SAMPLES / "hotpotqa" / "predictions.json", "--judge",
+                          HOTPOT_SAMPLE / "predictions.json", "--judge",
                           "--judge-model", "judge", "--judge-base-url", model_url,
                           "-o", tmp_path)
     assert data == read(tmp_path / "metrics.json")
@@ -68,7 +71,7 @@ def test_run_json_is_metrics_json(model_url: str, tmp_path: Path) -> None:
 
 
 def test_compare_json_is_the_output_file(tmp_path: Path) -> None:
-    for name, predictions in (("a", SAMPLES / "hotpotqa" / "predictions.json"), ("b", None)):
+    for name, predictions in (("a", HOTPOT_SAMPLE / "predictions.json"), ("b", None)):
         if predictions is None:
             predictions = tmp_path / "perfect.jsonl"
             predictions.write_text("".join(

@@ -404,10 +404,6 @@ def test_python_api_on_a_plugin(runs: Path, server: FakeOpenAI) -> None:
     assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "files/bundled.py discover() scans only hopscore/data/samples (place-score): it needs to "
-    "find the samples/ folder (manifest.json) a benchmark ships beside its module, e.g. "
-    "Benchmark.resource('samples'), so hopscore.sample_files() covers plugins"))
 def test_python_api_finds_the_sample_the_package_ships(toy: Path) -> None:
     import hopscore
 
@@ -448,11 +444,6 @@ def test_inspect_task_on_a_plugin_and_its_log_rescores(runs: Path) -> None:
     same_bytes(runs / "runs" / "whole" / "scores.jsonl", runs / "from-inspect" / "scores.jsonl")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "integrations/inspect.py (place-score) registers tasks for its TASK_BENCHMARKS tuple of "
-    "names and builds prompts from PromptTemplate.builtin('<name>.jinja') and load_shots(name): "
-    "it needs a task per benchmark of runner 'qa' (plugins included, hopscore/toy) and the "
-    "template the benchmark ships (Benchmark.resource('template.jinja'))"))
 def test_inspect_eval_finds_the_plugin_task(runs: Path) -> None:
     pytest.importorskip("inspect_ai")
     inspect = Path(sys.executable).with_name("inspect")

@@ -12,12 +12,15 @@ import hopscore
 from hopscore.text.words import agree, counted
 from tests.conftest import run_cli
 
-SAMPLES = Path(__file__).resolve().parents[1] / "src" / "hopscore" / "data" / "samples"
+#: the benchmarks' packages: each built-in sample in <package>/samples/
+PACKAGES = Path(__file__).resolve().parents[1] / "src" / "hopscore" / "benchmarks"
+HOTPOT_SAMPLE = PACKAGES / "hotpotqa" / "samples"
+BAMBOOGLE_SAMPLE = PACKAGES / "bamboogle" / "samples"
 
 
 def test_bamboogle_exact_answer_with_f1_below_100_is_explained(tmp_path: Path) -> None:
-    gold = SAMPLES / "bamboogle" / "gold.csv"
-    result = run_cli("score", "bamboogle", "-g", gold, "-p", SAMPLES / "bamboogle" /
+    gold = BAMBOOGLE_SAMPLE / "gold.csv"
+    result = run_cli("score", "bamboogle", "-g", gold, "-p", BAMBOOGLE_SAMPLE /
                      "predictions.jsonl", "-o", tmp_path)
     assert result.returncode == 0, result.stderr
     assert "note: F1 is below 100 on exact answers that repeat a word" in result.stdout
@@ -42,7 +45,7 @@ def test_twowiki_evidence_above_100_is_explained() -> None:
 
 
 def _hotpot_records() -> list[dict[str, object]]:
-    records = json.loads((SAMPLES / "hotpotqa" / "gold.json").read_text(encoding="utf-8"))
+    records = json.loads((HOTPOT_SAMPLE / "gold.json").read_text(encoding="utf-8"))
     return [{"id": r["_id"], "answer": r["answer"], "sp": r["supporting_facts"]}
             for r in records]
 

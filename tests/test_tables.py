@@ -19,7 +19,9 @@ from tests.openai_server import FakeOpenAI
 from tests.stub_models import docs_model
 
 WIDTHS = (80, 120)
-SAMPLES = Path(__file__).resolve().parents[1] / "src" / "hopscore" / "data" / "samples"
+#: the benchmarks' packages: each built-in sample in <package>/samples/
+PACKAGES = Path(__file__).resolve().parents[1] / "src" / "hopscore" / "benchmarks"
+HOTPOT_SAMPLE = PACKAGES / "hotpotqa" / "samples"
 
 
 def check(text: str, width: int, names: list[str] = (),  # type: ignore[assignment]
@@ -77,13 +79,13 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Three score directories of the HotpotQA sample: its predictions, the gold answers, and
     nothing (every example missing)."""
     root = tmp_path_factory.mktemp("runs")
-    gold = SAMPLES / "hotpotqa" / "gold.json"
+    gold = HOTPOT_SAMPLE / "gold.json"
     records = json.loads(gold.read_text(encoding="utf-8"))
     perfect = root / "perfect.jsonl"
     perfect.write_text("".join(json.dumps({"id": r["_id"], "answer": r["answer"],
                                            "sp": r["supporting_facts"]}) + "\n"
                                for r in records), encoding="utf-8")
-    for name, predictions in (("sample-predictions", SAMPLES / "hotpotqa" / "predictions.json"),
+    for name, predictions in (("sample-predictions", HOTPOT_SAMPLE / "predictions.json"),
                               ("gold-answers", perfect)):
         status, text = cli("score", "hotpotqa", "-g", gold, "-p", predictions,
                            "-o", root / name, width=200)
@@ -104,7 +106,7 @@ def test_compare_tables(two_runs: Path, width: int) -> None:
 @pytest.mark.parametrize("width", WIDTHS)
 def test_analyze_table(two_runs: Path, width: int) -> None:
     status, text = cli("analyze", two_runs / "sample-predictions", "--gold",
-                       SAMPLES / "hotpotqa" / "gold.json", width=width)
+                       HOTPOT_SAMPLE / "gold.json", width=width)
     assert status == 0, text
     check(text, width)
 
@@ -122,13 +124,13 @@ def test_suite_table_explains_every_skipped_dataset(width: int, tmp_path: Path) 
 
 @pytest.fixture(scope="module")
 def model_url() -> Iterator[str]:
-    with FakeOpenAI(body_responder=docs_model(SAMPLES)) as server:
+    with FakeOpenAI(body_responder=docs_model(PACKAGES)) as server:
         yield server.base_url
 
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_run_tables(model_url: str, width: int, tmp_path: Path) -> None:
-    status, text = cli("run", "hotpotqa", "--gold", SAMPLES / "hotpotqa" / "gold.json",
+    status, text = cli("run", "hotpotqa", "--gold", HOTPOT_SAMPLE / "gold.json",
                        "--model", "openai/gpt-4o-mini", "--base-url", model_url,
                        "--no-progress", "--no-cache", "-o", tmp_path / "run", width=width)
     assert status == 0, text

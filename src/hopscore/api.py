@@ -79,12 +79,13 @@ def sample_files(benchmark: str) -> SampleFiles:
     >>> sample_files("2wikimultihopqa").aliases.name
     'id_aliases.json'
     """
-    from hopscore.files import bundled
+    from hopscore.benchmarks.sample_files import sample_of, samples
 
-    found = {s.benchmark: s for s in bundled.discover()}
-    if benchmark.lower() not in found:
-        raise HopscoreError(f"no bundled sample for {benchmark!r}; samples: {', '.join(found)}")
-    gold, predictions, aliases = _samples.enter_context(found[benchmark.lower()].paths())
+    sample = sample_of(benchmark) if benchmark.lower() in benchmark_names() else None
+    if sample is None:
+        found = ", ".join(s.benchmark for s in samples())
+        raise HopscoreError(f"no bundled sample for {benchmark!r}; samples: {found}")
+    gold, predictions, aliases = _samples.enter_context(sample.paths())
     return SampleFiles(gold, predictions, aliases)
 
 

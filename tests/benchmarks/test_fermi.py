@@ -106,7 +106,8 @@ def test_shipped_sample_scores_every_example():
 
     manifest = json.loads((SAMPLES / "fermi" / "manifest.json").read_text())
     assert (
-        set(manifest) == {"gold", "predictions", "aliases", "note"} and manifest["aliases"] is None
+        set(manifest) == {"benchmark", "gold", "predictions", "aliases", "note"}
+        and manifest["aliases"] is None
     )
     report, _ = run(
         SAMPLES / "fermi" / manifest["predictions"], SAMPLES / "fermi" / manifest["gold"]

@@ -263,7 +263,8 @@ def test_shipped_sample_scores_every_example():
 
     manifest = json.loads((SAMPLES / "feverous" / "manifest.json").read_text())
     assert (
-        set(manifest) == {"gold", "predictions", "aliases", "note"} and manifest["aliases"] is None
+        set(manifest) == {"benchmark", "gold", "predictions", "aliases", "note"}
+        and manifest["aliases"] is None
     )
     report, _ = run(
         SAMPLES / "feverous" / manifest["gold"], SAMPLES / "feverous" / manifest["predictions"]

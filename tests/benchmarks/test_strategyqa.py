@@ -218,7 +218,8 @@ def test_shipped_sample_scores_every_example():
 
     manifest = json.loads((SAMPLES / "strategyqa" / "manifest.json").read_text())
     assert (
-        set(manifest) == {"gold", "predictions", "aliases", "note"} and manifest["aliases"] is None
+        set(manifest) == {"benchmark", "gold", "predictions", "aliases", "note"}
+        and manifest["aliases"] is None
     )
     report = run(
         SAMPLES / "strategyqa" / manifest["gold"], SAMPLES / "strategyqa" / manifest["predictions"]

@@ -60,7 +60,8 @@ def test_judge_stops_at_max_outage_and_a_rerun_judges_only_the_rest(tmp_path: Pa
     assert len(asked) == rows - len(kept)  # the rows judged before were not asked again
 
 
-SAMPLES = Path(__file__).resolve().parents[2] / "src" / "hopscore" / "data" / "samples" / "hotpotqa"
+SAMPLES = (Path(__file__).resolve().parents[2] / "src" / "hopscore" / "benchmarks" / "hotpotqa"
+           / "samples")
 
 
 def test_score_judge_takes_judge_max_outage(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@ real ``datasets`` library (parquet, JSON Lines, save_to_disk, a local Hub-style 
 folder, and the offline cache that ``load_dataset(NAME)`` reads with HF_DATASETS_OFFLINE=1).
 
 The features follow the dataset cards of the copies named in each function (see
-docs/getting-the-data.md); this mapping is written independently of hopscore.hub.layouts, in
+docs/getting-the-data.md); this mapping is written independently of the benchmarks' layouts, in
 the Hub's direction, so the tests check one against the other.
 """
 

@@ -113,7 +113,7 @@ def test_a_one_row_json_lines_export_is_one_row(tmp_path: Path) -> None:
     converted = official_gold("hotpotqa", export)
     assert converted.converted and json.loads(converted.path.read_text()) == gold
     rows = exports.quartz(exports.official_jsonl(
-        Path(benchmarks.__file__).parent.parent / "data" / "samples" / "quartz" / "dev.jsonl")[:1])
+        Path(benchmarks.__file__).parent / "quartz" / "samples" / "dev.jsonl")[:1])
     quartz = tmp_path / "quartz.jsonl"
     rows.to_json(str(quartz))
     examples = benchmarks.get("quartz").load_gold(official_gold("quartz", quartz).path)

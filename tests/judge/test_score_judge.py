@@ -12,7 +12,8 @@ from hopscore.judge.score_judge import expected_answer, match_metric
 from tests.conftest import run_cli
 from tests.openai_server import FakeOpenAI, Reply, judge_reply
 
-SAMPLES = Path(__file__).resolve().parents[2] / "src" / "hopscore" / "data" / "samples" / "hotpotqa"
+SAMPLES = (Path(__file__).resolve().parents[2] / "src" / "hopscore" / "benchmarks" / "hotpotqa"
+           / "samples")
 
 #: judge verdicts by a phrase of each sample question (EM: hp-1 1, hp-2 1, hp-3 1, hp-4 0, hp-5 0)
 VERDICTS = {"clockmaker": True, "Arden Tower and the Miren": False, "instrument": True,

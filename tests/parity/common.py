@@ -8,11 +8,24 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.benchmarks import get
+from hopscore.files import bundled
 from hopscore.scores.scoring import ExampleScore, ScoreReport, score_examples
 from tests.conftest import FIXTURES, shared_file
 
 EXPECTED = Path(__file__).resolve().parent / "expected"
-SAMPLES = Path(__file__).resolve().parents[2] / "src" / "hopscore" / "data" / "samples"
+
+
+class _Samples:
+    """The built-in samples by benchmark name: ``SAMPLES / "quartz"`` is its folder (in its
+    package, ``benchmarks/<package>/samples/``), ``SAMPLES / "quartz/dev.jsonl"`` a file."""
+
+    def __truediv__(self, rel: str) -> Path:
+        name, _, rest = rel.partition("/")
+        folder = Path(str(bundled.samples_root() / name))
+        return folder / rest if rest else folder
+
+
+SAMPLES = _Samples()
 TOLERANCE = 1e-9
 
 
@@ -29,7 +42,9 @@ def resolve(ref: str) -> Path:
     kind, _, rel = ref.partition(":")
     if kind == "shared":
         return shared_file(rel)
-    return {"fixture": FIXTURES, "sample": SAMPLES}[kind] / rel
+    if kind == "sample":
+        return SAMPLES / rel
+    return FIXTURES / rel
 
 
 def score(benchmark: str, gold: Path, predictions: Path) -> tuple[ScoreReport, list[ExampleScore]]:

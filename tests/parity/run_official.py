@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE))
 import adversarial_sqa_fermi_feverous as adversarial  # noqa: E402
 
 FIXTURES = HERE.parent / "fixtures"
-SAMPLES = HERE.parents[1] / "src" / "hopscore" / "data" / "samples"
+PACKAGES = HERE.parents[1] / "src" / "hopscore" / "benchmarks"
 EXPECTED = HERE / "expected"
 
 
@@ -41,7 +41,10 @@ def digest(value: Any) -> str:
 
 def resolve(ref: str, shared: Path) -> Path:
     kind, _, rel = ref.partition(":")
-    return {"shared": shared, "fixture": FIXTURES, "sample": SAMPLES}[kind] / rel
+    if kind == "sample":  # sample:<package>/<file>: the sample the benchmark's package ships
+        package, _, name = rel.partition("/")
+        return PACKAGES / package / "samples" / name
+    return {"shared": shared, "fixture": FIXTURES}[kind] / rel
 
 
 # --- StrategyQA ---------------------------------------------------------------------------

@@ -24,7 +24,9 @@ pytestmark = [
     pytest.mark.skipif(bool(missing_requirements()),
                        reason=f"local extra not installed: {missing_requirements()}"),
 ]
-SAMPLES = Path(__file__).parents[2] / "src" / "hopscore" / "data" / "samples"
+#: the benchmarks' packages: each built-in sample in <package>/samples/
+PACKAGES = Path(__file__).resolve().parents[2] / "src" / "hopscore" / "benchmarks"
+BAMBOOGLE_SAMPLE = PACKAGES / "bamboogle" / "samples"
 
 
 @pytest.fixture(scope="module")
@@ -77,9 +79,10 @@ def test_runs_two_benchmarks_with_cache_and_resume(backend: object, tmp_path: Pa
         async def aclose(self) -> None:
             pass
 
-    for name, gold in (("quartz", "quartz/dev.jsonl"), ("strategyqa", "strategyqa/gold.json")):
+    for name, gold in (("quartz", "dev.jsonl"), ("strategyqa", "gold.json")):
         settings = RunSettings(
-            benchmark=name, gold=SAMPLES / gold, model="local/smollm2", output_dir=tmp_path / name,
+            benchmark=name, gold=PACKAGES / name / "samples" / gold, model="local/smollm2",
+            output_dir=tmp_path / name,
             limit=2, max_tokens=40, cache_dir=tmp_path / "cache", resamples=0, timeout=600.0,
         )  # fmt: skip
         first = asyncio.run(execute(settings, backend=Shared()))  # type: ignore[arg-type]
@@ -121,7 +124,7 @@ def test_a_run_loads_the_model_first_and_asks_for_a_short_answer(tmp_path: Path)
     from hopscore.engine.local import RUN_MAX_TOKENS
 
     started = time.perf_counter()
-    result = run_cli("run", "bamboogle", "--gold", SAMPLES / "bamboogle" / "gold.csv",
+    result = run_cli("run", "bamboogle", "--gold", BAMBOOGLE_SAMPLE / "gold.csv",
                      "--model", "local/smollm2", "--limit", "1", "--no-cache",
                      "-o", tmp_path / "run", timeout=900)
     wall = time.perf_counter() - started

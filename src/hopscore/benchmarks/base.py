@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from importlib.abc import Traversable
 
     from hopscore.benchmarks.agent_tasks import HdrTask, Overlay
+    from hopscore.benchmarks.citations import CitedPart
+    from hopscore.benchmarks.hub_layout import HubLayout
 
 
 @fast_init
@@ -360,6 +362,19 @@ class Benchmark(Loading[E, P], Scoring[E, P], Prompting[E, P], Analysis[E, P]):
     # --- declared by the analysis side (analysis): error categories, notes, clusters ---
 
     # --- declared by the loading side (loading): hub layouts, samples, inspect task ---
+
+    #: How the rows of its Hugging Face copies become its official records (``--gold
+    #: hf:NAME``, parquet, arrow, ``save_to_disk``, JSON exports: :mod:`hopscore.hub`); by
+    #: convention declared in its folder's ``hub.py``. None: only its official files are read.
+    hub_layout: ClassVar[HubLayout | None] = None
+    #: The Hub copies :attr:`hub_layout` was read from (their dataset cards), for the docs.
+    hub_copies: ClassVar[tuple[str, ...]] = ()
+    #: Prediction parts a reply gives as citations (supporting facts, evidence): ``score
+    #: --from`` warns, naming what a reply should hold, when the replies cite none.
+    cited_parts: ClassVar[tuple[CitedPart, ...]] = ()
+    #: The folder of package data beside its module (:meth:`resource`) holding a small sample
+    #: (gold, predictions, ``manifest.json``: :mod:`hopscore.benchmarks.sample_files`).
+    sample_folder: ClassVar[str] = "samples"
 
     # --- declared by the agent command (agent-cli): its own run options ---
 

@@ -1,17 +1,22 @@
-"""The built-in sample files that ship inside the package (``hopscore/data/samples``).
+"""Sample files a benchmark ships as package data: ``samples/`` beside its module.
 
-Each benchmark that has a sample owns one folder, named after the benchmark, holding its gold and
-prediction files in the official formats (invented for hopscore, not copied from the datasets)
-and a ``manifest.json``::
+A benchmark with a sample has a folder (its ``sample_folder``, ``samples`` by default, found
+through ``Benchmark.resource``: :mod:`hopscore.benchmarks.sample_files`) holding its gold and
+prediction files in the official formats (invented, not copied from the datasets) and a
+``manifest.json``::
 
-    {"gold": "gold.json", "predictions": "predictions.json", "aliases": null, "note": "..."}
+    {"benchmark": "NAME", "gold": "gold.json", "predictions": "predictions.json",
+     "aliases": null, "note": "..."}
 
-Samples are found by scanning, so adding one is adding a folder; nothing else changes.
+hopscore's own benchmarks keep theirs in ``hopscore/benchmarks/<package>/samples/``;
+:func:`discover` finds those by scanning (``hopscore demo`` scores them), each manifest naming
+its benchmark.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -27,6 +32,8 @@ else:  # pragma: no cover - Python 3.10
 from hopscore.errors import HopscoreError
 
 MANIFEST = "manifest.json"
+#: the folder of a built-in benchmark's package that holds its sample
+SAMPLES = "samples"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +61,48 @@ class Sample:
             yield gold, predictions, aliases
 
 
-def samples_root() -> Traversable:
-    return resources.files("hopscore") / "data" / "samples"
+class BuiltinSamples:
+    """The sample folders of hopscore's own benchmarks, by benchmark name (``root / "NAME"``);
+    printed as where they lie (``.../hopscore/benchmarks/*/samples``)."""
+
+    def __init__(self, packages: Traversable) -> None:
+        self.packages = packages
+
+    def folders(self) -> dict[str, Traversable]:
+        """Benchmark name -> its sample folder, for each package folder with a manifest."""
+        found = {}
+        if self.packages.is_dir():
+            for package in sorted(self.packages.iterdir(), key=lambda f: f.name):
+                folder = package / SAMPLES
+                if package.is_dir() and (folder / MANIFEST).is_file():
+                    named = _manifest(folder).get("benchmark")
+                    found[named if isinstance(named, str) and named else package.name] = folder
+        return found
+
+    def __truediv__(self, benchmark: str) -> Traversable:
+        folders = self.folders()
+        if benchmark not in folders:
+            raise HopscoreError(f"no built-in sample for {benchmark!r}; samples: "
+                                f"{', '.join(sorted(folders))}")
+        return folders[benchmark]
+
+    def __str__(self) -> str:
+        return os.path.join(str(self.packages), "*", SAMPLES)
+
+
+def samples_root() -> BuiltinSamples:
+    return BuiltinSamples(resources.files("hopscore") / "benchmarks")
+
+
+def _manifest(folder: Traversable) -> dict[str, object]:
+    where = f"sample manifest {folder / MANIFEST}"
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise HopscoreError(f"{where}: cannot read: {exc}") from None
+    if not isinstance(manifest, dict):
+        raise HopscoreError(f"{where}: expected a JSON object")
+    return manifest
 
 
 def _text_field(manifest: dict[str, object], key: str, where: str, *, optional: bool) -> str | None:
@@ -67,14 +114,10 @@ def _text_field(manifest: dict[str, object], key: str, where: str, *, optional: 
     return value
 
 
-def read_sample(folder: Traversable) -> Sample:
-    where = f"sample manifest {folder.name}/{MANIFEST}"
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise HopscoreError(f"{where}: cannot read: {exc}") from None
-    if not isinstance(manifest, dict):
-        raise HopscoreError(f"{where}: expected a JSON object")
+def read_sample(folder: Traversable, benchmark: str | None = None) -> Sample:
+    """The sample in ``folder``, for ``benchmark`` (default: the one its manifest names)."""
+    where = f"sample manifest {folder / MANIFEST}"
+    manifest = _manifest(folder)
     names = {
         key: _text_field(manifest, key, where, optional=key == "aliases")
         for key in ("gold", "predictions", "aliases")
@@ -84,7 +127,7 @@ def read_sample(folder: Traversable) -> Sample:
             raise HopscoreError(f"{where}: {key} file {name!r} is not in the sample folder")
     note = manifest.get("note", "")
     return Sample(
-        benchmark=str(manifest.get("benchmark", folder.name)),
+        benchmark=benchmark or str(manifest.get("benchmark", folder.name)),
         folder=folder,
         gold=str(names["gold"]),
         predictions=str(names["predictions"]),
@@ -94,9 +137,6 @@ def read_sample(folder: Traversable) -> Sample:
 
 
 def discover() -> list[Sample]:
-    """Every sample folder with a manifest, sorted by benchmark name."""
-    root = samples_root()
-    if not root.is_dir():
-        return []
-    folders = [f for f in root.iterdir() if f.is_dir() and (f / MANIFEST).is_file()]
-    return [read_sample(f) for f in sorted(folders, key=lambda f: f.name)]
+    """The samples of hopscore's own benchmarks, sorted by benchmark name."""
+    folders = samples_root().folders()
+    return [read_sample(folders[name], name) for name in sorted(folders)]

@@ -19,16 +19,7 @@ from hopscore.harness.join import HarnessRecord, JoinReport, join
 from hopscore.harness.reading import hints_for, read_reply
 
 SOURCES = ("lm-eval", "inspect")
-#: prediction parts read from a reply's citations, per benchmark: (part, the metrics that score 0
-#: without it, what the reply should hold)
-CITED_PARTS: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "hotpotqa": (("sp", "supporting-fact and joint metrics",
-                  '[title, n] citations after a "Supporting facts:" line'),),
-    "2wikimultihopqa": (("sp", "supporting-fact and joint metrics",
-                         '[title, n] citations after a "Supporting facts:" line'),
-                        ("evidence", "evidence and joint metrics",
-                         '(subject; relation; object) triples after an "Evidence:" line')),
-}
+
 
 
 def read_records(path: Path, source: str, lm_filter: str | None) -> tuple[list[HarnessRecord],
@@ -87,16 +78,18 @@ def harness_predictions(
 
 
 def _uncited(benchmark: Benchmark[Any, Any], by_id: dict[str, Any], source: str) -> list[str]:
-    """Warnings for the cited parts (HotpotQA's supporting facts, 2Wiki's evidence) that the
-    replies lack, worded as for a prediction file without them."""
+    """Warnings for the parts the benchmark reads from citations (its ``cited_parts``:
+    supporting facts, evidence) that the replies lack, worded as for a prediction file
+    without them."""
     from hopscore.benchmarks.formats import unpredicted_warning
 
     out = []
-    for part, metrics, wanted in CITED_PARTS.get(benchmark.name, ()):
-        missing = [key for key, prediction in by_id.items() if not getattr(prediction, part)]
-        warning = unpredicted_warning(source, part, metrics, missing, len(by_id))
+    for cited in benchmark.cited_parts:
+        missing = [key for key, prediction in by_id.items()
+                   if not getattr(prediction, cited.part)]
+        warning = unpredicted_warning(source, cited.part, cited.metrics, missing, len(by_id))
         if warning:
-            out.append(f"{warning} (a reply gives them as {wanted})")
+            out.append(f"{warning} (a reply gives them as {cited.wanted})")
     return out
 
 

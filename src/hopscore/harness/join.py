@@ -7,9 +7,9 @@ gold example whose question equals a candidate after whitespace and case are nor
 question shared by several gold examples joins none of them (it would be a guess). A record
 numbered by the harness (inspect's ids 1, 2, ... for samples the task gave no id) carries its
 0-based ``position`` instead of an id: it joins by question, else the gold example at that
-position when the gold's ids are positions ("0", "1", ...: Bamboogle, Fermi, an id-less Hub
-copy). Every record is accounted for: joined by id, question or position, a second record for
-an example already joined (the first is kept), or not joined.
+position when the gold's ids are positions ("0", "1", ...: a gold format without ids, an
+id-less Hub copy). Every record is accounted for: joined by id, question or position, a second
+record for an example already joined (the first is kept), or not joined.
 
 An id is checked against the question: a record joined by id whose question is, uniquely, that
 of another gold example is a conflict. When most records joined by id conflict, the ids are not

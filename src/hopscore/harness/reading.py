@@ -1,11 +1,11 @@
 """Reading one model reply into a benchmark prediction, as ``hopscore run`` reads its own.
 
 The answer is the flexible extraction of the reply (:func:`hopscore.run.extract.extract_flexible`,
-with the benchmark's answer kind, a QuaRTz question's choices and a Fermi question's unit), and
-the prediction is what the benchmark makes of it (:meth:`Benchmark.make_prediction`: HotpotQA
-and 2Wiki read ``[title, n]`` citations from the whole reply, StrategyQA turns yes/no into a
-boolean, FEVEROUS reads a label). ``hopscore score --from`` and the inspect_ai scorer both
-read replies here, so a log re-scores exactly as it was scored.
+with the benchmark's answer kind, and the choices and unit its prompt variables give), and the
+prediction is what the benchmark makes of it (:meth:`Benchmark.make_prediction`: it may read
+citations from the whole reply, turn yes/no into a boolean, read a label). ``hopscore score
+--from`` and the inspect_ai scorer both read replies here, so a log re-scores exactly as it was
+scored.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def hints_for(benchmark: Benchmark[Any, Any], example: Example) -> Hints:
     """What flexible extraction needs to know about one example's answer."""
     try:
         variables = benchmark.prompt_variables(example, PromptInputs())
-    except HopscoreError:  # a layout that needs run inputs (HybridQA tables): no hints then
+    except HopscoreError:  # a layout that needs run inputs (tables on disk): no hints then
         variables = {}
     choices = tuple((c["label"], c["text"]) for c in variables.get("choices", ()))
     return Hints(kind=benchmark.answer_kind, choices=choices, unit=variables.get("unit"))

@@ -4,7 +4,8 @@
 :func:`official_gold` is called by every command that takes ``--gold``. A path to an official
 file comes back unchanged. A Hub source (an ``hf:`` name, a parquet or arrow file, a
 ``save_to_disk`` folder, or a JSON / JSON Lines export whose rows have a Hub layout) is read,
-each row is turned into the benchmark's official record (:mod:`hopscore.hub.layouts`), and the
+each row is turned into the benchmark's official record (the :class:`HubLayout` it declares,
+``Benchmark.hub_layout``: :mod:`hopscore.benchmarks.hub_layout`), and the
 records are written once as the official file under the hopscore cache
 (``$HOPSCORE_CACHE_DIR/gold``, keyed by content). The benchmark's own loader then reads that
 file, so a Hub copy is scored by exactly the code that scores the official release; an error in
@@ -21,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.benchmarks.base import Benchmark
+from hopscore.benchmarks.hub_layout import HubLayout
 from hopscore.errors import HopscoreError
 from hopscore.files.io import json_line, write_json_atomic, write_text_atomic
-from hopscore.hub.layouts import Layout, layout_of
 from hopscore.hub.source import (
     HF_PREFIX,
     HubSpec,
@@ -41,7 +42,8 @@ from hopscore.hub.source import (
 
 
 def _declared(benchmark: str) -> type[Benchmark[Any, Any]] | None:
-    """The benchmark's class, for its declared facts (``hub_id_field``, ``gold_is_json_list``)."""
+    """The benchmark's class, for its declared facts (``hub_layout``, ``hub_id_field``,
+    ``gold_is_json_list``)."""
     from hopscore import benchmarks
 
     return type(benchmarks.get(benchmark)) if benchmark in benchmarks.registry() else None
@@ -80,9 +82,10 @@ def hub_source_kind(benchmark: str, gold: Path | str) -> str | None:
         return "parquet"
     if suffix == ".arrow":
         return "arrow"
-    if benchmark not in _layouts() or not path.is_file() or suffix not in (".json", ".jsonl"):
+    declared = _declared(benchmark)
+    layout = declared.hub_layout if declared is not None else None
+    if layout is None or not path.is_file() or suffix not in (".json", ".jsonl"):
         return None
-    layout = layout_of(benchmark)
     try:
         first = first_record(path)
     except HopscoreError:
@@ -92,23 +95,25 @@ def hub_source_kind(benchmark: str, gold: Path | str) -> str | None:
     from hopscore.files.io import sniff_json_kind
 
     # a one-row JSON Lines export is one object, which is JSON Lines only by its name (an
-    # official gold may be one object: HybridQA's {id: answer} reference)
+    # official gold may be one object, such as an {id: answer} reference)
     lines = sniff_json_kind(path) == "jsonl" or (suffix == ".jsonl"
                                                  and json_rows_kind(path) == "jsonl")
     if lines:
         if layout.official_suffix == ".json" or layout.is_hub_row(first):
             return "jsonl"
         return None
-    declared = _declared(benchmark)
     if declared is not None and declared.gold_is_json_list and layout.is_hub_row(first):
         return "json"
     return None
 
 
-def _layouts() -> tuple[str, ...]:
-    from hopscore.hub.layouts import LAYOUTS
-
-    return tuple(LAYOUTS)
+def layout_of(benchmark: str) -> HubLayout:
+    """The Hugging Face layout ``benchmark`` declares; an error when it declares none."""
+    declared = _declared(benchmark)
+    layout = declared.hub_layout if declared is not None else None
+    if layout is None:
+        raise HopscoreError(f"{benchmark} has no Hugging Face layout; give its official gold file")
+    return layout
 
 
 def read_rows(benchmark: str, gold: Path | str, kind: str) -> Rows:
@@ -128,7 +133,7 @@ def read_rows(benchmark: str, gold: Path | str, kind: str) -> Rows:
 
 def official_records(benchmark: str, rows: Rows) -> tuple[list[dict[str, object]], list[str]]:
     """The rows as the benchmark's official records, with warnings (ids made from positions)."""
-    layout: Layout = layout_of(benchmark)
+    layout = layout_of(benchmark)
     records = [layout.to_official(row, rows.where, i) for i, row in enumerate(rows.rows)]
     warnings = []
     declared = _declared(benchmark)

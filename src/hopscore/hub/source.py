@@ -6,8 +6,8 @@
 names, parquet, arrow and ``save_to_disk`` folders; JSON Lines and JSON exports are read
 without it. ``datasets`` itself honours its offline settings (``HF_DATASETS_OFFLINE=1``,
 ``HF_HUB_OFFLINE=1``) and caches (``HF_HOME``, ``HF_DATASETS_CACHE``): hopscore passes the name
-through and never downloads anything itself. Class-label columns (FEVEROUS ``label``) are
-turned back into their names from the dataset's features.
+through and never downloads anything itself. Class-label columns (a label stored as a class
+index) are turned back into their names from the dataset's features.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ _DISK_MARKERS = ("dataset_info.json", "state.json", "dataset_dict.json")
 
 @dataclass(frozen=True, slots=True)
 class HubSpec:
-    """``hf:NAME[:CONFIG][@SPLIT]``; NAME may hold ``/`` (``hotpotqa/hotpot_qa``) or be a local
+    """``hf:NAME[:CONFIG][@SPLIT]``; NAME may hold ``/`` (``owner/dataset``) or be a local
     folder laid out as a Hub dataset repository."""
 
     name: str

@@ -1,9 +1,9 @@
-"""hopscore's benchmarks as inspect_ai tasks: ``inspect eval hopscore/hotpotqa --model ...``.
+"""hopscore's benchmarks as inspect_ai tasks: ``inspect eval hopscore/<benchmark> --model ...``.
 
 Installed with the ``inspect`` extra (``pip install 'hopscore[inspect]'``), hopscore registers
-one task per benchmark through inspect's ``inspect_ai`` entry point: ``hopscore/hotpotqa``,
-``hopscore/2wikimultihopqa``, ``hopscore/hybridqa``, ``hopscore/strategyqa``, ``hopscore/fermi``,
-``hopscore/feverous``, ``hopscore/quartz``, ``hopscore/bamboogle``. Each task is
+one task per benchmark through inspect's ``inspect_ai`` entry point, ``hopscore/<name>``, for
+every benchmark of the registry (third-party ones included) that a model answers one question
+at a time (``runner == "qa"``) and that has a prompt (:meth:`Benchmark.prompts`). Each task is
 
 * **dataset**: the examples of ``-T gold=FILE`` read by hopscore's loader (any form ``--gold``
   takes, Hugging Face layouts included; without it, the bundled sample), one inspect ``Sample``
@@ -16,8 +16,9 @@ one task per benchmark through inspect's ``inspect_ai`` entry point: ``hopscore/
 
 A log written by these tasks re-scores identically with ``hopscore score BENCH --gold FILE
 --predictions LOG --from inspect``: that route reads each completion with the same code.
-Task arguments (``-T``): ``gold``, ``aliases`` (2Wiki), ``tables_dir`` (HybridQA, required:
-its prompts hold the tables), ``shots``, ``template``, ``protocol``, ``limit``.
+Task arguments (``-T``): ``gold``, ``aliases`` (for a benchmark whose gold takes an alias file),
+``tables_dir`` (for one whose prompts hold tables read from a folder: required there), ``shots``,
+``template``, ``protocol``, ``limit``.
 """
 
 from __future__ import annotations
@@ -53,13 +54,13 @@ _ROLES: dict[str, Callable[[str], ChatMessage]] = {
 
 
 def _default_gold(name: str) -> tuple[Path, Path | None]:
-    from hopscore.files.bundled import discover
+    from hopscore.benchmarks.sample_files import sample_of
 
-    for sample in discover():
-        if sample.benchmark == name:
-            folder = Path(str(sample.folder))
-            aliases = folder / sample.aliases if sample.aliases else None
-            return folder / sample.gold, aliases
+    sample = sample_of(name)
+    if sample is not None:
+        folder = Path(str(sample.folder))
+        aliases = folder / sample.aliases if sample.aliases else None
+        return folder / sample.gold, aliases
     raise HopscoreError(f"{name} has no bundled sample: give -T gold=FILE")
 
 
@@ -197,9 +198,16 @@ def official_scorer(bench: Benchmark[Any, Any], examples: dict[str, Example]) ->
 
 # --- the registered tasks (names as the benchmarks': hopscore/<name>) --------------------------
 
-#: the benchmarks with an inspect task (HybridDeepResearch is an agent with tools: hopscore run)
-TASK_BENCHMARKS = ("hotpotqa", "2wikimultihopqa", "hybridqa", "strategyqa", "fermi", "feverous",
-                   "quartz", "bamboogle")
+
+def task_benchmarks() -> list[str]:
+    """The benchmarks with an inspect task: those a model answers one question at a time
+    (``runner == "qa"``) with a prompt; an agent with tools runs through hopscore itself."""
+    out = []
+    for name in benchmarks.names():
+        bench = benchmarks.get(name)
+        if bench.runner == "qa" and bench.prompts():
+            out.append(name)
+    return out
 
 
 def _register(name: str) -> Callable[..., Task]:
@@ -220,4 +228,4 @@ def _register(name: str) -> Callable[..., Task]:
     return registered
 
 
-TASKS = {name: _register(name) for name in TASK_BENCHMARKS}
+TASKS = {name: _register(name) for name in task_benchmarks()}

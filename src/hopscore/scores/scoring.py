@@ -111,8 +111,8 @@ def score_examples(
     if clusters is not None and kept.unclustered == kept.n:
         raise HopscoreError(
             f"no example has a {clusters.name!r} cluster: --cluster takes a group key or a field "
-            "of the gold records (e.g. HybridQA's table_id, present in dev.json and "
-            "dev.traced.json but not in dev_reference.json); or map ids with --cluster-file")
+            "of the gold records (one this gold file holds: a benchmark's gold formats may "
+            "differ in the fields they keep); or map ids with --cluster-file")
     extra = [pid for pid in by_id if pid not in gold_ids] if stream is None else stream.unmatched()
     plain: dict[tuple[str, str] | None, dict[str, float]] = {
         None: {name: sum(kept.column(j)) / kept.n for j, name in enumerate(names)}}
@@ -303,7 +303,7 @@ def score_files(
         if read_predictions is None:
             examples: Iterable[E] = benchmark.iter_gold(gold_path, aliases=aliases)
             predictions = benchmark.predictions_for_scoring(predictions_path)
-        else:  # replies are read against whole examples (HotpotQA citations need the titles)
+        else:  # replies are read against whole examples (citations name the context's titles)
             examples = benchmark.load_gold(gold_path, aliases=aliases)
             predictions = read_predictions(examples)
     options: dict[str, Any] = {"resamples": resamples, "seed": seed, "intervals": intervals,

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from hopscore.benchmarks.bamboogle import hub
 from hopscore.benchmarks.base import (
     Benchmark,
     Example,
@@ -76,6 +77,8 @@ def mcr_scores(prediction: str, gold_normalized: str) -> tuple[float, float]:
 
 class Bamboogle(Benchmark[BamboogleExample, Prediction]):
     name = "bamboogle"
+    hub_layout = hub.LAYOUT
+    hub_copies = hub.COPIES
     title = "Bamboogle"
     metric_functions = "hopscore.benchmarks.bamboogle.per_example"
     help_examples: ClassVar[dict[str, tuple[str, ...]]] = {"hopscore score": (

@@ -31,6 +31,7 @@ from hopscore.benchmarks.base import (
     load_universal,
 )
 from hopscore.benchmarks.fast_init import fast_init
+from hopscore.benchmarks.fermi import hub
 from hopscore.benchmarks.fermi.realfp import join_realfp
 from hopscore.errors import InputError, Location
 from hopscore.files.io import Fields, json_type, load_json, sniff_json_kind, write_json_atomic
@@ -88,6 +89,8 @@ def _prediction(record: Fields, example_id: str, field: str = "answer") -> Fermi
 
 class Fermi(Benchmark[FermiExample, FermiPrediction]):
     name = "fermi"
+    hub_layout = hub.LAYOUT
+    hub_copies = hub.COPIES
     title = "Fermi (realFP / synthFP)"
     metric_functions = "hopscore.benchmarks.fermi.per_example"
     metrics = ("fp_score",)

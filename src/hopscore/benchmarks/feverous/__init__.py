@@ -46,6 +46,7 @@ from hopscore.benchmarks.base import (
     Wiki,
 )
 from hopscore.benchmarks.fast_init import fast_init
+from hopscore.benchmarks.feverous import hub
 from hopscore.errors import InputError, Location
 from hopscore.files.io import Fields, iter_jsonl, json_type, write_jsonl_atomic
 from hopscore.text.words import agree, counted
@@ -206,6 +207,8 @@ def _records(path: Path, *, positional: list[bool] | None = None) -> Iterator[tu
 
 class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
     name = "feverous"
+    hub_layout = hub.LAYOUT
+    hub_copies = hub.COPIES
     title = "FEVEROUS"
     metric_functions = "hopscore.benchmarks.feverous.per_example"
     metrics = (

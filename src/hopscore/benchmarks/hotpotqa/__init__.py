@@ -33,6 +33,7 @@ from hopscore.benchmarks.base import (
     check_unique_ids,
     load_universal,
 )
+from hopscore.benchmarks.citations import CitedPart
 from hopscore.benchmarks.fast_init import fast_init
 from hopscore.benchmarks.formats import (
     UNIVERSAL,
@@ -41,6 +42,7 @@ from hopscore.benchmarks.formats import (
     universal_or_json,
     warn_unpredicted,
 )
+from hopscore.benchmarks.hotpotqa import hub
 from hopscore.benchmarks.hotpotqa.stream import GoldReader, read_predictions_quickly, stream_gold
 from hopscore.errors import InputError
 from hopscore.files.io import Fields, json_type, load_json, write_json_atomic
@@ -137,6 +139,12 @@ ZERO4 = (0.0, 0.0, 0.0, 0.0)
 
 class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
     name = "hotpotqa"
+    hub_layout = hub.LAYOUT
+    hub_copies = hub.COPIES
+    cited_parts: ClassVar[tuple[CitedPart, ...]] = (
+        CitedPart("sp", "supporting-fact and joint metrics",
+                  '[title, n] citations after a "Supporting facts:" line'),
+    )
     hub_id_field = "_id"
     gold_is_json_list = True
     title = "HotpotQA"

@@ -43,6 +43,7 @@ from hopscore.benchmarks.base import (
 )
 from hopscore.benchmarks.fast_init import fast_init
 from hopscore.benchmarks.formats import UNIVERSAL, universal_or_json
+from hopscore.benchmarks.hybridqa import hub
 from hopscore.benchmarks.hybridqa.wikitables import load_table, table_context
 from hopscore.errors import HopscoreError, InputError, Location
 from hopscore.files.io import Fields, json_type, load_json, write_json_atomic
@@ -77,6 +78,8 @@ def exact_and_f1(prediction: str, gold_normalized: str) -> tuple[float, float]:
 
 class HybridQA(Benchmark[HybridQAExample, Prediction]):
     name = "hybridqa"
+    hub_layout = hub.LAYOUT
+    hub_copies = hub.COPIES
     hub_id_field = "question_id"
     gold_is_json_list = True
     title = "HybridQA"

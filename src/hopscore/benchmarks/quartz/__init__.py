@@ -51,6 +51,7 @@ from hopscore.benchmarks.base import (
     load_universal,
 )
 from hopscore.benchmarks.fast_init import fast_init
+from hopscore.benchmarks.quartz import hub
 from hopscore.errors import InputError, Location
 from hopscore.files.io import Fields, csv_rows, iter_jsonl, read_text, write_text_atomic
 from hopscore.text.normalize import normalize_answer
@@ -97,6 +98,8 @@ def resolve_choice(answer: str, choices: tuple[Choice, ...]) -> str | None:
 
 class QuaRTz(Benchmark[QuartzExample, QuartzPrediction]):
     name = "quartz"
+    hub_layout = hub.LAYOUT
+    hub_copies = hub.COPIES
     hub_id_field = "id"
     title = "QuaRTz"
     metric_functions = "hopscore.benchmarks.quartz.per_example"

@@ -50,6 +50,7 @@ from hopscore.benchmarks.base import (
     load_universal,
 )
 from hopscore.benchmarks.fast_init import fast_init
+from hopscore.benchmarks.strategyqa import hub
 from hopscore.errors import HopscoreError, InputError
 from hopscore.files.io import (
     Fields,
@@ -177,6 +178,8 @@ def decomposition_sari(question: str, gold: tuple[str, ...], predicted: tuple[st
 
 class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
     name = "strategyqa"
+    hub_layout = hub.LAYOUT
+    hub_copies = hub.COPIES
     hub_id_field = "qid"
     title = "StrategyQA"
     metric_functions = "hopscore.benchmarks.strategyqa.per_example"

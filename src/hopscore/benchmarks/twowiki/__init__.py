@@ -50,6 +50,7 @@ from hopscore.benchmarks.base import (
     check_unique_ids,
     load_universal,
 )
+from hopscore.benchmarks.citations import CitedPart
 from hopscore.benchmarks.fast_init import fast_init
 from hopscore.benchmarks.formats import (
     UNIVERSAL,
@@ -68,6 +69,7 @@ from hopscore.benchmarks.hotpotqa import (
     parse_context,
     parse_facts,
 )
+from hopscore.benchmarks.twowiki import hub
 from hopscore.errors import InputError
 from hopscore.files.io import Fields, iter_jsonl, json_type, load_json, write_json_atomic
 from hopscore.text.normalize import hotpot_prf, normalize_answer, normalize_no_articles
@@ -218,6 +220,14 @@ def evidence_scores(
 
 class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
     name = "2wikimultihopqa"
+    hub_layout = hub.LAYOUT
+    hub_copies = hub.COPIES
+    cited_parts: ClassVar[tuple[CitedPart, ...]] = (
+        CitedPart("sp", "supporting-fact and joint metrics",
+                  '[title, n] citations after a "Supporting facts:" line'),
+        CitedPart("evidence", "evidence and joint metrics",
+                  '(subject; relation; object) triples after an "Evidence:" line'),
+    )
     hub_id_field = "_id"
     gold_is_json_list = True
     title = "2WikiMultihopQA"
