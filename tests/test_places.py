@@ -35,9 +35,8 @@ SCORE_SIDE = {
     "analysis/categories/quartz.py", "analysis/categories/strategyqa.py",
     "analysis/categories/twowiki.py", "api.py",
     "harness/__init__.py", "harness/join.py", "harness/reading.py", "hub/__init__.py",
-    "hub/layouts.py", "hub/source.py", "inference/clusters.py", "inference/passk.py",
-    "inference/resample.py", "integrations/inspect.py", "text/labels.py",
-    "text/quantities.py", "text/sari.py", "scores/scoring.py", "text/normalize.py",
+    "hub/layouts.py", "hub/source.py", "integrations/inspect.py",
+    "text/quantities.py", "scores/scoring.py",
 }
 
 

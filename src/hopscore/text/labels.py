@@ -1,4 +1,5 @@
-"""Reading the answer a reply gives: dropping reasoning blocks, yes/no, FEVEROUS labels.
+"""Reading the answer a reply gives: dropping reasoning blocks, yes/no, claim-verification
+verdicts (SUPPORTS / REFUTES / NOT ENOUGH INFO).
 
 Pure helpers shared by the benchmarks (reading a harness's replies) and by answer extraction
 (:mod:`hopscore.run.extract`, which re-exports them).

@@ -50,6 +50,7 @@ from hopscore.benchmarks.base import (
     load_universal,
 )
 from hopscore.benchmarks.fast_init import fast_init
+from hopscore.benchmarks.strategyqa.sari import sari, strategyqa_tokens
 from hopscore.errors import HopscoreError, InputError
 from hopscore.files.io import (
     Fields,
@@ -59,7 +60,6 @@ from hopscore.files.io import (
     sniff_json_kind,
     write_json_atomic,
 )
-from hopscore.text.sari import sari, strategyqa_tokens
 from hopscore.text.words import agree, counted
 
 RETRIEVAL_LIMIT = 10
