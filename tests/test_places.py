@@ -36,7 +36,7 @@ SCORE_SIDE = {
     "analysis/categories/twowiki.py", "api.py",
     "harness/__init__.py", "harness/join.py", "harness/reading.py", "hub/__init__.py",
     "hub/layouts.py", "hub/source.py", "integrations/inspect.py",
-    "text/quantities.py", "scores/scoring.py",
+    "scores/scoring.py",
 }
 
 

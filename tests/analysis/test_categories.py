@@ -217,7 +217,7 @@ def test_fermi_bands_from_the_answers(prediction, gold, expected):
 
 
 def test_fermi_band_boundaries_follow_the_official_formula():
-    from hopscore.text.quantities import fp_score
+    from hopscore.benchmarks.fermi.quantities import fp_score
 
     for ratio, expected in [(2.0, "within"), (5.0, "0.5-1"), (10.0, "1-2"), (50.0, "1-2"),
                             (100.0, "2-3"), (500.0, "2-3")]:

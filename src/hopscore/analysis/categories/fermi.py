@@ -43,7 +43,7 @@ def orders_band(orders: float) -> str:
 def _magnitude(text: str | None) -> float | None:
     if text is None:
         return None
-    from hopscore.text.quantities import answer_quantity
+    from hopscore.benchmarks.fermi.quantities import answer_quantity
 
     value = answer_quantity(text).magnitude
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
