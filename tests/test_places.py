@@ -29,11 +29,7 @@ RUN_SIDE = {
 
 #: the scoring, loading and analysis side: not yet moved into the benchmark folders
 SCORE_SIDE = {
-    "analysis/categories/__init__.py", "analysis/categories/answers.py",
-    "analysis/categories/fermi.py", "analysis/categories/feverous.py",
-    "analysis/categories/hotpotqa.py", "analysis/categories/hybridqa.py",
-    "analysis/categories/quartz.py", "analysis/categories/strategyqa.py",
-    "analysis/categories/twowiki.py", "api.py",
+    "api.py",
     "harness/__init__.py", "harness/join.py", "harness/reading.py", "hub/__init__.py",
     "hub/layouts.py", "hub/source.py", "integrations/inspect.py",
     "scores/scoring.py",

@@ -36,6 +36,9 @@ from hopscore.files.io import Fields, iter_jsonl_numbered
 if TYPE_CHECKING:
     from importlib.abc import Traversable
 
+    from hopscore.benchmarks.error_categories import Dimension
+    from hopscore.benchmarks.error_categories import Inputs as CategoryInputs
+
 
 @fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -356,6 +359,25 @@ class Benchmark(Loading[E, P], Scoring[E, P], Prompting[E, P], Analysis[E, P]):
         return resources.files(cls.__module__) / name
 
     # --- declared by the analysis side (analysis): error categories, notes, clusters ---
+
+    #: The module of its error categories (``hopscore analyze``, the report), usually
+    #: ``categories.py`` beside its own: its ``dimensions(inputs)`` returns the benchmark's
+    #: dimensions (:mod:`hopscore.benchmarks.error_categories`), read by
+    #: :meth:`error_dimensions`; None: only the generic dimensions apply.
+    error_categories: ClassVar[str | None] = None
+    #: Other names a score or run directory may record for it (an older or another tool's
+    #: spelling), which error analysis reads as this benchmark.
+    recorded_as: ClassVar[tuple[str, ...]] = ()
+
+    def error_dimensions(self, inputs: CategoryInputs) -> list[Dimension]:
+        """Its own error-analysis dimensions: those of :attr:`error_categories` (none without
+        it). A benchmark may override this instead of naming a module."""
+        if self.error_categories is None:
+            return []
+        import importlib
+
+        found: list[Dimension] = importlib.import_module(self.error_categories).dimensions(inputs)
+        return found
 
     # --- declared by the loading side (loading): hub layouts, samples, inspect task ---
 

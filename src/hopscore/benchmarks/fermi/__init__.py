@@ -91,6 +91,8 @@ class Fermi(Benchmark[FermiExample, FermiPrediction]):
     name = "fermi"
     title = "Fermi (realFP / synthFP)"
     metric_functions = "hopscore.benchmarks.fermi.per_example"
+    error_categories = "hopscore.benchmarks.fermi.categories"
+    recorded_as = ("realfp",)
     metrics = ("fp_score",)
     headline = ("fp_score",)
     group_keys = ("unit",)

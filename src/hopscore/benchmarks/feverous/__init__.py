@@ -208,6 +208,7 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
     name = "feverous"
     title = "FEVEROUS"
     metric_functions = "hopscore.benchmarks.feverous.per_example"
+    error_categories = "hopscore.benchmarks.feverous.categories"
     metrics = (
         "label_accuracy",
         "feverous_score",

@@ -180,6 +180,7 @@ class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
     hub_id_field = "qid"
     title = "StrategyQA"
     metric_functions = "hopscore.benchmarks.strategyqa.per_example"
+    error_categories = "hopscore.benchmarks.strategyqa.categories"
     metrics = ("accuracy", "sari", "recall@10")
     headline = ("accuracy", "sari", "recall@10")
     group_keys = ("answer",)
