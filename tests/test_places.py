@@ -20,10 +20,8 @@ SPELLINGS = ("hybrid_deep_research",)
 
 #: the run side (place-run, agent): being cleaned at the same time
 RUN_SIDE = {
-    "cli/hdr.py", "cli/hdr_demo.py", "cli/request_options.py",
-    "cli/run.py", "cli/suite.py", "merge/hdr.py", "files/reruns.py",
-    "hdr/__init__.py", "hdr/agent.py", "hdr/grade.py", "hdr/prepared.py", "hdr/report.py",
-    "hdr/agent_job.py", "hdr/validate.py", "hdr/world.py",
+    "cli/hdr.py", "cli/request_options.py",
+    "cli/run.py", "cli/suite.py",
     "run/settings.py",
 }
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from hopscore.benchmarks.hybrid_deep_research.tasks import family_counts, load_tasks
+from hopscore.benchmarks.agent_tasks import family_counts, load_tasks
 from hopscore.hdr.knowledge import KnowledgeBase
-from hopscore.hdr.world import DATABASES, materialize
+from hopscore.hdr.world import databases, materialize
 from hopscore.run.search import Bm25Search
 from tests.conftest import run_cli
 from tests.hdr.world import judge_reply, tool_calls
@@ -34,7 +34,7 @@ def test_world_files_are_in_the_release_formats_and_consistent(tmp_path: Path) -
     corpus = " ".join(json.loads(line)["text"] for line in
                       world.corpus.read_text(encoding="utf-8").splitlines())
     Bm25Search(world.corpus)  # reads as the agent's search backend
-    for db in DATABASES:
+    for db in databases():
         assert (world.db_root / db / f"{db}_template.sqlite").is_file()
         assert KnowledgeBase.load(world.db_root, db) is not None
     for task in tasks:

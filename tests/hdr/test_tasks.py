@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from hopscore.benchmarks.hybrid_deep_research.tasks import (
+from hopscore.benchmarks.agent_tasks import (
     CATEGORY_FILES,
     family_counts,
     load_tasks,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hopscore.benchmarks.hybrid_deep_research.tasks import read_tasks
+from hopscore.benchmarks.agent_tasks import read_tasks
 from hopscore.errors import InputError
 from hopscore.hdr.validate import check_s2sql_answer, validate_predictions
 from tests.conftest import run_cli

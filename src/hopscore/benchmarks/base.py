@@ -36,6 +36,7 @@ from hopscore.files.io import Fields, iter_jsonl_numbered
 if TYPE_CHECKING:
     from importlib.abc import Traversable
 
+    from hopscore.benchmarks.agent_tasks import HdrTask, Overlay
     from hopscore.benchmarks.error_categories import Dimension
     from hopscore.benchmarks.error_categories import Inputs as CategoryInputs
 
@@ -384,6 +385,26 @@ class Benchmark(Loading[E, P], Scoring[E, P], Prompting[E, P], Analysis[E, P]):
     # --- declared by the agent command (agent-cli): its own run options ---
 
     # --- declared by the agent machinery (agent-core): tasks, world, report ---
+
+    #: The folder, among the package data beside its module (:meth:`resource`), of the world it
+    #: bundles for its agent (a task file, ``dbs/<db>/<db>.sql`` and ``<db>_kb.jsonl``, a search
+    #: corpus; :mod:`hopscore.hdr.world`), which the agent command runs on when it is given no
+    #: task files; None: it bundles none. For a benchmark whose :attr:`runner` is ``"agent"``.
+    agent_world: ClassVar[str | None] = None
+
+    def load_agent_tasks(self, path: Path, overlay: Path | None = None
+                         ) -> tuple[list[HdrTask], Overlay | None]:
+        """The tasks its agent runs on (the agent command's ``--tasks``, with ``--overlay``'s
+        patch applied), for a benchmark whose :attr:`runner` is ``"agent"``; by default the
+        agent task format of :mod:`hopscore.benchmarks.agent_tasks`."""
+        from hopscore.benchmarks.agent_tasks import load_tasks
+
+        return load_tasks(path, overlay)
+
+    def task_example(self, task: HdrTask) -> E:
+        """The gold example of one agent task, as :meth:`load_gold` reads it: an agent run
+        scores its graded attempts against these."""
+        raise HopscoreError(f"{self.title} cannot score an agent's tasks")
 
 
 def load_universal(

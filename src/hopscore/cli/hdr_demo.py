@@ -1,4 +1,4 @@
-"""``hopscore demo --hdr``: the HybridDeepResearch agent on the built-in world, end to end.
+"""``hopscore demo --hdr``: the agent on the built-in world, end to end.
 
 The local model (SmolLM2-135M on the CPU) drives the tool-calling loop on the first tasks of
 each family of :mod:`hopscore.hdr.world` (read-only SQL on the task's database, its knowledge
@@ -89,7 +89,7 @@ def hdr_demo(output_dir: Path | None, per_family: int, max_turns: int) -> None:
     if missing:
         raise HopscoreError(
             f"hopscore demo --hdr runs the local model, which needs {', '.join(missing)}: "
-            f"{INSTALL_HINT}\nAny other model: hopscore run hybrid-deep-research --model "
+            f"{INSTALL_HINT}\nAny other model: hopscore agent --model "
             "openai/NAME --base-url URL (the built-in world is the default task set)")
     world = materialize()
     started = time.perf_counter()
@@ -124,7 +124,7 @@ def hdr_demo(output_dir: Path | None, per_family: int, max_turns: int) -> None:
     console.print(
         f"Total {time.perf_counter() - started:.0f} s on the CPU. SmolLM2-135M is a tiny model: "
         "expect wrong answers; the point is the agent loop, the tools and the grading.\n"
-        "Run any model on the world: hopscore run hybrid-deep-research --model openai/NAME "
+        "Run any model on the world: hopscore agent --model openai/NAME "
         "--base-url URL", markup=False, highlight=False)
     if output_dir is not None:
         err_console.print(f"wrote {output_dir}", markup=False)

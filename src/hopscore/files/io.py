@@ -539,18 +539,19 @@ class Fields:
     def list(
         self, name: builtins.str, default: Any = _MISSING, *, nullable: builtins.bool = False
     ) -> Any:
-        value = self.data.get(name, _MISSING)
-        if type(value) is list:
-            return value
-        return self._typed(name, (list,), "a list", default, nullable)
+        return self._container(name, list, "a list", default, nullable)
 
     def dict(
         self, name: builtins.str, default: Any = _MISSING, *, nullable: builtins.bool = False
     ) -> Any:
+        return self._container(name, dict, "an object", default, nullable)
+
+    def _container(self, name: builtins.str, kind: type, word: builtins.str, default: Any,
+                   nullable: builtins.bool) -> Any:
         value = self.data.get(name, _MISSING)
-        if type(value) is dict:
+        if type(value) is kind:  # the common case, without the generic checks
             return value
-        return self._typed(name, (dict,), "an object", default, nullable)
+        return self._typed(name, (kind,), word, default, nullable)
 
     def id(self, name: builtins.str = "id") -> builtins.str:
         """An example id: a non-empty string, or an integer (turned into its decimal string)."""

@@ -304,7 +304,7 @@ def _refusal(path: Path, what: str, count: int, differences: list[str]) -> str:
 
 # --- score directories -----------------------------------------------------------------------
 
-#: The files that make a directory a run's (hopscore run, run hybrid-deep-research, suite mcr).
+#: The files that make a directory a run's (hopscore run, hopscore agent, suite mcr).
 RUN_FILES = ("config.json", "samples.jsonl", "suite.json")
 
 
@@ -312,7 +312,7 @@ def scored_from(gold: Path, given: str | Path) -> dict[str, Any]:
     """The ``scored_from`` block of a score directory's ``metrics.json``: the gold file that
     made it (``given``: as the user named it) and its sha256 (None when it cannot be read:
     scoring then says why)."""
-    from hopscore.files.shard import file_sha256
+    from hopscore.files.digest import file_sha256
 
     try:
         digest: str | None = file_sha256(gold) if gold.is_file() else None

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.errors import HopscoreError
+from hopscore.files.digest import file_sha256
 
 SLURM_ID, SLURM_COUNT = "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT"
 SLURM_MIN, SLURM_STEP = "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_STEP"
@@ -177,14 +178,6 @@ SIDECAR_SUFFIX = ".shard.json"
 
 def sidecar_path(output: Path) -> Path:
     return output.with_name(output.name + SIDECAR_SUFFIX)
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def write_sidecar(output: Path, *, command: str, shard: Shard, fingerprint: str,

@@ -1,10 +1,13 @@
-"""HybridDeepResearch (HDR): task files, prediction validation, a baseline tool-calling agent,
-and end-to-end grading (LLM judge for SQL2S and Parallel, execution match for S2SQL).
+"""The agent machinery (HDR tasks): task files, prediction validation, a baseline tool-calling
+agent, and end-to-end grading (LLM judge for SQL2S and Parallel, execution match for S2SQL).
 
 Modules (import them directly):
 
-* task records, the release JSONL and category files and the v2 overlay are read by the
-  benchmark's gold loader, :mod:`hopscore.benchmarks.hybrid_deep_research.tasks`;
+* task records, the release JSONL and category files and the v2 overlay are read by
+  :mod:`hopscore.benchmarks.agent_tasks`, through the task loader the agent benchmark declares;
+* :mod:`hopscore.hdr.benchmark`: the benchmark the agent runs on (the registry's one whose
+  runner is ``"agent"``);
+* :mod:`hopscore.hdr.world`: the world that benchmark bundles;
 * :mod:`hopscore.hdr.validate`: ``hopscore validate-predictions``;
 * :mod:`hopscore.hdr.knowledge`: the LiveSQLBench knowledge-base tools;
 * the search backends (local BM25 corpus, generic JSON over HTTP) are
@@ -12,5 +15,5 @@ Modules (import them directly):
 * :mod:`hopscore.hdr.tools`: tool schemas and the per-task toolset;
 * :mod:`hopscore.hdr.agent`: the tool-calling loop of one attempt;
 * :mod:`hopscore.hdr.grade`: grading attempts with the judge and SQL execution match;
-* :mod:`hopscore.hdr.agent_job`: ``hopscore run hybrid-deep-research``.
+* :mod:`hopscore.hdr.agent_job`: the agent command (``hopscore agent``).
 """

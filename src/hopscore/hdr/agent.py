@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from hopscore.benchmarks.hybrid_deep_research.tasks import HdrTask
+from hopscore.benchmarks.agent_tasks import HdrTask
 from hopscore.engine import CallFailure, ChatEngine, ChatRequest, sha256_text
 from hopscore.hdr.context import ContextBudget, ContextWatch
 from hopscore.hdr.protocol import NATIVE, ToolProtocol, WireRequest

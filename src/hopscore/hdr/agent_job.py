@@ -1,4 +1,5 @@
-"""``hopscore run hybrid-deep-research``: the baseline agent on every task, then grading.
+"""The agent command (``hopscore agent``): the baseline agent on every task of the agent
+benchmark (:mod:`hopscore.hdr.benchmark`), then grading.
 
 The run directory holds
 
@@ -11,7 +12,7 @@ The run directory holds
 * ``predictions.jsonl``: the HDR submission (``instance_id``, ``final_answer``) of attempt 0,
   and ``predictions.attempt-<i>.jsonl`` for the other attempts;
 * the grading files of :mod:`hopscore.hdr.grade` and ``grades.jsonl``;
-* ``metrics.json`` + ``scores.jsonl`` as ``hopscore score hybrid-deep-research`` writes them
+* ``metrics.json`` + ``scores.jsonl`` as ``hopscore score`` writes them for the benchmark
   (groups: the families), plus an ``hdr`` block.
 
 Attempts run concurrently (``--concurrency`` in flight) through the shared request engine
@@ -30,7 +31,7 @@ from typing import Any, ClassVar
 
 from rich.console import Console
 
-from hopscore.benchmarks.hybrid_deep_research.tasks import HdrTask, load_tasks
+from hopscore.benchmarks.agent_tasks import HdrTask
 from hopscore.distributed import Built, Gate, local_execution, ray_execution
 from hopscore.distributed.work import prepared_elsewhere
 from hopscore.engine import (
@@ -52,6 +53,7 @@ from hopscore.errors import HopscoreError, Interrupted
 from hopscore.files.outputs import claim, output_dir
 from hopscore.files.reruns import REFUSE, SIDE
 from hopscore.hdr.agent import MODEL_ERROR, AgentLoop, AgentSettings, prompt_sha256
+from hopscore.hdr.benchmark import agent_benchmark
 from hopscore.hdr.endpoints import (
     agents_at_once,
     check_endpoints,
@@ -127,7 +129,7 @@ def prepare(settings: HdrSettings, search: SearchBackend | None = None) -> Prepa
     settings.check()
     spec = ModelSpec.parse(settings.model)
     base_url = resolve_base_url(spec, settings.base_url)
-    tasks, merged = load_tasks(settings.tasks, settings.overlay)
+    tasks, merged = agent_benchmark().load_agent_tasks(settings.tasks, settings.overlay)
     if settings.limit is not None:
         tasks = tasks[: settings.limit]
     if settings.shard is not None:  # --shard I/N: this shard's tasks (all their attempts)
@@ -487,4 +489,4 @@ def run(settings: HdrSettings, **kwargs: Any) -> HdrRunResult:
 def default_output_dir(model: str) -> Path:
     import re
 
-    return Path("runs") / f"hybrid-deep-research__{re.sub(r'[^A-Za-z0-9._-]+', '-', model)}"
+    return Path("runs") / f"{agent_benchmark().name}__{re.sub(r'[^A-Za-z0-9._-]+', '-', model)}"

@@ -29,7 +29,7 @@ from typing import Any
 
 from rich.console import Console
 
-from hopscore.benchmarks.hybrid_deep_research.tasks import HdrTask
+from hopscore.benchmarks.agent_tasks import HdrTask
 from hopscore.engine import ChatBackend
 from hopscore.errors import Location
 from hopscore.files.io import write_jsonl_atomic

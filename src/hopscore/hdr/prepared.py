@@ -1,4 +1,4 @@
-"""A prepared HybridDeepResearch run: its settings, model, tasks, knowledge and search, and the
+"""A prepared agent run: its settings, model, tasks, knowledge and search, and the
 key of each (task, attempt) in its sample log. Shared by the runner, which makes it, and the
 run's output files (:mod:`hopscore.hdr.report`), which describe it."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hopscore.benchmarks.hybrid_deep_research.tasks import HdrTask, Overlay
+from hopscore.benchmarks.agent_tasks import HdrTask, Overlay
 from hopscore.engine import canonical_json, sha256_text
 from hopscore.hdr.knowledge import KnowledgeBase
 from hopscore.hdr.protocol import ToolProtocol

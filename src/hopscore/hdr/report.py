@@ -1,4 +1,4 @@
-"""The end of an HDR run: submission files, metrics.json / scores.jsonl, counts, config.json."""
+"""The end of an agent run: submission files, metrics.json / scores.jsonl, counts, config.json."""
 
 from __future__ import annotations
 
@@ -9,15 +9,10 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from hopscore.benchmarks.hybrid_deep_research import HdrExample, HybridDeepResearch
-from hopscore.benchmarks.hybrid_deep_research.tasks import (
-    FAMILIES,
-    HdrTask,
-    family_counts,
-    tasks_sha256,
-)
+from hopscore.benchmarks.agent_tasks import FAMILIES, HdrTask, family_counts, tasks_sha256
 from hopscore.engine.failures import rerun_advice, tally
 from hopscore.files.io import write_json_atomic, write_jsonl_atomic
+from hopscore.hdr.benchmark import agent_benchmark
 from hopscore.hdr.grade import GRADES, GradeSummary
 from hopscore.inference.spec import IntervalSpec
 from hopscore.run.finish import versions
@@ -126,10 +121,9 @@ def finish_metrics(prepared: PreparedAgentRun, rows: dict[str, dict[str, Any]],
                    grades: GradeSummary,
                    key: KeyOf) -> tuple[ScoreReport, dict[str, Any], dict[str, Any]]:
     """Score grades.jsonl over the tasks; write scores.jsonl and metrics.json."""
-    bench = HybridDeepResearch()
+    bench = agent_benchmark()
     out = prepared.settings.output_dir
-    examples = [HdrExample(id=t.id, question=t.final_question, family=t.family.label,
-                           gold=t.gold or "") for t in prepared.tasks]
+    examples = [bench.task_example(t) for t in prepared.tasks]
     predictions = bench.load_predictions(out / GRADES)
     writer = ScoresWriter(out / "scores.jsonl")
     try:
@@ -200,7 +194,7 @@ def config_record(prepared: PreparedAgentRun, status: str) -> dict[str, Any]:
     settings = prepared.settings
     overlay = prepared.overlay
     config: dict[str, Any] = {
-        "hopscore_version": __version__, "benchmark": "hybrid-deep-research", "status": status,
+        "hopscore_version": __version__, "benchmark": agent_benchmark().name, "status": status,
         "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "command": sys.argv if sys.argv and sys.argv[0] else None,
         "tasks": {"path": str(settings.tasks), "overlay": None if overlay is None else {

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hopscore.benchmarks.hybrid_deep_research.tasks import (
+from hopscore.benchmarks.agent_tasks import (
     FAMILIES,
     S2SQL,
     Family,

@@ -1,9 +1,12 @@
-"""hopscore's built-in HybridDeepResearch world (package data ``hopscore/data/hdr_world``).
+"""The agent's built-in world: the package data an agent benchmark bundles (the folder it
+declares, :attr:`~hopscore.benchmarks.base.Benchmark.agent_world`, read through
+:meth:`~hopscore.benchmarks.base.Benchmark.resource`).
 
-18 invented tasks (6 each of S2SQL, SQL2S and Parallel) over three SQLite databases with
-knowledge files and a 20-document corpus, in the release's formats, so ``hopscore run
-hybrid-deep-research`` without ``--tasks``/``--db-root``/``--corpus`` and ``hopscore demo --hdr``
-run with no download. The databases ship as SQL scripts; :func:`materialize` builds the
+The bundled world holds invented tasks over a few SQLite databases with knowledge files and a
+search corpus, in the release's formats (the task file :data:`TASKS_FILE`, ``dbs/<db>/<db>.sql``
+and ``dbs/<db>/<db>_kb.jsonl``, :data:`CORPUS_FILE`), so the agent command (``hopscore
+agent``) without ``--tasks``/``--db-root``/``--corpus`` and ``hopscore demo --hdr`` run with no
+download. The databases ship as SQL scripts; :func:`materialize` builds the
 ``<db>/<db>_template.sqlite`` files (and copies the tasks, knowledge files and corpus) into a
 folder named by the world's content hash under the cache folder, once, atomically (a build in
 a temporary folder renamed into place, so two processes never see half a world), and reuses it
@@ -18,14 +21,17 @@ import shutil
 import sqlite3
 import tempfile
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hopscore.errors import HopscoreError
+from hopscore.hdr.benchmark import agent_benchmark
+
+if TYPE_CHECKING:
+    from importlib.abc import Traversable
 
 TASKS_FILE = "hybrid_ds_release.jsonl"
 CORPUS_FILE = "corpus.jsonl"
-DATABASES = ("harbor_logistics", "orchard_coop", "city_libraries")
 _DONE = ".complete"
 
 
@@ -37,11 +43,30 @@ class BuiltinWorld:
     corpus: Path
 
 
+def _folder() -> Traversable:
+    """The bundled world's folder: the agent benchmark's declared package data."""
+    bench = agent_benchmark()
+    if bench.agent_world is None:
+        raise HopscoreError(f"{bench.title} bundles no world for its agent; give --tasks, "
+                            "--db-root and --corpus")
+    return bench.resource(bench.agent_world)
+
+
+def databases() -> tuple[str, ...]:
+    """The databases of the bundled world (the folders of its ``dbs/``), sorted."""
+    try:
+        return tuple(sorted(entry.name for entry in (_folder() / "dbs").iterdir()
+                            if entry.is_dir()))
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        raise HopscoreError(f"the built-in HDR world is incomplete ({exc.filename}); "
+                            "reinstall hopscore") from None
+
+
 def _sources() -> dict[str, bytes]:
     """Every shipped file of the world, by its path relative to the world folder."""
-    base = resources.files("hopscore") / "data" / "hdr_world"
+    base = _folder()
     files = {TASKS_FILE: base / TASKS_FILE, CORPUS_FILE: base / CORPUS_FILE}
-    for db in DATABASES:
+    for db in databases():
         files[f"dbs/{db}/{db}.sql"] = base / "dbs" / db / f"{db}.sql"
         files[f"dbs/{db}/{db}_kb.jsonl"] = base / "dbs" / db / f"{db}_kb.jsonl"
     try:

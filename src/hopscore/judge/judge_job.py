@@ -7,7 +7,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from rich.console import Console
 
@@ -62,6 +62,9 @@ from hopscore.judge.rows import (
     load_items,
     shard_key,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 #: --on-truncation: score a cut reply's verdict, or give it none
 ON_TRUNCATION = ("score", "error")
@@ -270,19 +273,24 @@ class _Judge:
         return row
 
 
-async def judge_file(
-    input_path: Path,
-    output_path: Path,
-    config: JudgeConfig,
-    *,
-    backend: ChatBackend | None = None,
-    console: Console | None = None,
-    warn: Console | None = None,
-    rerun: str = REFUSE,
-    shard: Shard | None = None,
-    executor: str = "local",
-    ray_workers: int | None = None,
-) -> JudgeSummary:
+class JudgeRunOptions(TypedDict, total=False):
+    """How a judge job runs, beside its :class:`JudgeConfig` (every key optional)."""
+
+    #: the judge's client; None: one made from the configuration, its endpoint checked first
+    backend: ChatBackend | None
+    #: where the progress bar goes, and where notes and warnings go
+    console: Console | None
+    warn: Console | None
+    #: what happens to rows of other settings (:mod:`hopscore.files.reruns`; default: refuse)
+    rerun: str
+    #: ``"local"`` (default) or ``"ray"``, and how many Ray workers (None: as many as fit)
+    executor: str
+    ray_workers: int | None
+
+
+async def judge_file(input_path: Path, output_path: Path, config: JudgeConfig, *,
+                     shard: Shard | None = None,
+                     **options: Unpack[JudgeRunOptions]) -> JudgeSummary:
     """Judge every row of ``input_path`` (``shard``: the rows of that shard) into
     ``output_path``, resuming what is already there. The output is held for the whole run
     and is never the input (:func:`hopscore.files.outputs.claim`)."""
@@ -293,28 +301,17 @@ async def judge_file(
         else:
             total = len(items)
             items = [item for item in items if shard.owns(shard_key(item))]
+            backend = options.get("backend")
             endpoint = backend.endpoint if backend is not None else config.endpoint()
             write_sidecar(output_path, command="judge", shard=shard,
                           fingerprint=config.fingerprint(endpoint), input_path=input_path,
                           rows=len(items), rows_total=total, settings=config.describe(endpoint))
-        return await judge_items(items, output_path, config, backend=backend, console=console,
-                                 warn=warn, rerun=rerun, executor=executor,
-                                 ray_workers=ray_workers)
+        return await judge_items(items, output_path, config, **options)
 
 
-async def judge_items(
-    items: list[JudgeItem],
-    output_path: Path,
-    config: JudgeConfig,
-    *,
-    backend: ChatBackend | None = None,
-    console: Console | None = None,
-    warn: Console | None = None,
-    rerun: str = REFUSE,
-    other_inputs: str | None = None,
-    executor: str = "local",
-    ray_workers: int | None = None,
-) -> JudgeSummary:
+async def judge_items(items: list[JudgeItem], output_path: Path, config: JudgeConfig, *,
+                      other_inputs: str | None = None,
+                      **options: Unpack[JudgeRunOptions]) -> JudgeSummary:
     """Judge ``items`` into ``output_path`` (resumable), then summarize the finished file;
     ``executor="ray"``: on Ray workers (the rows are still written here).
 
@@ -326,16 +323,15 @@ async def judge_items(
     if config.on_truncation not in ON_TRUNCATION:
         raise HopscoreError(f"--on-truncation must be one of {', '.join(ON_TRUNCATION)}")
     with claim(output_file(output_path, "--output")):
-        return await _judge_items(items, output_path, config, backend, console, warn, rerun,
-                                  other_inputs, executor, ray_workers)
+        return await _judge_items(items, output_path, config, other_inputs, options)
 
 
 async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeConfig,
-                       backend: ChatBackend | None, console: Console | None,
-                       warn: Console | None, rerun: str, other_inputs: str | None,
-                       executor: str, ray_workers: int | None) -> JudgeSummary:
-    probe = backend is None
-    backend = backend or make_backend(config)
+                       other_inputs: str | None, options: JudgeRunOptions) -> JudgeSummary:
+    given = options.get("backend")
+    console, warn = options.get("console"), options.get("warn")
+    probe = given is None
+    backend = given or make_backend(config)
     meta = JudgeMeta(config.model, backend.endpoint, config.prompt.sha256, config.prompt.source,
                      max_tokens=config.max_tokens, max_cell_chars=config.max_cell_chars,
                      max_row_bytes=config.max_row_bytes)
@@ -350,21 +346,23 @@ async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeC
               interrupted_hint="; rerun the same command to judge the rest (finished rows are "
                                "kept)")
     keys = job.keys
-    log = open_results(job, warn=warn, rerun=rerun, other_inputs=other_inputs,
+    log = open_results(job, warn=warn, rerun=options.get("rerun", REFUSE),
+                       other_inputs=other_inputs,
                        differences=lambda rows: judge_differences(rows, meta))
     retries, retried = retry_numbers(log, keys, config.retry_unparsed)
     if probe and job.pending(log):  # before the first batch
         await preflight(config.target(), cache_dir=config.cache_dir, warn=warn_printer(warn),
                         what="the judge")
     factory = JudgeWork(config, meta, retries)
-    if executor == "ray":
+    if options.get("executor", "local") == "ray":
         driver = backend
 
         async def build_driver(gate: Gate) -> Built:
             return await factory.build(gate, backend=driver, warn=warn)
 
         execution = await ray_execution(factory, limits={backend.endpoint: config.concurrency},
-                                        per_worker=config.concurrency, workers=ray_workers,
+                                        per_worker=config.concurrency,
+                                        workers=options.get("ray_workers"),
                                         local=build_driver,
                                         local_workers=batch_workers(config.concurrency,
                                                                    declared=False),

@@ -24,6 +24,7 @@ from hopscore.benchmarks.base import Benchmark, E, P
 from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.engine import ChatBackend, run_sync
 from hopscore.errors import HopscoreError, Location
+from hopscore.files.digest import file_sha256
 from hopscore.files.io import write_json_atomic
 from hopscore.files.reruns import REFUSE
 from hopscore.inference.agreement import agreement_of
@@ -187,15 +188,6 @@ def score_files_with_judge(
         _write(output_dir, judged, scores, rows)
     return judged
 
-
-def file_sha256(path: Path) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def check_bound(scores: list[ExampleScore], rows: list[dict[str, Any] | None], name: str) -> None:

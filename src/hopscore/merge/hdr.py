@@ -1,4 +1,4 @@
-"""Merging the shards of ``hopscore run hybrid-deep-research``.
+"""Merging the shards of an agent run (the agent command, ``hopscore agent``).
 
 The run is prepared again without a shard (tasks, knowledge, search), so every attempt's key is
 known. The merged directory gets the shards' attempt rows (byte for byte, in task order) and

@@ -10,12 +10,12 @@ b = 0.75) over lower-cased words without English stop words, built once per run.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hopscore.errors import HopscoreError, InputError
+from hopscore.files.digest import file_sha256
 from hopscore.files.io import Fields, iter_jsonl
 
 ID_FIELDS = ("id", "_id", "doc_id", "docid", "url")
@@ -30,14 +30,6 @@ class Document:
 
     def to_json(self) -> dict[str, str]:
         return {"id": self.id, "title": self.title, "text": self.text}
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def read_corpus(path: Path, id_fields: tuple[str, ...] = ID_FIELDS, *,

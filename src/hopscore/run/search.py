@@ -36,9 +36,10 @@ from email.message import Message
 from pathlib import Path
 from typing import Any, Protocol
 
+from hopscore.files.digest import file_sha256
 from hopscore.run.deadline import DeadlineExceeded as DeadlineExceeded
 from hopscore.run.deadline import open_within
-from hopscore.run.retrieval import Corpus, file_sha256
+from hopscore.run.retrieval import Corpus
 
 SNIPPET_CHARS = 300
 HIT_LIST_KEYS = ("results", "hits", "items", "data", "organic_results")

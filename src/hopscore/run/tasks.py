@@ -15,10 +15,11 @@ from hopscore import benchmarks
 from hopscore.benchmarks.base import Benchmark, Example, PromptInputs, Wiki
 from hopscore.engine import ChatRequest, canonical_json, sha256_text
 from hopscore.errors import HopscoreError
+from hopscore.files.digest import file_sha256
 from hopscore.run.extract import DEFAULT_MARKER, KINDS, MCR_MARKER, Hints
 from hopscore.run.prompts import PromptTemplate, builtin_template_name, load_shots
 from hopscore.run.providers import ModelSpec, endpoint_for, resolve_base_url
-from hopscore.run.retrieval import Corpus, Document, file_sha256
+from hopscore.run.retrieval import Corpus, Document
 from hopscore.run.settings import RunSettings
 from hopscore.run.strategy import StrategyPlan
 

@@ -31,12 +31,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hopscore.benchmarks.base import Benchmark, Example, Prediction, Predictions
 from hopscore.benchmarks.fast_init import fast_init
 from hopscore.errors import InputError
 from hopscore.files.io import Fields, iter_jsonl
 from hopscore.inference.passk import pass_curve, pass_names
+
+if TYPE_CHECKING:
+    from hopscore.benchmarks.agent_tasks import HdrTask
 
 
 @fast_init
@@ -78,12 +82,17 @@ class HybridDeepResearch(Benchmark[HdrExample, HdrPrediction]):
     prediction_formats = "grades.jsonl of hopscore run hybrid-deep-research (one row per attempt)"
     predictions_file = "grades.jsonl"
     runner = "agent"
+    #: the invented world ``hopscore agent`` runs on without task files (docs/hdr-world.md)
+    agent_world = "world"
 
     def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[HdrExample]:
-        from hopscore.benchmarks.hybrid_deep_research.tasks import read_tasks
+        from hopscore.benchmarks.agent_tasks import read_tasks
 
-        return [HdrExample(id=t.id, question=t.final_question, family=t.family.label,
-                           gold=t.gold or "") for t in read_tasks(path)]
+        return [self.task_example(t) for t in read_tasks(path)]
+
+    def task_example(self, task: HdrTask) -> HdrExample:
+        return HdrExample(id=task.id, question=task.final_question, family=task.family.label,
+                          gold=task.gold or "")
 
     def load_predictions(self, path: Path) -> Predictions[HdrPrediction]:
         verdicts: dict[str, dict[int, bool | None]] = {}
