@@ -71,6 +71,7 @@ class Toy(Benchmark[ToyExample, Prediction]):
     prediction_formats = "universal JSONL"
     predictions_file = "predictions.jsonl"
     mcr_evaluator = "em"  # the question alone suffices: the chain strategies may ask it
+    error_categories = "toy_bench.categories"
 
     def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[ToyExample]:
         rows = load_json(path)
@@ -120,7 +121,7 @@ TOY_CATEGORIES = '''
 
 from __future__ import annotations
 
-from hopscore.analysis.categories import NO_PREDICTION, Dimension, Inputs, Sample
+from hopscore.benchmarks.error_categories import NO_PREDICTION, Dimension, Inputs, Sample
 
 
 def _kind(sample: Sample) -> str | None:
@@ -343,12 +344,6 @@ def test_analyze_a_plugin_run(runs: Path) -> None:
         {"strict extraction ok": 4}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "analysis/categories/__init__.py finds a benchmark's error categories in its REGISTRY, "
-    "keyed by name (place-score): it needs to find the ones the benchmark ships; this test "
-    "assumes toy_bench/categories.py with dimensions(inputs) -> list[Dimension], beside the "
-    "benchmark's module as benchmarks/<name>/categories.py will be (adjust the toy if the "
-    "declaration is another)"))
 def test_analyze_uses_the_categories_the_package_ships(runs: Path) -> None:
     _ok(runs, "analyze", "scored", "--gold", "gold.json", "-o", "categories.json")
     (toy,) = [d for d in load(runs / "categories.json")["dimensions"]

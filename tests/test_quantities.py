@@ -5,13 +5,13 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from hopscore.text.quantities import (
+from hopscore.benchmarks.fermi.quantities import (
     MCR_TRILLION_BUG_FACTOR,
     fermi_score,
     fp_score,
     mcr_fermi_score,
-    parse_quantity,
 )
+from hopscore.text.quantities import parse_quantity
 
 
 def test_ratio_rule():

@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hopscore.text.sari import ngrams, sari, sari_components, strategyqa_tokens
+from hopscore.benchmarks.strategyqa.sari import ngrams, sari, sari_components, strategyqa_tokens
 
 
 def test_hand_computed_single_reference():

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from hopscore import benchmarks
 from hopscore.analysis.categories import (
-    REGISTRY,
     Inputs,
     Sample,
     analyze,
@@ -17,12 +17,12 @@ from hopscore.analysis.categories import (
     samples_of,
 )
 from hopscore.analysis.categories import extraction as extraction_module
-from hopscore.analysis.categories.fermi import band
 from hopscore.analysis.categories.judge import agreement
 from hopscore.analysis.categories.sql import failure_reason
-from hopscore.analysis.categories.twowiki import parts, type_and_outcome
 from hopscore.analysis.samples import read_records
 from hopscore.analysis.scored import load_scored
+from hopscore.benchmarks.fermi.categories import band
+from hopscore.benchmarks.twowiki.categories import parts, type_and_outcome
 from tests.analysis.builders import (
     add_run_files,
     judge_rows,
@@ -80,8 +80,8 @@ def test_hotpotqa_two_by_two_and_answer_location(tmp_path):
 
 
 def test_hotpotqa_location_categories_directly(tmp_path):
-    from hopscore.analysis.categories.hotpotqa import answer_location
     from hopscore.benchmarks.hotpotqa import HotpotExample
+    from hopscore.benchmarks.hotpotqa.categories import answer_location
 
     example = HotpotExample(
         id="e", answer="Chief of Protocol", supporting_facts=(("A", 1),),
@@ -183,7 +183,7 @@ def test_two_wiki_type_and_parts():
     assert parts(s) == "wrong answer, right facts, wrong evidence"
     assert type_and_outcome(sample({"em": 1.0}, missing=True, groups={"type": "inference"})) == (
         "inference: no prediction")
-    assert "2wikimultihopqa" in REGISTRY
+    assert benchmarks.get("2wikimultihopqa").error_categories
 
 
 @pytest.mark.parametrize("score,expected", [
@@ -217,7 +217,7 @@ def test_fermi_bands_from_the_answers(prediction, gold, expected):
 
 
 def test_fermi_band_boundaries_follow_the_official_formula():
-    from hopscore.text.quantities import fp_score
+    from hopscore.benchmarks.fermi.quantities import fp_score
 
     for ratio, expected in [(2.0, "within"), (5.0, "0.5-1"), (10.0, "1-2"), (50.0, "1-2"),
                             (100.0, "2-3"), (500.0, "2-3")]:
@@ -353,9 +353,19 @@ def test_analyze_cli_with_judge_rows_and_json_output(tmp_path):
     assert agreement["overall"]["n"] == 9 and agreement["overall"]["agreement"] == 8 / 9
 
 
-def test_every_registered_module_loads():
-    for name in REGISTRY:
-        assert dimensions_for(Inputs(name))
+def test_every_declared_module_loads():
+    for name in benchmarks.names():
+        if benchmarks.get(name).error_categories:
+            assert dimensions_for(Inputs(name))
+
+
+def test_names_a_benchmark_declares_it_is_recorded_as():
+    for recorded, name in (("2wiki", "2wikimultihopqa"), ("TwoWiki", "2wikimultihopqa"),
+                           ("realfp", "fermi")):
+        own = [d.name for d in dimensions_for(Inputs(name))]
+        assert [d.name for d in dimensions_for(Inputs(recorded))] == own
+    generic = [d.name for d in dimensions_for(Inputs())]
+    assert [d.name for d in dimensions_for(Inputs("no-such-benchmark"))] == generic
 
 
 def test_hybridqa_real_sample_with_real_tables(tmp_path):
@@ -406,12 +416,10 @@ def _score_sample(tmp_path: Path, benchmark: str) -> tuple[Path, Path]:
 
 
 def test_every_benchmark_has_error_categories() -> None:
-    from hopscore import benchmarks
-
     for name in benchmarks.names():
         if name == "hybrid-deep-research":  # an agent's tasks: judge and SQL dimensions apply
             continue
-        assert name in REGISTRY, name
+        assert benchmarks.get(name).error_categories, name
         assert dimensions_for(Inputs(name))[0].name, name
 
 

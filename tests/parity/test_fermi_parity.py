@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hopscore.text.quantities import fermi_score, mcr_fermi_score
+from hopscore.benchmarks.fermi.quantities import fermi_score, mcr_fermi_score
 from tests.parity import adversarial_sqa_fermi_feverous as adversarial
 from tests.parity.common import TOLERANCE, digest, expected, resolve, score
 

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
     from hopscore.benchmarks.agent_tasks import HdrTask, Overlay
     from hopscore.benchmarks.citations import CitedPart
+    from hopscore.benchmarks.error_categories import Dimension
+    from hopscore.benchmarks.error_categories import Inputs as CategoryInputs
     from hopscore.benchmarks.hub_layout import HubLayout
 
 
@@ -360,6 +362,25 @@ class Benchmark(Loading[E, P], Scoring[E, P], Prompting[E, P], Analysis[E, P]):
         return resources.files(cls.__module__) / name
 
     # --- declared by the analysis side (analysis): error categories, notes, clusters ---
+
+    #: The module of its error categories (``hopscore analyze``, the report), usually
+    #: ``categories.py`` beside its own: its ``dimensions(inputs)`` returns the benchmark's
+    #: dimensions (:mod:`hopscore.benchmarks.error_categories`), read by
+    #: :meth:`error_dimensions`; None: only the generic dimensions apply.
+    error_categories: ClassVar[str | None] = None
+    #: Other names a score or run directory may record for it (an older or another tool's
+    #: spelling), which error analysis reads as this benchmark.
+    recorded_as: ClassVar[tuple[str, ...]] = ()
+
+    def error_dimensions(self, inputs: CategoryInputs) -> list[Dimension]:
+        """Its own error-analysis dimensions: those of :attr:`error_categories` (none without
+        it). A benchmark may override this instead of naming a module."""
+        if self.error_categories is None:
+            return []
+        import importlib
+
+        found: list[Dimension] = importlib.import_module(self.error_categories).dimensions(inputs)
+        return found
 
     # --- declared by the loading side (loading): hub layouts, samples, inspect task ---
 

@@ -2,10 +2,10 @@
 
 Examples in one cluster are not independent (a model that misreads a table misses all its
 questions), so intervals and paired tests resample or sum whole clusters. A cluster comes from
-``--cluster FIELD`` (a group label of the example or a field of the gold record, e.g.
-HybridQA's ``table_id``) or ``--cluster-file FILE`` mapping example id to cluster (JSON object,
-JSON Lines ``{"id", "cluster"}``, or CSV/TSV with ``id`` and ``cluster`` columns). An example
-without a cluster is a cluster of its own; the count is reported.
+``--cluster FIELD`` (a group label of the example or a field of the gold record, e.g. the
+id of the table a question is asked about) or ``--cluster-file FILE`` mapping example id to
+cluster (JSON object, JSON Lines ``{"id", "cluster"}``, or CSV/TSV with ``id`` and ``cluster``
+columns). An example without a cluster is a cluster of its own; the count is reported.
 
 Pure Python here; the resampling lives in :mod:`hopscore.inference.resample`.
 """

@@ -47,7 +47,7 @@ def right_wrong_metric(headline: Sequence[str], metrics: Sequence[str],
                        values: Mapping[str, Sequence[float]]) -> str | None:
     """The metric pass@k counts with: the first of the benchmark's ``headline`` metrics, then
     of :data:`PREFERRED`, then of its other ``metrics``, whose every value over every attempt
-    is 0 or 1 (None: no metric is right/wrong, e.g. Fermi's graded fp_score)."""
+    is 0 or 1 (None: no metric is right/wrong, e.g. a graded score between 0 and 1)."""
     candidates = [*headline, *(m for m in PREFERRED if m in metrics), *metrics]
     for metric in dict.fromkeys(candidates):
         if metric in values and len(values[metric]) > 0 and is_binary(values[metric]):

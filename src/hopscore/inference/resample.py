@@ -2,7 +2,7 @@
 from them, over examples or over whole clusters, for means and for metrics derived from means.
 
 Used where no closed form applies: ``--ci bootstrap``, clustered bootstrap intervals, paired
-differences by the bootstrap, and derived metrics (a benchmark's ``finalize``, e.g. FEVEROUS'
+differences by the bootstrap, and derived metrics (a benchmark's ``finalize``, e.g. an
 evidence F1 from macro precision and recall). Replicates are seeded.
 
 :func:`bootstrap_means` draws replicates of the column means of a (examples x metrics) matrix,

@@ -1,4 +1,5 @@
-"""Reading the answer a reply gives: dropping reasoning blocks, yes/no, FEVEROUS labels.
+"""Reading the answer a reply gives: dropping reasoning blocks, yes/no, claim-verification
+verdicts (SUPPORTS / REFUTES / NOT ENOUGH INFO).
 
 Pure helpers shared by the benchmarks (reading a harness's replies) and by answer extraction
 (:mod:`hopscore.run.extract`, which re-exports them).
@@ -53,7 +54,7 @@ def yes_no(value: str) -> str | None:
     return named.pop() if len(named) == 1 else None
 
 
-def feverous_label(value: str) -> str | None:
+def verdict_label(value: str) -> str | None:
     """SUPPORTS / REFUTES / NOT ENOUGH INFO from a label or a yes/no/true/false answer."""
     upper = value.strip().upper().replace("_", " ")
     for label, _ in _LABEL_WORDS:
@@ -63,3 +64,7 @@ def feverous_label(value: str) -> str | None:
         if pattern.search(value):
             return label
     return None
+
+
+#: The former name of :func:`verdict_label`, still imported by :mod:`hopscore.run.extract`.
+feverous_label = verdict_label

@@ -4,10 +4,14 @@ All scorers in the SQuAD lineage normalize the same way (see ``official-metrics.
 lower-case, delete ASCII punctuation, drop the words *a*, *an*, *the*, collapse whitespace.
 They differ in their F1:
 
-* :func:`token_prf` -- multiset overlap, 0 when nothing overlaps (SQuAD v1.1, HotpotQA, 2Wiki);
-* :func:`hotpot_prf` -- the same plus the yes/no/noanswer rule (HotpotQA, 2Wiki);
-* :func:`squad2_f1` -- multiset overlap, but empty vs empty scores 1 (SQuAD v2.0, HybridQA);
-* :func:`set_f1` -- MCR's set intersection over list lengths (MCR's Bamboogle evaluator).
+* :func:`token_prf` -- multiset overlap, 0 when nothing overlaps (SQuAD v1.1 and the multi-hop
+  scorers derived from it);
+* :func:`hotpot_prf` -- the same plus the yes/no/noanswer rule of the multi-hop scorers;
+* :func:`squad2_f1` -- multiset overlap, but empty vs empty scores 1 (SQuAD v2.0 and the scorers
+  derived from it);
+* :func:`set_f1` -- MCR's set intersection over list lengths (one of MCR's evaluators).
+
+Which benchmark uses which is said in the benchmark's own module (``benchmarks/<name>/``).
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ def normalize_answer(text: str) -> str:
 
 
 def normalize_no_articles(text: str) -> str:
-    """2Wiki's evidence normalization: like :func:`normalize_answer` but articles are kept."""
+    """Evidence normalization: like :func:`normalize_answer` but articles are kept."""
     return " ".join(_PUNCT.sub("", text.lower()).split())
 
 
@@ -78,7 +82,7 @@ def token_prf(pred_tokens: list[str], gold_tokens: list[str]) -> tuple[float, fl
 
 
 def hotpot_prf(pred_norm: str, gold_norm: str) -> tuple[float, float, float]:
-    """HotpotQA's answer F1 on *normalized* strings, with the yes/no/noanswer rule.
+    """The multi-hop scorers' answer F1 on *normalized* strings, with the yes/no/noanswer rule.
 
     If either side is one of ``yes``, ``no``, ``noanswer`` and the two differ, everything is 0.
     """

@@ -1,26 +1,16 @@
-"""Fermi-problem answers: quantities with units, and the log-ratio ``fp_score``.
+"""Quantities with units: answer strings evaluated by pint, in base units, within a size budget.
 
-Official semantics (allenai/fermi ``eval_utils.py``, ``official-metrics.md`` §5): an answer
-string is evaluated by pint (``UnitRegistry(system="mks", autoconvert_offset_to_baseunit=True)``
-plus the repository's extra units), converted to base units, and only the *magnitudes* are
-compared -- units are never checked against each other. :func:`fp_score` is the accuracy metric;
-:func:`fermi_score` applies it to two answer strings as the official pipeline does;
-:func:`mcr_fermi_score` is the different evaluator of MCR (Yoran et al. 2023).
+An answer string is evaluated by pint (``UnitRegistry(system="mks",
+autoconvert_offset_to_baseunit=True)`` plus :data:`UNIT_DEFINITIONS`) and converted to base
+units; a quantity that cannot be converted is kept *unconverted*, and a string pint cannot
+evaluate has no value. The scorers that compare such magnitudes live with their benchmark
+(``benchmarks/<name>/``); model answers are read into pint's form by :mod:`hopscore.run.numbers`.
 
-Decisions where the official code is broken or can hang (documented in the README):
-
-* The repository's ``units.txt`` is loaded as it is (``person = _ = people``, ``sheet = _ =
-  sheets``, ``factorial = _``, ``pa``, ``gm``, ``Newton``). pint can parse the three ``_``
-  definitions but not resolve them, so exactly what fails officially fails here: a quantity
-  naming one of them cannot be converted to base units and is kept *unconverted* ("300 people *
-  km ** -2" has magnitude 300), and a sum or difference with one ("5 people + 3 people", "1 sheet
-  + 1") raises, so it has no value and scores 0, as the official pipeline (which raises) does.
-* A string pint cannot evaluate (the official raises) has no value and scores 0.
-* pint computes integer arithmetic exactly, so "10**10**10" would run for hours. Expressions are
-  evaluated by pint's own tokenizer and evaluation tree with a size budget on the integers that
-  multiplication and powers produce (:data:`MAX_INT_BITS` per value, :data:`MAX_INT_WORK` in
-  all): anything within it gets exactly pint's value ("2**2**2**2" is 65536), anything beyond is
-  not evaluated (no value, scores 0) where the official code would hang or run out of memory.
+pint computes integer arithmetic exactly, so "10**10**10" would run for hours. Expressions are
+evaluated by pint's own tokenizer and evaluation tree with a size budget on the integers that
+multiplication and powers produce (:data:`MAX_INT_BITS` per value, :data:`MAX_INT_WORK` in all):
+anything within it gets exactly pint's value ("2**2**2**2" is 65536), anything beyond is not
+evaluated (no value) where plain pint would hang or run out of memory.
 """
 
 from __future__ import annotations
@@ -30,10 +20,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
-
-#: The Fermi repository's ``units.txt``, line by line (see the module docstring).
-FERMI_UNIT_DEFINITIONS = (
+#: Units that answers use and pint lacks, as an official scorer's units file defines them, line
+#: by line. pint can parse the three ``_`` definitions but not resolve them, so a quantity
+#: naming one is kept unconverted ("300 people * km ** -2" has magnitude 300) and a sum or
+#: difference with one ("5 people + 3 people") has no value.
+UNIT_DEFINITIONS = (
     "person = _ = people",
     "sheet = _ = sheets",
     "pa = 1 * pascal",
@@ -41,9 +32,6 @@ FERMI_UNIT_DEFINITIONS = (
     "gm = 1 * g",
     "Newton = 1 * newton",
 )
-#: Exact magnitude types the official metric accepts; anything else (bool, np.int64, complex,
-#: Decimal, a pint Quantity) scores 0.
-NUMBER_TYPES = (int, float, np.float64)
 #: The largest integer (in bits, about 315,000 digits) a product or power may produce.
 MAX_INT_BITS = 1 << 20
 #: The bits of all such large integers together, for one answer (bounds the time: under a
@@ -63,46 +51,13 @@ class Quantity:
     error: str | None = None
 
 
-def fp_score(gold: Any, pred: Any) -> float:
-    """The Fermi accuracy metric of two magnitudes, in [0, 1].
-
-    ``max(0, 3 - |log10(gold/pred)|) / 3``: a factor of 10 off gives 2/3, 100 gives 1/3, 1000 or
-    more 0. Negative values score 0; two zeros score 1; when exactly one side is 0 the score is
-    ``max(0, 1 - |log10(|gold - pred|)|)`` (so 0 against 1 scores 1, as in the original).
-    Values whose exact type is not int, float or numpy float64 score 0.
-    """
-    if type(gold) not in NUMBER_TYPES or type(pred) not in NUMBER_TYPES:
-        return 0.0
-    if gold < 0 or pred < 0:
-        return 0.0
-    if gold == 0 and pred == 0:
-        return 1.0
-    if gold == 0 or pred == 0:
-        return max(0.0, 1 - abs(_log10(abs(gold - pred))))
-    try:
-        ratio = gold / pred
-    except (OverflowError, ZeroDivisionError):
-        return 0.0
-    return max(0.0, 3 - abs(_log10(ratio))) / 3
-
-
-def _log10(value: Any) -> float:
-    """log10 that follows numpy for the edge values: 0 -> -inf, inf -> inf, nan -> nan."""
-    if value == 0:
-        return -math.inf
-    try:
-        return math.log10(value)
-    except (ValueError, OverflowError):
-        return math.nan
-
-
 @lru_cache(maxsize=4)
-def _registry(fermi_units: bool) -> Any:
+def _registry(extra_units: bool) -> Any:
     import pint
 
     registry: Any = pint.UnitRegistry(system="mks", autoconvert_offset_to_baseunit=True)
-    if fermi_units:
-        for definition in FERMI_UNIT_DEFINITIONS:
+    if extra_units:
+        for definition in UNIT_DEFINITIONS:
             registry.define(definition)
     return registry
 
@@ -182,9 +137,12 @@ def bounded_parse(registry: Any, text: str) -> Any:
     return result if isinstance(result, registry.Quantity) else registry.Quantity(result)
 
 
-def _evaluate(text: str, fermi_units: bool) -> Quantity:
+def evaluate_quantity(text: str, extra_units: bool = True) -> Quantity:
+    """Evaluate an answer string by pint, within the size budget, in base units
+    (``extra_units``: with :data:`UNIT_DEFINITIONS`); a string pint cannot evaluate has no
+    magnitude and says why."""
     try:
-        value = bounded_parse(_registry(fermi_units), text)
+        value = bounded_parse(_registry(extra_units), text)
     except TooCostly as exc:
         return Quantity(None, False, f"not evaluated: {exc}")
     except Exception as exc:  # pint raises many kinds: undefined unit, syntax, dimensionality
@@ -201,66 +159,5 @@ def _evaluate(text: str, fermi_units: bool) -> Quantity:
 
 @lru_cache(maxsize=1 << 16)
 def parse_quantity(text: str) -> Quantity:
-    """Evaluate an answer string with the Fermi units (``"22.3 km"`` -> 22300 m)."""
-    return _evaluate(text, True)
-
-
-def answer_quantity(answer: str | int | float) -> Quantity:
-    """An answer as the official pipeline reads it: strings through pint, numbers as they are."""
-    if isinstance(answer, str):
-        return parse_quantity(answer)
-    return Quantity(answer, False)
-
-
-def fermi_score(gold: str | int | float, prediction: str | int | float) -> float:
-    """Official Fermi score of a predicted answer against a gold answer (strings or numbers)."""
-    return fp_score(answer_quantity(gold).magnitude, answer_quantity(prediction).magnitude)
-
-
-# --- MCR's evaluator (oriyor/reasoning-on-cots, pred_evaluators/fermi_evaluator.py) ---
-
-#: MCR scales a prediction containing these words. Its "trillion" factor is 1e9, a bug that is
-#: reproduced here on purpose: "5 trillion" against "5e12" scores 0.
-MCR_SCALE_WORDS = {"million": 1e6, "trillion": 1e9}
-MCR_TRILLION_BUG_FACTOR = MCR_SCALE_WORDS["trillion"]
-
-
-@lru_cache(maxsize=1 << 16)
-def _mcr_magnitude(text: str) -> Any:
-    """MCR's ``convert_units``: pint without the Fermi units, else ``float`` of the first word
-    with "$" removed, else None."""
-    quantity = _evaluate(text, False)
-    if quantity.error is None:
-        return quantity.magnitude
-    try:
-        return float(text.replace("$", "").split(" ")[0])
-    except ValueError:
-        return None
-
-
-def mcr_fermi_score(prediction: str, gold: str) -> float:
-    """MCR's Fermi evaluator, reproduced with its quirks.
-
-    * The prediction is the text after its last "=".
-    * If the gold has a unit (more than one space-separated word) and the prediction is a single
-      word not ending with that unit, the gold's last word is appended to the prediction.
-    * Both sides are evaluated by pint *without* the Fermi units (MCR does not load them),
-      falling back to ``float`` of the first word without "$".
-    * A prediction containing "million" is evaluated without that word and multiplied by 1e6;
-      one containing "trillion" by 1e9 (sic; see :data:`MCR_TRILLION_BUG_FACTOR`).
-    * Then :func:`fp_score`.
-    """
-    pred = prediction.split("=")[-1]
-    gold_words, pred_words = gold.split(" "), pred.split(" ")
-    if len(gold_words) > 1 and len(pred_words) == 1 and not pred_words[-1].endswith(gold_words[-1]):
-        pred += " " + gold_words[-1]
-    value = _mcr_magnitude(pred)
-    for word, factor in MCR_SCALE_WORDS.items():
-        if word in pred:
-            scaled = _mcr_magnitude(pred.replace(word, ""))
-            if scaled is not None:
-                try:
-                    value = scaled * factor
-                except (OverflowError, TypeError):  # MCR crashes; no value instead
-                    value = None
-    return fp_score(value, _mcr_magnitude(gold))
+    """Evaluate an answer string with the extra units (``"22.3 km"`` -> 22300 m)."""
+    return evaluate_quantity(text, True)

@@ -1,79 +1,44 @@
 """Error analysis: per-benchmark categories with counts and examples.
 
-A *dimension* is one way of sorting examples into categories (HotpotQA's answer x
-supporting-fact outcome, HybridQA's answer location x where the prediction occurs, ...). Each
-benchmark's dimensions live in their own module, listed in :data:`REGISTRY` as
-``"module:function"``; the function takes the :class:`Inputs` (gold file, tables folder) and
-returns its dimensions. :data:`GENERIC` dimensions apply to every input and skip examples they
-have nothing to say about (answer extraction of runs, judge vs exact match, SQL failure reasons).
-Adding a benchmark's error analysis is one module plus one line here.
+A *dimension* is one way of sorting examples into categories
+(:mod:`hopscore.benchmarks.error_categories` defines what they are made of). A benchmark's own
+dimensions are the ones it declares (:meth:`hopscore.benchmarks.base.Benchmark.error_dimensions`,
+from the module named by its ``error_categories``); :data:`GENERIC` dimensions follow, which
+apply to every input and skip examples they have nothing to say about (answer extraction of
+runs, judge vs exact match, SQL failure reasons). Adding a benchmark's error analysis is a
+module in its folder and one fact on its class.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
+from hopscore.analysis.gold import gold_index
 from hopscore.analysis.scored import ScoredSet
+from hopscore.benchmarks.base import Benchmark
+from hopscore.benchmarks.error_categories import (
+    NO_PREDICTION,
+    Dimension,
+    Inputs,
+    Sample,
+    outcome,
+)
+from hopscore.errors import HopscoreError
 
-REGISTRY: dict[str, str] = {
-    "hotpotqa": "hopscore.analysis.categories.hotpotqa:dimensions",
-    "2wikimultihopqa": "hopscore.analysis.categories.twowiki:dimensions",
-    "hybridqa": "hopscore.analysis.categories.hybridqa:dimensions",
-    "fermi": "hopscore.analysis.categories.fermi:dimensions",
-    "bamboogle": "hopscore.analysis.categories.answers:dimensions",
-    "strategyqa": "hopscore.analysis.categories.strategyqa:dimensions",
-    "quartz": "hopscore.analysis.categories.quartz:dimensions",
-    "feverous": "hopscore.analysis.categories.feverous:dimensions",
-}
-#: Aliases of benchmark names, as other modules may register them.
-ALIASES = {"2wiki": "2wikimultihopqa", "twowiki": "2wikimultihopqa", "realfp": "fermi"}
+__all__ = [
+    "GENERIC", "NO_PREDICTION", "Category", "Dimension", "DimensionResult", "Inputs", "Sample",
+    "analyze", "benchmark_of", "dimensions_for", "outcome", "samples_of",
+]  # fmt: skip
+
 GENERIC: tuple[str, ...] = (
     "hopscore.analysis.categories.extraction:dimensions",
     "hopscore.analysis.categories.judge:dimensions",
     "hopscore.analysis.categories.sql:dimensions",
 )
-
-NO_PREDICTION = "no prediction"
-
-
-@dataclass(frozen=True, slots=True)
-class Inputs:
-    """What error analysis may read besides the scores."""
-
-    benchmark: str | None = None
-    #: the benchmark's gold file (for context: HotpotQA paragraphs, HybridQA answer nodes)
-    gold: Path | None = None
-    #: HybridQA's WikiTables-WithLinks folder (tables_tok/, request_tok/)
-    tables: Path | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Sample:
-    """What a category function sees of one example."""
-
-    id: str
-    groups: Mapping[str, str]
-    metrics: Mapping[str, float]
-    missing: bool
-    prediction: str | None
-    gold: tuple[str, ...]
-    #: the run's samples.jsonl row, or the judge / sql-match output row; {} when there is none
-    record: Mapping[str, Any] = field(default_factory=dict)
-    #: a judge verdict row for this id (``--judge``), when given
-    judge: Mapping[str, Any] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Dimension:
-    name: str
-    description: str
-    categorize: Callable[[Sample], str | None]
-    #: display order of known categories (others follow by count)
-    order: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -113,13 +78,34 @@ def _load(target: str) -> Callable[[Inputs], list[Dimension]]:
     return loaded
 
 
+def benchmark_of(name: str | None) -> Benchmark[Any, Any] | None:
+    """The benchmark a scored set records (its name, or one of the names it declares in
+    ``recorded_as``); None for no name, or one no benchmark answers to."""
+    from hopscore import benchmarks
+
+    key = (name or "").lower()
+    if not key:
+        return None
+    known = benchmarks.registry()
+    if key in known:
+        return benchmarks.get(key)
+    for other in known:
+        try:
+            benchmark = benchmarks.get(other)
+        except HopscoreError:  # a broken plugin does not stand in the way of the others
+            continue
+        if key in benchmark.recorded_as:
+            return benchmark
+    return None
+
+
 def dimensions_for(inputs: Inputs) -> list[Dimension]:
-    """The benchmark's own dimensions (if registered) followed by the generic ones."""
+    """The benchmark's own dimensions (if it declares any) followed by the generic ones."""
     out: list[Dimension] = []
-    name = (inputs.benchmark or "").lower()
-    name = ALIASES.get(name, name)
-    if name in REGISTRY:
-        out.extend(_load(REGISTRY[name])(inputs))
+    benchmark = benchmark_of(inputs.benchmark)
+    if benchmark is not None:
+        own = replace(inputs, examples=partial(gold_index, benchmark.name, inputs.gold))
+        out.extend(benchmark.error_dimensions(own))
     for target in GENERIC:
         out.extend(_load(target)(inputs))
     return out
@@ -169,13 +155,3 @@ def analyze(
                                        sum(c.count for c in ordered), ordered, labels))
     return results
 
-
-def outcome(metrics: Mapping[str, float], exact: str, partial: str | None = None) -> str | None:
-    """"right" / "partial" / "wrong" from an exact metric and, optionally, an F1-like one."""
-    if exact not in metrics:
-        return None
-    if metrics[exact] >= 1:
-        return "right"
-    if partial is not None and metrics.get(partial, 0.0) > 0:
-        return "partial"
-    return "wrong"

@@ -81,6 +81,7 @@ class Bamboogle(Benchmark[BamboogleExample, Prediction]):
     hub_copies = hub.COPIES
     title = "Bamboogle"
     metric_functions = "hopscore.benchmarks.bamboogle.per_example"
+    error_categories = "hopscore.benchmarks.bamboogle.categories"
     help_examples: ClassVar[dict[str, tuple[str, ...]]] = {"hopscore score": (
         "hopscore score bamboogle -g bamboogle.csv -p pred.jsonl --judge "
         "--judge-model gpt-4.1-mini",

@@ -5,11 +5,11 @@ its 0-based position in the list, as a string. Predictions: a JSON object keyed 
 ``{"0": "22.3 km", "1": 3.2e13, ...}``, or universal JSON Lines ``{"id", "answer"}``.
 
 Both answers are evaluated the way the official pipeline does (``convert_units`` then
-``accuracy_metric``; see :mod:`hopscore.text.quantities`): pint with the Fermi units, conversion to
-base units, and a comparison of magnitudes only. A JSON number is taken as it is. A prediction
-pint cannot evaluate scores 0 (the official code raises), and so does an empty string (pint
-would evaluate "" to 1). Groups: ``with_unit`` / ``no_unit`` by whether the gold answer carries
-a unit after conversion ("$7224" and "15 people" do not).
+``accuracy_metric``; see :mod:`hopscore.benchmarks.fermi.quantities`): pint with the Fermi units,
+conversion to base units, and a comparison of magnitudes only. A JSON number is taken as it
+is. A prediction pint cannot evaluate scores 0 (the official code raises), and so does an empty
+string (pint would evaluate "" to 1). Groups: ``with_unit`` / ``no_unit`` by whether the gold
+answer carries a unit after conversion ("$7224" and "15 people" do not).
 """
 
 from __future__ import annotations
@@ -32,10 +32,11 @@ from hopscore.benchmarks.base import (
 )
 from hopscore.benchmarks.fast_init import fast_init
 from hopscore.benchmarks.fermi import hub
+from hopscore.benchmarks.fermi.quantities import answer_quantity, fp_score, mcr_fermi_score
 from hopscore.benchmarks.fermi.realfp import join_realfp
 from hopscore.errors import InputError, Location
 from hopscore.files.io import Fields, json_type, load_json, sniff_json_kind, write_json_atomic
-from hopscore.text.quantities import Quantity, answer_quantity, fp_score, mcr_fermi_score
+from hopscore.text.quantities import Quantity
 
 
 @fast_init
@@ -93,6 +94,8 @@ class Fermi(Benchmark[FermiExample, FermiPrediction]):
     hub_copies = hub.COPIES
     title = "Fermi (realFP / synthFP)"
     metric_functions = "hopscore.benchmarks.fermi.per_example"
+    error_categories = "hopscore.benchmarks.fermi.categories"
+    recorded_as = ("realfp",)
     metrics = ("fp_score",)
     headline = ("fp_score",)
     group_keys = ("unit",)
@@ -167,7 +170,8 @@ class Fermi(Benchmark[FermiExample, FermiPrediction]):
     mcr_metric = "fp_score"
 
     def mcr_score(self, prediction: str, gold: str) -> float | None:
-        """:func:`hopscore.text.quantities.mcr_fermi_score`, with MCR's "trillion" = 1e9 bug."""
+        """:func:`hopscore.benchmarks.fermi.quantities.mcr_fermi_score`, with MCR's "trillion" =
+        1e9 bug."""
         return mcr_fermi_score(prediction, gold)
 
     def suite_gold(self, folder: Path, work_dir: Path) -> Path | None:

@@ -19,8 +19,8 @@ def fermi_answer(prediction: str | float, gold: str | float) -> dict[str, float]
     {'fp_score': 0.0}
     """
     from hopscore.benchmarks.fermi import Fermi, FermiExample, FermiPrediction, predicted_quantity
+    from hopscore.benchmarks.fermi.quantities import answer_quantity
     from hopscore.errors import HopscoreError
-    from hopscore.text.quantities import answer_quantity
 
     gold_value = answer_quantity(gold) if str(gold).strip() else None
     if gold_value is None or gold_value.magnitude is None:

@@ -211,6 +211,7 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
     hub_copies = hub.COPIES
     title = "FEVEROUS"
     metric_functions = "hopscore.benchmarks.feverous.per_example"
+    error_categories = "hopscore.benchmarks.feverous.categories"
     metrics = (
         "label_accuracy",
         "feverous_score",
@@ -355,7 +356,7 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
         predicted evidence the element ids the reply cites (open book, ``--wiki-db``: ids
         among the shown ones, or well-formed ids), or those the run gives
         (``answer.evidence_ids``, the chain strategies' evidence); closed book: none."""
-        from hopscore.text.labels import feverous_label
+        from hopscore.text.labels import verdict_label
 
         text = answer.text or ""
         ids: list[str] = []
@@ -364,7 +365,7 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
         elif answer.retrieved is not None:
             ids = cited_elements(answer.output, answer.retrieved)
         elements = [e for e in (parse_element(i) for i in ids) if e is not None]
-        return FeverousPrediction(id=example.id, answer=feverous_label(text) or text,
+        return FeverousPrediction(id=example.id, answer=verdict_label(text) or text,
                                   evidence=truncate(elements))
 
     def prediction_details(self, prediction: FeverousPrediction) -> dict[str, Any]:

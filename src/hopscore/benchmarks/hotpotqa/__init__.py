@@ -149,6 +149,7 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
     gold_is_json_list = True
     title = "HotpotQA"
     metric_functions = "hopscore.benchmarks.hotpotqa.per_example"
+    error_categories = "hopscore.benchmarks.hotpotqa.categories"
     help_examples: ClassVar[dict[str, tuple[str, ...]]] = {
         "hopscore": (
             "hopscore score hotpotqa --gold hotpot_dev_distractor_v1.json --predictions pred.json "

@@ -84,6 +84,7 @@ class HybridQA(Benchmark[HybridQAExample, Prediction]):
     gold_is_json_list = True
     title = "HybridQA"
     metric_functions = "hopscore.benchmarks.hybridqa.per_example"
+    error_categories = "hopscore.benchmarks.hybridqa.categories"
     metrics = ("em", "f1")
     headline = ("em", "f1")
     group_keys = ("location",)

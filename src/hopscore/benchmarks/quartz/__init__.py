@@ -103,6 +103,7 @@ class QuaRTz(Benchmark[QuartzExample, QuartzPrediction]):
     hub_id_field = "id"
     title = "QuaRTz"
     metric_functions = "hopscore.benchmarks.quartz.per_example"
+    error_categories = "hopscore.benchmarks.quartz.categories"
     metrics = ("accuracy",)
     headline = ("accuracy",)
     gold_formats = "QuaRTz JSONL (id, question {stem, choices [{label, text}]}, answerKey, para)"

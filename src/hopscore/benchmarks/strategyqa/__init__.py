@@ -51,6 +51,7 @@ from hopscore.benchmarks.base import (
 )
 from hopscore.benchmarks.fast_init import fast_init
 from hopscore.benchmarks.strategyqa import hub
+from hopscore.benchmarks.strategyqa.sari import sari, strategyqa_tokens
 from hopscore.errors import HopscoreError, InputError
 from hopscore.files.io import (
     Fields,
@@ -60,7 +61,6 @@ from hopscore.files.io import (
     sniff_json_kind,
     write_json_atomic,
 )
-from hopscore.text.sari import sari, strategyqa_tokens
 from hopscore.text.words import agree, counted
 
 RETRIEVAL_LIMIT = 10
@@ -183,6 +183,7 @@ class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
     hub_id_field = "qid"
     title = "StrategyQA"
     metric_functions = "hopscore.benchmarks.strategyqa.per_example"
+    error_categories = "hopscore.benchmarks.strategyqa.categories"
     metrics = ("accuracy", "sari", "recall@10")
     headline = ("accuracy", "sari", "recall@10")
     group_keys = ("answer",)

@@ -232,6 +232,8 @@ class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
     gold_is_json_list = True
     title = "2WikiMultihopQA"
     metric_functions = "hopscore.benchmarks.twowiki.per_example"
+    error_categories = "hopscore.benchmarks.twowiki.categories"
+    recorded_as = ("2wiki", "twowiki")
     help_examples: ClassVar[dict[str, tuple[str, ...]]] = {"hopscore score": (
         "hopscore score 2wikimultihopqa -g dev.json --aliases id_aliases.json -p pred.json "
         "--strict",

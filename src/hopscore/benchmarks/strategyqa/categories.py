@@ -3,7 +3,7 @@ go wrong), and the answer against the evidence paragraphs retrieved (Recall@10).
 
 from __future__ import annotations
 
-from hopscore.analysis.categories import NO_PREDICTION, Dimension, Inputs, Sample
+from hopscore.benchmarks.error_categories import NO_PREDICTION, Dimension, Inputs, Sample
 
 NOT_BOOLEAN = "not a yes/no answer"
 CONFUSION = (

@@ -3,7 +3,7 @@ evidence (the three parts of the joint metric)."""
 
 from __future__ import annotations
 
-from hopscore.analysis.categories import NO_PREDICTION, Dimension, Inputs, Sample, outcome
+from hopscore.benchmarks.error_categories import NO_PREDICTION, Dimension, Inputs, Sample, outcome
 
 TYPES = ("comparison", "bridge_comparison", "compositional", "inference")
 

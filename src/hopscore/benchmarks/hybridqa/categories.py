@@ -18,14 +18,14 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 from pathlib import Path
 
-from hopscore.analysis.categories import (
+from hopscore.benchmarks.error_categories import (
     NO_PREDICTION,
     Dimension,
     Inputs,
     Sample,
+    contains,
     outcome,
 )
-from hopscore.analysis.categories.hotpotqa import contains
 from hopscore.errors import InputError, Location
 from hopscore.files.io import Fields, json_type, load_json
 from hopscore.text.normalize import normalize_answer

@@ -3,7 +3,7 @@ evidence (the FEVEROUS score needs the right label and one complete gold evidenc
 
 from __future__ import annotations
 
-from hopscore.analysis.categories import NO_PREDICTION, Dimension, Inputs, Sample
+from hopscore.benchmarks.error_categories import NO_PREDICTION, Dimension, Inputs, Sample
 
 LABELS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
 EVIDENCE = (

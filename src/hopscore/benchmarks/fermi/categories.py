@@ -1,19 +1,20 @@
 """Fermi error categories: how many orders of magnitude the estimate is off.
 
 The prediction and the gold answer are evaluated the way the scorer evaluates them
-(:func:`hopscore.text.quantities.answer_quantity`: pint, Fermi's units, base units) and banded by
-``|log10(gold / prediction)|``. The official score is ``max(0, 1 - |log10 ratio| / 3)``, so the
-bands line up with it: 10x off scores 2/3, 100x 1/3, 1000x or more 0. Answers that do not
-evaluate to a number, negative values and the official one-zero branch (a 0 estimate or a 0
-gold, scored on a different scale) get categories of their own. Without parseable text (a score
-file from elsewhere) the band is read back from ``fp_score``, which is exact for positive values.
+(:func:`hopscore.benchmarks.fermi.quantities.answer_quantity`: pint, Fermi's units, base units)
+and banded by ``|log10(gold / prediction)|``. The official score is ``max(0, 1 - |log10 ratio| /
+3)``, so the bands line up with it: 10x off scores 2/3, 100x 1/3, 1000x or more 0. Answers that
+do not evaluate to a number, negative values and the official one-zero branch (a 0 estimate or a
+0 gold, scored on a different scale) get categories of their own. Without parseable text (a
+score file from elsewhere) the band is read back from ``fp_score``, which is exact for positive
+values.
 """
 
 from __future__ import annotations
 
 import math
 
-from hopscore.analysis.categories import NO_PREDICTION, Dimension, Inputs, Sample
+from hopscore.benchmarks.error_categories import NO_PREDICTION, Dimension, Inputs, Sample
 
 SCORE_NAMES = ("fp_score", "score", "fermi_score")
 BANDS = (
@@ -43,7 +44,7 @@ def orders_band(orders: float) -> str:
 def _magnitude(text: str | None) -> float | None:
     if text is None:
         return None
-    from hopscore.text.quantities import answer_quantity
+    from hopscore.benchmarks.fermi.quantities import answer_quantity
 
     value = answer_quantity(text).magnitude
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):

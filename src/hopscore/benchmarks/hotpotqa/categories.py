@@ -14,8 +14,13 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from hopscore.analysis.categories import NO_PREDICTION, Dimension, Inputs, Sample
-from hopscore.analysis.gold import gold_index
+from hopscore.benchmarks.error_categories import (
+    NO_PREDICTION,
+    Dimension,
+    Inputs,
+    Sample,
+    contains,
+)
 from hopscore.text.normalize import normalize_answer
 
 FACT_OUTCOMES = (
@@ -37,11 +42,6 @@ def answer_and_facts(sample: Sample, *, facts: str = "sp_em") -> str | None:
     answer = "right answer" if sample.metrics["em"] >= 1 else "wrong answer"
     found = "right facts" if sample.metrics[facts] >= 1 else "wrong facts"
     return f"{answer}, {found}"
-
-
-def contains(text: str, span: str) -> bool:
-    """Whether the normalized ``span`` occurs as whole words in the normalized ``text``."""
-    return f" {span} " in f" {text} "
 
 
 def answer_location(examples: Mapping[str, Any], sample: Sample) -> str | None:
@@ -86,7 +86,7 @@ def dimensions(inputs: Inputs) -> list[Dimension]:
             answer_and_facts, (*FACT_OUTCOMES, NO_PREDICTION),
         )
     ]
-    examples = gold_index("hotpotqa", inputs.gold)
+    examples = inputs.examples()
     if examples:
         out.append(Dimension(
             "where the predicted answer occurs",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from hopscore.analysis.categories import NO_PREDICTION, Dimension, Inputs, Sample
+from hopscore.benchmarks.error_categories import NO_PREDICTION, Dimension, Inputs, Sample
 
 CATEGORIES = ("right", "the other option", "names no option",
               "wrong (free text; --gold tells how)", NO_PREDICTION)
@@ -18,9 +18,9 @@ LABELS = ("A", "B", "C", "D")
 def _choices(inputs: Inputs) -> dict[str, tuple[tuple[str, str], ...]]:
     if inputs.gold is None:
         return {}
-    from hopscore import benchmarks
+    from hopscore.benchmarks.quartz import QuaRTz
 
-    examples = benchmarks.get("quartz").load_gold(inputs.gold)
+    examples = QuaRTz().load_gold(inputs.gold)
     return {e.id: e.choices for e in examples}
 
 
