@@ -183,3 +183,41 @@ class JobOptions:
 
     def executor_name(self) -> str:
         return o.executor_option(self.executor, self.ray_workers)
+
+
+@dataclass(frozen=True)
+class ChainOptions:
+    """MCR's methods: the strategy, its chains and its meta-reasoner."""
+
+    strategy: Annotated[str, typer.Option(
+        "cot", "--strategy", metavar="cot|self-ask|sc|mcr", rich_help_panel=METHODS,
+        help="cot (one answer), or MCR's methods: self-ask, sc (k chains, majority), mcr (k "
+        "chains, meta-reasoner).")]
+    chains: Annotated[int | None, typer.Option(
+        None, "--chains", metavar="K", min=1, rich_help_panel=METHODS, show_default=False,
+        help="Chains per question for sc and mcr (default 5).")]
+    chain_temperature: Annotated[float, typer.Option(
+        0.7, "--chain-temperature", min=0.0, rich_help_panel=METHODS,
+        help="Temperature of chains 1..k-1 (chain 0: --temperature).")]
+    num_retries: Annotated[int | None, typer.Option(
+        None, "--num-retries", metavar="N", min=0, rich_help_panel=METHODS, show_default=False,
+        help="Re-run abstained questions up to N times (default: 2 for mcr, as MCR; else 0).")]
+    chain_calls: Annotated[int, typer.Option(
+        5, "--chain-calls", metavar="N", min=1, rich_help_panel=METHODS,
+        help="Model calls per chain (MCR: 5).")]
+    meta_facts: Annotated[str | None, typer.Option(
+        None, "--meta-facts", metavar="qa|evidence|both", rich_help_panel=METHODS,
+        show_default=False,
+        help="What the meta-reasoner reads: qa, evidence or both (default: both when the chains "
+        "retrieve, else qa).")]
+
+
+@dataclass(frozen=True)
+class IntervalOptions:
+    """The intervals around a run's scores, and the clusters they are drawn over."""
+
+    resamples: Annotated[int, o.RESAMPLES]
+    ci: Annotated[str, o.CI]
+    ci_level: Annotated[float, o.CI_LEVEL]
+    cluster: Annotated[str | None, o.CLUSTER]
+    cluster_file: Annotated[Path | None, o.CLUSTER_FILE]

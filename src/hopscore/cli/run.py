@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -20,6 +21,8 @@ from hopscore.cli.request_options import (
     PANEL_MODEL,
     PANEL_OUTPUT,
     PANEL_PROMPT,
+    ChainOptions,
+    IntervalOptions,
     JobOptions,
     RequestOptions,
     SearchOptions,
@@ -31,6 +34,21 @@ from hopscore.scores.display import print_report, print_table, print_warnings
 
 if TYPE_CHECKING:
     from hopscore.run.run_job import RunResult
+
+
+@dataclass(frozen=True)
+class WikiOptions:
+    """The wiki database of an open-book run (a benchmark that reads one)."""
+
+    wiki_db: Annotated[Path | None, typer.Option(
+        None, "--wiki-db", metavar="FILE", rich_help_panel=METHODS,
+        help="FEVEROUS: feverous_wikiv1.db, for open-book runs that cite element ids.")]
+    wiki_pages: Annotated[int, typer.Option(
+        5, "--wiki-pages", metavar="N", min=1, rich_help_panel=METHODS,
+        help="FEVEROUS open book: pages retrieved per claim.")]
+    wiki_elements: Annotated[int, typer.Option(
+        20, "--wiki-elements", metavar="N", min=1, rich_help_panel=METHODS,
+        help="FEVEROUS open book: elements shown per claim.")]
 
 
 def summary_table(result: RunResult) -> Table:
@@ -69,7 +87,8 @@ def summary_table(result: RunResult) -> Table:
 
 
 @app.command(name="run", rich_help_panel="Run models and agents")
-@gathered(requests=RequestOptions, search=SearchOptions, job=JobOptions)
+@gathered(requests=RequestOptions, search=SearchOptions, job=JobOptions, chain=ChainOptions,
+          intervals=IntervalOptions, wiki=WikiOptions)
 def run_command(
     benchmark: str = typer.Argument(
         ..., show_default=False,
@@ -125,47 +144,15 @@ def run_command(
     corpus: Path | None = ro.CORPUS,
     retrieve_k: int = ro.RETRIEVE_K,
     search: SearchOptions = ...,  # type: ignore[assignment]
-    resamples: int = o.RESAMPLES,
-    ci: str = o.CI,
-    ci_level: float = o.CI_LEVEL,
-    cluster: str | None = o.CLUSTER,
-    cluster_file: Path | None = o.CLUSTER_FILE,
+    intervals: IntervalOptions = ...,  # type: ignore[assignment]
     progress: bool = ro.PROGRESS,
     job: JobOptions = ...,  # type: ignore[assignment]
     repeats: int = typer.Option(
         1, "--repeats", "-k", metavar="K", min=1, rich_help_panel=PANEL_PROMPT,
         help="Attempts per example: the scores are Avg@k, the mean over the k "
         "attempts, with pass@1..pass@k of the right/wrong metric; intervals are over examples."),
-    strategy: str = typer.Option(
-        "cot", "--strategy", metavar="cot|self-ask|sc|mcr", rich_help_panel=METHODS,
-        help="cot (one answer), or MCR's methods: self-ask, sc (k chains, majority), mcr (k "
-        "chains, meta-reasoner)."),
-    chains: int | None = typer.Option(
-        None, "--chains", metavar="K", min=1, rich_help_panel=METHODS, show_default=False,
-        help="Chains per question for sc and mcr (default 5)."),
-    chain_temperature: float = typer.Option(
-        0.7, "--chain-temperature", min=0.0, rich_help_panel=METHODS,
-        help="Temperature of chains 1..k-1 (chain 0: --temperature)."),
-    num_retries: int | None = typer.Option(
-        None, "--num-retries", metavar="N", min=0, rich_help_panel=METHODS, show_default=False,
-        help="Re-run abstained questions up to N times (default: 2 for mcr, as MCR; else 0)."),
-    chain_calls: int = typer.Option(
-        5, "--chain-calls", metavar="N", min=1, rich_help_panel=METHODS,
-        help="Model calls per chain (MCR: 5)."),
-    meta_facts: str | None = typer.Option(
-        None, "--meta-facts", metavar="qa|evidence|both", rich_help_panel=METHODS,
-        show_default=False,
-        help="What the meta-reasoner reads: qa, evidence or both (default: both when the chains "
-        "retrieve, else qa)."),
-    wiki_db: Path | None = typer.Option(
-        None, "--wiki-db", metavar="FILE", rich_help_panel=METHODS,
-        help="FEVEROUS: feverous_wikiv1.db, for open-book runs that cite element ids."),
-    wiki_pages: int = typer.Option(
-        5, "--wiki-pages", metavar="N", min=1, rich_help_panel=METHODS,
-        help="FEVEROUS open book: pages retrieved per claim."),
-    wiki_elements: int = typer.Option(
-        20, "--wiki-elements", metavar="N", min=1, rich_help_panel=METHODS,
-        help="FEVEROUS open book: elements shown per claim."),
+    wiki: WikiOptions = ...,  # type: ignore[assignment]
+    chain: ChainOptions = ...,  # type: ignore[assignment]
     json_output: bool = ro.JSON_OUTPUT,
 ) -> None:
     """Ask a model every example of a benchmark, extract and score its answers.
@@ -191,6 +178,13 @@ def run_command(
       hopscore run strategyqa --gold dev.json --model openai/gpt-4o-mini --strategy mcr \
           --chains 5 --corpus wiki.jsonl --protocol mcr
     """
+    wiki_db, wiki_pages, wiki_elements = wiki.wiki_db, wiki.wiki_pages, wiki.wiki_elements
+    resamples, ci, ci_level, cluster, cluster_file = (
+        intervals.resamples, intervals.ci, intervals.ci_level, intervals.cluster,
+        intervals.cluster_file)
+    strategy, chains, chain_temperature, num_retries, chain_calls, meta_facts = (
+        chain.strategy, chain.chains, chain.chain_temperature, chain.num_retries,
+        chain.chain_calls, chain.meta_facts)
     if gold is None:
         raise HopscoreError("missing option --gold (the benchmark's gold file)")
     from hopscore.hub import official_gold
