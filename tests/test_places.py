@@ -20,11 +20,10 @@ SPELLINGS = ("hybrid_deep_research",)
 
 #: the run side (place-run, agent): being cleaned at the same time
 RUN_SIDE = {
-    "cli/hdr.py", "cli/hdr_demo.py", "cli/request_options.py",
+    "cli/hdr.py", "cli/hdr_demo.py",
     "cli/run.py", "cli/suite.py", "merge/hdr.py", "files/reruns.py",
     "hdr/__init__.py", "hdr/agent.py", "hdr/grade.py", "hdr/prepared.py", "hdr/report.py",
     "hdr/agent_job.py", "hdr/validate.py", "hdr/world.py",
-    "run/settings.py",
 }
 
 #: the scoring, loading and analysis side: not yet moved into the benchmark folders

@@ -18,7 +18,7 @@ PANEL_PROMPT = "Examples and prompt"
 PANEL_RETRIEVAL = "Retrieval"
 PANEL_OUTPUT = "Output"
 PANEL_ADVANCED = "Requests (advanced)"
-METHODS = "MCR's methods and open-book FEVEROUS"
+METHODS = "MCR's methods and open-book runs"
 MODEL_HELP = ("PROVIDER/NAME: openai/<model> (any OpenAI-compatible endpoint), "
               "anthropic/<model> (Messages API) or local/smollm2.")
 #: --max-tokens' default (the QA runs'; an HDR run sends it too)
