@@ -35,7 +35,7 @@ def gathered(**records: type) -> Callable[[F], F]:
     and the function gets them as one record."""
 
     def decorate(function: F) -> F:
-        hints = get_type_hints(function)
+        hints = get_type_hints(function, include_extras=True)
         parameters: list[inspect.Parameter] = []
         for parameter in inspect.signature(function).parameters.values():
             record = records.get(parameter.name)
