@@ -213,24 +213,23 @@ def test_markup_is_text() -> None:
     assert "hopscore[local]" in text.replace("'", "")
 
 
-def test_run_help_folds_the_agent_options_for_qa_users() -> None:
-    """``hopscore run --help`` shows a QA user the QA options; the agent's (hybrid-deep-research
-    only) are one line pointing to ``hopscore run hybrid-deep-research --help``, which lists
-    them (issue 23: 243 lines, the agent's 20-odd options among the QA ones)."""
-    from hopscore.cli.run import HDR_DEFAULTS
+def test_run_help_has_no_agent_option() -> None:
+    """``hopscore run --help`` lists none of the agent's options; ``hopscore agent --help``
+    lists them all, and ``hopscore run NAME --help`` of a benchmark an agent runs on is the
+    agent's help (issue 24: the agent is its own command)."""
+    from hopscore.cli.agent_options import GradingOptions, LoopOptions, WorldOptions
+    from hopscore.cli.gathered import options_of
 
     qa = rendered(("run",), 80)
-    agent = rendered(("run", "hybrid-deep-research"), 80)
+    agent = rendered(("agent",), 80)
     listed = re.findall(r"^│ [ *] ?(--[\w-]+)|^│ (--[\w-]+)", qa, flags=re.M)
-    qa_options = {a or b for a, b in listed}  # options listed in a panel (others may name them)
-    for name in HDR_DEFAULTS:
-        option = "--" + name.replace("_", "-")
-        assert re.search(rf"(?<![\w-]){option}(?![\w-])", agent), option
-        searching = name in ("search_backend", "search_url", "fetch_url", "search_api_key_env",
-                             "search_timeout")  # also the chain strategies' retrieval
-        assert (option in qa_options) is searching, option
-    assert "hopscore run hybrid-deep-research --help" in " ".join(words(qa))
-    assert len(qa.splitlines()) < len(agent.splitlines()) - 40
+    qa_options = {a or b for a, b in listed}
+    for record in (WorldOptions, LoopOptions, GradingOptions):
+        for _, _, info in options_of(record):
+            option = info.param_decls[0]
+            assert option not in qa_options, option
+            assert re.search(rf"(?<![\w-]){option}(?![\w-])", agent), option
+    assert rendered(("run", "hybrid-deep-research"), 80) == agent
 
 
 def test_run_help_says_what_max_tokens_a_local_model_gets() -> None:

@@ -20,9 +20,7 @@ SPELLINGS = ("hybrid_deep_research",)
 
 #: the run side (place-run, agent): being cleaned at the same time
 RUN_SIDE = {
-    "cli/hdr.py", "cli/request_options.py",
-    "cli/run.py", "cli/suite.py",
-    "run/settings.py",
+    "cli/hdr.py", "cli/run.py", "cli/suite.py",
 }
 
 #: the scoring, loading and analysis side: not yet moved into the benchmark folders

@@ -27,7 +27,7 @@ from hopscore.version import __version__
 #: grade, run models and agents, HybridDeepResearch, analyse), and the module defining it.
 COMMANDS: dict[str, str] = {
     "score": "score", "judge": "judge", "sql-match": "sql_match",
-    "run": "run", "demo": "demo", "suite": "suite", "merge": "merge",
+    "run": "run", "agent": "agent", "demo": "demo", "suite": "suite", "merge": "merge",
     "validate-predictions": "hdr", "hdr-tasks": "hdr",
     "compare": "compare", "plan": "plan", "report": "report", "analyze": "report",
     "export": "export",
@@ -122,6 +122,18 @@ class LazyGroup(HelpGroup):
 
             use_path_values(command)
         return command
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """``hopscore run NAME`` of a benchmark an agent runs on is ``hopscore agent NAME``
+        (:func:`hopscore.cli.alias.as_agent`)."""
+        name, command, rest = super().resolve_command(ctx, args)
+        if name == "run" and command is not None:
+            from hopscore.cli.alias import as_agent
+
+            moved = as_agent(self, ctx, command, rest)
+            if moved is not None:
+                return moved
+        return name, command, rest
 
     def invoke(self, ctx: Any) -> Any:
         """Every command runs inside :func:`hopscore.files.outputs.command_scope`: the outputs it

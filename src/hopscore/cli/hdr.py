@@ -1,5 +1,5 @@
-"""HybridDeepResearch commands: ``validate-predictions``, ``hdr-tasks``, and the agent run behind
-``hopscore run hybrid-deep-research`` (its options live on the run command)."""
+"""HybridDeepResearch commands: ``validate-predictions``, ``hdr-tasks``, and the tables
+``hopscore agent`` prints (:mod:`hopscore.cli.agent`)."""
 
 from __future__ import annotations
 
@@ -17,13 +17,6 @@ from hopscore.text.words import counted
 
 if TYPE_CHECKING:
     from hopscore.hdr.agent_job import HdrRunResult
-    from hopscore.hdr.settings import HdrSettings
-
-NAMES = ("hybrid-deep-research", "hybriddeepresearch", "hdr")
-
-
-def is_hdr(benchmark: str) -> bool:
-    return benchmark.lower() in NAMES
 
 
 @app.command("validate-predictions", rich_help_panel="HybridDeepResearch")
@@ -195,69 +188,3 @@ def activity_table(result: HdrRunResult) -> Table:
         table.add_row("grades", ", ".join(f"{k} {v}" for k, v in sorted(grades.items())))
     table.add_row("wall time (agent)", f"{result.outcome.wall_s:.1f} s")
     return table
-
-
-def run_hdr(settings: HdrSettings, *, progress: bool, json_output: bool = False,
-            rerun: str = "refuse", default_location: bool = False,
-            share_local: bool = False) -> None:
-    """``hopscore run hybrid-deep-research``: run, grade, print, set the exit status.
-
-    ``share_local``: the agent is the local model and judges too: one loaded model serves both.
-    """
-    from hopscore.cli.options import print_json
-    from hopscore.files.outputs import claim_for_command, output_dir
-    from hopscore.hdr.agent_job import run, run_writes
-    from hopscore.hdr.report import truncation_warning
-
-    claim_for_command(output_dir(settings.output_dir, "--output-dir",
-                                 writes=run_writes(settings.repeats)), inputs=settings.inputs())
-    console_ = err_console if progress else None
-    if share_local:
-        import asyncio
-
-        from hopscore.engine.local import LocalSmolLM2
-        from hopscore.run.providers import SharedBackend
-
-        shared = SharedBackend(LocalSmolLM2())
-        try:
-            result = run(settings, backend=shared, judge_backend=shared, console=console_,
-                         warn=err_console, rerun=rerun)
-        finally:
-            asyncio.run(shared.close())
-    else:
-        result = run(settings, console=console_, warn=err_console, rerun=rerun)
-    out = settings.output_dir
-    if result.outcome.aborted is not None:
-        from hopscore.engine.failures import stopped
-
-        why = stopped(result.outcome.aborted, settings.model, result.prepared.endpoint)
-        raise HopscoreError(
-            f"stopped early: {why}. Attempts finished so far are in {out}; fix the model name, "
-            "endpoint or key and re-run the same command to continue.")
-    from hopscore.engine.failures import incomplete_lines
-
-    for line in incomplete_lines(result.summary.get("failures") or {},
-                                 result.summary.get("attempts"), "attempt"):
-        err_console.print(line, style="yellow", markup=False, highlight=False, soft_wrap=True)
-    if json_output:  # metrics.json when graded, else the attempts' counts
-        print_json(result.metrics if result.metrics is not None
-                   else {"graded": False, "hdr": result.summary})
-    else:
-        print_table(console, activity_table(result))
-    if result.report is not None:
-        if not json_output:
-            print_table(console, result_table(result))
-        for warning in result.report.warnings:
-            err_console.print(f"warning: {warning}", style="yellow", markup=False,
-                              highlight=False)
-    else:
-        err_console.print("not graded (--no-grade): predictions are in predictions.jsonl",
-                          markup=False, highlight=False)
-    err_console.print(f"wrote {out}", markup=False, highlight=False)
-    if result.report is None and not json_output:
-        cut = truncation_warning(result.summary, settings.max_tokens)
-        if cut is not None:
-            err_console.print(f"warning: {cut}", style="yellow", markup=False, highlight=False)
-    if result.summary.get("problems") or result.summary.get("model_errors") or \
-            result.summary.get("truncated_unscored"):
-        raise typer.Exit(1)

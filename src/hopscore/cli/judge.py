@@ -12,6 +12,8 @@ from rich.table import Table
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.cli import request_options as ro
+from hopscore.cli.gathered import gathered
+from hopscore.cli.request_options import JobOptions
 from hopscore.defaults import DEFAULT_MAX_OUTAGE, DEFAULT_MAX_TOKENS
 from hopscore.errors import HopscoreError
 from hopscore.files.io import write_json_atomic
@@ -24,6 +26,7 @@ if TYPE_CHECKING:  # the judge's client stack loads when a command runs, not for
 
 
 @app.command(rich_help_panel="Score and grade")
+@gathered(job=JobOptions)
 def judge(
     input_path: Annotated[Path, typer.Option(
         "--input", "-i", metavar="FILE",
@@ -108,13 +111,7 @@ def judge(
         help="Ask the judge again (past the cache) for rows whose reply gave no verdict.",
     )] = False,
     max_outage: float = ro.max_outage_option(panel=None),
-    on_truncation: str = o.ON_TRUNCATION,
-    restart: bool = o.RESTART,
-    resume_any: bool = o.RESUME_ANY,
-    shard: Annotated[str | None, o.SHARD_A] = None,
-    shards: Annotated[int | None, o.SHARDS_A] = None,
-    executor: Annotated[str, o.EXECUTOR_A] = "local",
-    ray_workers: Annotated[int | None, o.RAY_WORKERS_A] = None,
+    job: JobOptions = ...,  # type: ignore[assignment]
 ) -> None:
     """Grade each row's response against its correct_answer with an LLM judge.
 
@@ -133,6 +130,9 @@ def judge(
       hopscore judge -i answers.jsonl -o judged.jsonl --model qwen3-32b \
           --base-url http://localhost:8000/v1 --prompt-file answer_judge.txt
     """
+    shard, shards, on_truncation, restart, resume_any, executor, ray_workers = (
+        job.shard, job.shards, job.on_truncation, job.restart, job.resume_any, job.executor,
+        job.ray_workers)
     from hopscore.files.outputs import Input, claim_for_command, output_file
 
     inputs = [Input(input_path, "--input")]

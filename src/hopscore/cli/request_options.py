@@ -4,8 +4,9 @@ or help; the panels they are shown under are named here too."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -17,7 +18,7 @@ PANEL_PROMPT = "Examples and prompt"
 PANEL_RETRIEVAL = "Retrieval"
 PANEL_OUTPUT = "Output"
 PANEL_ADVANCED = "Requests (advanced)"
-METHODS = "MCR's methods and open-book FEVEROUS"
+METHODS = "MCR's methods and open-book runs"
 MODEL_HELP = ("PROVIDER/NAME: openai/<model> (any OpenAI-compatible endpoint), "
               "anthropic/<model> (Messages API) or local/smollm2.")
 #: --max-tokens' default (the QA runs'; an HDR run sends it too)
@@ -107,3 +108,116 @@ def run_inputs(**paths: Path | None) -> list[Any]:
 
     return [Input(path, "--" + name.replace("_", "-")) for name, path in paths.items()
             if path is not None]
+
+
+BASE_URL = typer.Option(
+    None, "--base-url", rich_help_panel=PANEL_MODEL, metavar="URL", show_default=False,
+    help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (else OPENAI_BASE_URL).")
+
+
+@dataclass(frozen=True)
+class RequestOptions:
+    """How a command's model requests are sent: the endpoint, its key, how many at once, how
+    long each may take and how often it is retried, and the response cache."""
+
+    base_url: Annotated[str | None, BASE_URL]
+    api_key_env: Annotated[str, API_KEY_ENV]
+    concurrency: Annotated[int, CONCURRENCY]
+    adaptive: Annotated[bool, ADAPTIVE]
+    timeout: Annotated[float | None, TIMEOUT]
+    max_retries: Annotated[int, MAX_RETRIES]
+    backoff: Annotated[float, BACKOFF]
+    max_retry_wait: Annotated[float, MAX_RETRY_WAIT]
+    deadline: Annotated[float | None, DEADLINE]
+    max_outage: Annotated[float, MAX_OUTAGE]
+    cache_dir: Annotated[Path | None, CACHE_DIR]
+    no_cache: Annotated[bool, NO_CACHE]
+
+    def cache(self) -> Path | None:
+        """The response cache folder (None: --no-cache)."""
+        return response_cache(self.cache_dir, self.no_cache)
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """Where web searches go: local BM25 over --corpus, or a search service over HTTP."""
+
+    search_backend: Annotated[str, typer.Option(
+        "bm25", "--search-backend", metavar="bm25|http", rich_help_panel=PANEL_RETRIEVAL,
+        help="bm25 (local --corpus of {url, title, text}) or http.")]
+    search_url: Annotated[str | None, typer.Option(
+        None, "--search-url", metavar="URL", rich_help_panel=PANEL_RETRIEVAL,
+        help="http backend: POST {query, count} here.")]
+    fetch_url: Annotated[str | None, typer.Option(
+        None, "--fetch-url", metavar="URL", rich_help_panel=PANEL_RETRIEVAL,
+        help="http backend: POST {url} here for page text.")]
+    search_api_key_env: Annotated[str | None, typer.Option(
+        None, "--search-api-key-env", metavar="VAR", rich_help_panel=PANEL_RETRIEVAL,
+        help="Variable holding the search service's key (sent as a bearer header).")]
+    search_timeout: Annotated[float, typer.Option(
+        30.0, "--search-timeout", metavar="SECONDS", min=0.001, rich_help_panel=PANEL_RETRIEVAL,
+        help="Seconds per search or fetch call, in all (body included).")]
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """How a resumable job reruns and scales out: its rerun policy, its shard, its executor."""
+
+    shard: Annotated[str | None, o.SHARD]
+    shards: Annotated[int | None, o.SHARDS]
+    on_truncation: Annotated[str, o.ON_TRUNCATION]
+    restart: Annotated[bool, o.RESTART]
+    resume_any: Annotated[bool, o.RESUME_ANY]
+    executor: Annotated[str, o.EXECUTOR]
+    ray_workers: Annotated[int | None, o.RAY_WORKERS]
+
+    def rerun(self) -> str:
+        """The rerun policy (--restart, --resume-any)."""
+        return o.rerun_policy(self.restart, self.resume_any)
+
+    def shard_spec(self) -> Any:
+        return o.shard_option(self.shard, self.shards)
+
+    def truncation(self) -> str:
+        return o.truncation_policy(self.on_truncation)
+
+    def executor_name(self) -> str:
+        return o.executor_option(self.executor, self.ray_workers)
+
+
+@dataclass(frozen=True)
+class ChainOptions:
+    """MCR's methods: the strategy, its chains and its meta-reasoner."""
+
+    strategy: Annotated[str, typer.Option(
+        "cot", "--strategy", metavar="cot|self-ask|sc|mcr", rich_help_panel=METHODS,
+        help="cot (one answer), or MCR's methods: self-ask, sc (k chains, majority), mcr (k "
+        "chains, meta-reasoner).")]
+    chains: Annotated[int | None, typer.Option(
+        None, "--chains", metavar="K", min=1, rich_help_panel=METHODS, show_default=False,
+        help="Chains per question for sc and mcr (default 5).")]
+    chain_temperature: Annotated[float, typer.Option(
+        0.7, "--chain-temperature", min=0.0, rich_help_panel=METHODS,
+        help="Temperature of chains 1..k-1 (chain 0: --temperature).")]
+    num_retries: Annotated[int | None, typer.Option(
+        None, "--num-retries", metavar="N", min=0, rich_help_panel=METHODS, show_default=False,
+        help="Re-run abstained questions up to N times (default: 2 for mcr, as MCR; else 0).")]
+    chain_calls: Annotated[int, typer.Option(
+        5, "--chain-calls", metavar="N", min=1, rich_help_panel=METHODS,
+        help="Model calls per chain (MCR: 5).")]
+    meta_facts: Annotated[str | None, typer.Option(
+        None, "--meta-facts", metavar="qa|evidence|both", rich_help_panel=METHODS,
+        show_default=False,
+        help="What the meta-reasoner reads: qa, evidence or both (default: both when the chains "
+        "retrieve, else qa).")]
+
+
+@dataclass(frozen=True)
+class IntervalOptions:
+    """The intervals around a run's scores, and the clusters they are drawn over."""
+
+    resamples: Annotated[int, o.RESAMPLES]
+    ci: Annotated[str, o.CI]
+    ci_level: Annotated[float, o.CI_LEVEL]
+    cluster: Annotated[str | None, o.CLUSTER]
+    cluster_file: Annotated[Path | None, o.CLUSTER_FILE]

@@ -9,12 +9,15 @@ import typer
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.cli import request_options as ro
+from hopscore.cli.gathered import gathered
 from hopscore.cli.methods_tables import suite_methods_table, suite_table
 from hopscore.cli.request_options import (
-    METHODS,
     PANEL_MODEL,
     PANEL_OUTPUT,
     PANEL_PROMPT,
+    ChainOptions,
+    JobOptions,
+    RequestOptions,
 )
 from hopscore.errors import HopscoreError
 from hopscore.files.outputs import claim_for_command
@@ -30,6 +33,7 @@ app.add_typer(suite_app, name="suite", rich_help_panel="Run models and agents")
 
 
 @suite_app.command(name="mcr")
+@gathered(requests=RequestOptions, job=JobOptions, chain=ChainOptions)
 def suite_mcr(
     data_dir: Path = typer.Option(
         ..., "--data-dir", "-d", metavar="DIR",
@@ -43,10 +47,7 @@ def suite_mcr(
                   "feverous")),
         "--datasets", metavar="NAME,NAME,...", show_default=False,
         help="Comma-separated subset, in table order (default: all seven)."),
-    base_url: str | None = typer.Option(
-        None, "--base-url", show_default=False, metavar="URL", rich_help_panel=PANEL_MODEL,
-        help="OpenAI-compatible endpoint (else OPENAI_BASE_URL)."),
-    api_key_env: str = ro.API_KEY_ENV,
+    requests: RequestOptions = ...,  # type: ignore[assignment]
     shots: int | None = typer.Option(
         None, "--shots", min=0, show_default=False, metavar="N", rich_help_panel=PANEL_PROMPT,
         help="Built-in exemplars per prompt (default: 0 for cot, 4 for the chain strategies)."),
@@ -64,45 +65,10 @@ def suite_mcr(
     seed: int | None = ro.SEED,
     corpus: Path | None = ro.CORPUS,
     retrieve_k: int = ro.RETRIEVE_K,
-    concurrency: int = ro.CONCURRENCY,
-    adaptive: bool = ro.ADAPTIVE,
-    timeout: float | None = ro.TIMEOUT,
-    max_retries: int = ro.MAX_RETRIES,
-    backoff: float = ro.BACKOFF,
-    max_retry_wait: float = ro.MAX_RETRY_WAIT,
-    deadline: float | None = ro.DEADLINE,
-    max_outage: float = ro.MAX_OUTAGE,
-    cache_dir: Path | None = ro.CACHE_DIR,
-    no_cache: bool = ro.NO_CACHE,
     progress: bool = ro.PROGRESS,
-    strategy: str = typer.Option(
-        "cot", "--strategy", metavar="cot|self-ask|sc|mcr", rich_help_panel=METHODS,
-        help="cot (one answer per question), or self-ask, sc, mcr: MCR's methods; sc and mcr print"
-        " SA, SC and MCR side by side."),
-    chains: int | None = typer.Option(
-        None, "--chains", min=1, show_default=False, metavar="K", rich_help_panel=METHODS,
-        help="Chains per question for sc and mcr (default 5)."),
-    chain_temperature: float = typer.Option(
-        0.7, "--chain-temperature", min=0.0, rich_help_panel=METHODS,
-        help="Temperature of chains 1..k-1."),
-    num_retries: int | None = typer.Option(
-        None, "--num-retries", min=0, show_default=False, metavar="N", rich_help_panel=METHODS,
-        help="Re-run abstained questions up to N times (default: 2 for mcr; else 0)."),
-    chain_calls: int = typer.Option(
-        5, "--chain-calls", min=1, metavar="N", rich_help_panel=METHODS,
-        help="Model calls per chain."),
-    meta_facts: str | None = typer.Option(
-        None, "--meta-facts", show_default=False, metavar="qa|evidence|both",
-        rich_help_panel=METHODS,
-        help="qa, evidence or both (meta-reasoner input)."),
+    chain: ChainOptions = ...,  # type: ignore[assignment]
     json_output: bool = ro.JSON_OUTPUT,
-    shard: str | None = o.SHARD,
-    shards: int | None = o.SHARDS,
-    on_truncation: str = o.ON_TRUNCATION,
-    restart: bool = o.RESTART,
-    resume_any: bool = o.RESUME_ANY,
-    executor: str = o.EXECUTOR,
-    ray_workers: int | None = o.RAY_WORKERS,
+    job: JobOptions = ...,  # type: ignore[assignment]
 ) -> None:
     """The MCR protocol on its seven datasets (StrategyQA, Fermi, QuaRTz, HotpotQA, 2WikiMQA,
     Bamboogle, FEVEROUS), each run like hopscore run --protocol mcr, then one table.
@@ -122,6 +88,17 @@ def suite_mcr(
       hopscore suite mcr --data-dir mcrdata --model openai/gpt-4o-mini --strategy mcr \
           --chains 5 --sample 500
     """
+    (base_url, api_key_env, concurrency, adaptive, timeout, max_retries, backoff,
+     max_retry_wait, deadline, max_outage, cache_dir, no_cache) = (
+        requests.base_url, requests.api_key_env, requests.concurrency, requests.adaptive,
+        requests.timeout, requests.max_retries, requests.backoff, requests.max_retry_wait,
+        requests.deadline, requests.max_outage, requests.cache_dir, requests.no_cache)
+    shard, shards, on_truncation, restart, resume_any, executor, ray_workers = (
+        job.shard, job.shards, job.on_truncation, job.restart, job.resume_any, job.executor,
+        job.ray_workers)
+    strategy, chains, chain_temperature, num_retries, chain_calls, meta_facts = (
+        chain.strategy, chain.chains, chain.chain_temperature, chain.num_retries,
+        chain.chain_calls, chain.meta_facts)
     from hopscore.engine.providers import EndpointUnusable
     from hopscore.files.outputs import OutputError
     from hopscore.files.reruns import RerunRefused

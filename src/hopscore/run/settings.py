@@ -7,6 +7,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hopscore import benchmarks
 from hopscore.errors import HopscoreError
 from hopscore.run.extract import DEFAULT_MARKER
 
@@ -83,9 +84,10 @@ class RunSettings:
     fetch_url: str | None = None
     search_api_key_env: str | None = None
     search_timeout: float = 30.0
-    #: FEVEROUS: the Wikipedia database (feverous_wikiv1.db) for open-book runs
+    #: the wiki database of a benchmark that reads one (Benchmark.reads_wiki_db), for open-book
+    #: runs
     wiki_db: Path | None = None
-    #: FEVEROUS open book: pages retrieved per claim, and elements shown from them
+    #: open book: pages retrieved per question, and elements shown from them
     wiki_pages: int = 5
     wiki_elements: int = 20
     #: intervals of the scores: --ci, --ci-level, --cluster, --cluster-file (see hopscore score)
@@ -136,8 +138,12 @@ class RunSettings:
                 raise HopscoreError("--corpus and --search-backend http exclude each other")
         elif self.search_url or self.fetch_url:
             raise HopscoreError("--search-url and --fetch-url need --search-backend http")
-        if self.wiki_db is not None and self.benchmark != "feverous":
-            raise HopscoreError("--wiki-db is the FEVEROUS Wikipedia database (feverous only)")
+        if self.wiki_db is not None and not benchmarks.get(self.benchmark).reads_wiki_db:
+            readers = [bench for bench in map(benchmarks.get, benchmarks.names())
+                       if bench.reads_wiki_db]
+            raise HopscoreError(
+                f"--wiki-db is the {'/'.join(bench.title for bench in readers)} Wikipedia "
+                f"database ({', '.join(bench.name for bench in readers)} only)")
         if self.extraction not in EXTRACTIONS:
             raise HopscoreError(f"--extraction must be one of {', '.join(EXTRACTIONS)}")
         if self.limit is not None and self.sample is not None:
