@@ -1,4 +1,4 @@
-"""One attempt at one HDR task: a tool-calling loop through the request engine.
+"""One attempt at one agent task: a tool-calling loop through the request engine.
 
 The conversation starts with the system prompt (hopscore's wording of the reference's content,
 spec §3.2) and the user prompt of spec §3.3 (``## Final question``, ``## Hint`` unless the hint

@@ -9,11 +9,11 @@ The run directory holds
   tokens and every tool call with its arguments, latency and result size (appended as attempts
   finish, rewritten in task order at the end);
 * ``trajectories/<task>__<attempt>.json``: the conversation in OpenAI message format;
-* ``predictions.jsonl``: the HDR submission (``instance_id``, ``final_answer``) of attempt 0,
+* ``predictions.jsonl``: the submission (``instance_id``, ``final_answer``) of attempt 0,
   and ``predictions.attempt-<i>.jsonl`` for the other attempts;
 * the grading files of :mod:`hopscore.hdr.grade` and ``grades.jsonl``;
 * ``metrics.json`` + ``scores.jsonl`` as ``hopscore score`` writes them for the benchmark
-  (groups: the families), plus an ``hdr`` block.
+  (groups: the families), plus a block of counts.
 
 Attempts run concurrently (``--concurrency`` in flight) through the shared request engine
 (retries, cache, resume): a finished attempt is never run again, a killed run continues where
@@ -101,7 +101,7 @@ class HdrRunResult:
     grades: GradeSummary | None
     report: ScoreReport | None
     metrics: dict[str, Any] | None
-    #: counts over the attempts (the ``hdr`` block of metrics.json)
+    #: counts over the attempts (a block of metrics.json)
     summary: dict[str, Any]
 
 
@@ -332,7 +332,7 @@ def outcomes_of(prepared: PreparedAgentRun,
 
 
 def run_writes(repeats: int) -> tuple[str, ...]:
-    """What an HDR run writes in its directory."""
+    """What an agent run writes in its directory."""
     from hopscore.files.reruns import side_path
     from hopscore.hdr.grade import GRADES, JUDGE_OUTPUT, S2SQL_INPUT, SQL_MATCH
     from hopscore.hdr.report import predictions_name

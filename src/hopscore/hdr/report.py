@@ -35,7 +35,7 @@ def predictions_name(attempt: int) -> str:
 
 def write_predictions(prepared: PreparedAgentRun, rows: dict[str, dict[str, Any]],
                       key: KeyOf) -> None:
-    """The HDR submission file of each attempt: answered tasks only, in task order."""
+    """The submission file of each attempt: answered tasks only, in task order."""
     for attempt in range(prepared.settings.repeats):
         lines = []
         for task in prepared.tasks:

@@ -1,4 +1,4 @@
-"""``hopscore validate-predictions``: check an HDR submission file, reporting every problem.
+"""``hopscore validate-predictions``: check an agent's submission file, reporting every problem.
 
 The submission is JSON Lines, one ``{"instance_id": ..., "final_answer": ...}`` object per
 non-blank line. Every check of the reference validator is made, with its messages, but on every

@@ -54,7 +54,7 @@ def settings_differences(a: ShardOutput, b: ShardOutput) -> list[str]:
 
 def merge_hdr(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], None], *,
               ready: Callable[[], None] = lambda: None) -> HdrRunResult:
-    """Join the shards of one HDR agent run into ``out`` (see the module docstring)."""
+    """Join the shards of one agent run into ``out`` (see the module docstring)."""
     from hopscore.hdr.agent_job import finish, prepare
     from hopscore.hdr.grade import JUDGE_OUTPUT
     from hopscore.hdr.prepared import attempt_key
