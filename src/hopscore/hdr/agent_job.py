@@ -53,7 +53,7 @@ from hopscore.errors import HopscoreError, Interrupted
 from hopscore.files.outputs import claim, output_dir
 from hopscore.files.reruns import REFUSE, SIDE
 from hopscore.hdr.agent import MODEL_ERROR, AgentLoop, AgentSettings, prompt_sha256
-from hopscore.hdr.benchmark import agent_benchmark
+from hopscore.hdr.benchmark import agent_benchmark, agent_key
 from hopscore.hdr.endpoints import (
     agents_at_once,
     check_endpoints,
@@ -396,7 +396,7 @@ async def _execute(prepared: PreparedAgentRun, backend: ChatBackend | None,
     items = [(task, i) for task in prepared.tasks for i in range(settings.repeats)]
     job = Job(path=out / SAMPLES_FILE, items=items,
               keys=[attempt_key(prepared, task, i) for task, i in items], key_of=run_key_of,
-              is_done=is_done, what="attempts", description=f"hdr {prepared.spec}",
+              is_done=is_done, what="attempts", description=f"{agent_key()} {prepared.spec}",
               stale="attempts made with other settings or tasks; this run replaces them",
               saved=f"attempts are saved in {out / SAMPLES_FILE} (config.json says interrupted)")
     keys = job.keys
