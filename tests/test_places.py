@@ -47,7 +47,6 @@ SCORE_SIDE = {
 #: the package is renamed. This list may only shrink too.
 WORDS_SIDE = {
     "cli/__init__.py", "cli/demo.py", "cli/hdr_demo.py", "cli/judge.py", "cli/merge.py",
-    "cli/sql_match.py",
     "hdr/__init__.py", "hdr/agent.py", "hdr/agent_job.py", "hdr/endpoints.py",
     "hdr/prepared.py", "hdr/protocol.py", "hdr/report.py", "hdr/settings.py", "hdr/tools.py",
     "hdr/trajectory.py", "hdr/validate.py", "hdr/world.py",
