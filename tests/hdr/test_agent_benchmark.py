@@ -86,3 +86,15 @@ def test_the_world_is_the_folder_the_benchmark_declares(tmp_path: Path,
     monkeypatch.setattr(_AgentToy, "agent_world", None)
     with pytest.raises(HopscoreError, match="bundles no world"):
         world.materialize(tmp_path / "cache")
+
+
+def test_the_outputs_key_and_short_title_are_declared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """metrics.json's block, the cache tags and the messages use the declared ``agent_key`` and
+    ``short_title``; a benchmark declaring neither gets its name and its title."""
+    from hopscore.hdr import benchmark
+
+    shipped = agent_benchmark()
+    assert benchmark.agent_key() == (shipped.agent_key or shipped.name)
+    assert benchmark.short_title() == (shipped.short_title or shipped.title)
+    monkeypatch.setattr(benchmark, "agent_benchmark", _AgentToy)
+    assert (benchmark.agent_key(), benchmark.short_title()) == ("agent-toy", "AgentToy")

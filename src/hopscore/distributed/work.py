@@ -39,7 +39,7 @@ class WorkFactory(Protocol):
     finds it in what it prepared itself (a run's tasks), unless :attr:`ships_items` is true."""
 
     #: True when items themselves travel to the workers (judge rows, sql-match lines); false
-    #: when a worker prepares the run and finds each item by its key (model runs, HDR).
+    #: when a worker prepares the run and finds each item by its key (model runs, agent runs).
     ships_items: ClassVar[bool]
 
     async def build(self, gate: Gate | None) -> Built: ...

@@ -1,6 +1,6 @@
 """Native Anthropic models (``--model anthropic/NAME``) through the Messages API.
 
-The rest of hopscore speaks OpenAI chat completions: prompts, the HDR agent's tool loop,
+The rest of hopscore speaks OpenAI chat completions: prompts, the agent's tool loop,
 trajectories and the response cache all hold OpenAI-format messages. This backend translates at
 the edge, both ways, so the same engine (retries, deadline, adaptive concurrency, cache, resume)
 drives Claude:

@@ -1,5 +1,5 @@
 """One model resolver for every command that asks a model: ``hopscore run``, ``judge``,
-``score --judge``, the HybridDeepResearch agent and its judge.
+``score --judge``, the agent and its judge.
 
 ``--model`` is ``PROVIDER/NAME``:
 

@@ -203,7 +203,7 @@ class ResultLog:
 
 
 def run_key_of(row: dict[str, Any]) -> str | None:
-    """The ``run_key`` field of a row: the key of ``hopscore run``'s and the HDR agent's samples."""
+    """The ``run_key`` field of a row: the key of ``hopscore run``'s and the agent's samples."""
     key = row.get("run_key")
     return key if isinstance(key, str) else None
 

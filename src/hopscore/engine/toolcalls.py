@@ -10,7 +10,7 @@ the end of the reply); a block whose JSON cannot be read still becomes a call wh
 can be found in it (its arguments are passed as written, so the harness answers with an
 argument error the model can see), otherwise it stays text.
 
-Shorthand (``shorthand=True``, the HDR agent's text protocol against a remote endpoint, where
+Shorthand (``shorthand=True``, the agent's text protocol against a remote endpoint, where
 no decoding can be forced): a model too small to write the tags still tends to answer in a
 fenced code block labelled with what it means (```` ```sql ````). When a reply has no tagged
 call, its first fenced block whose label is the name of a tool's first required string

@@ -19,7 +19,7 @@ one line naming the path) when one fails; nothing has been written by then:
    inputs (same file by device and inode: hard links and symlinks included, also into an
    input folder read as a whole), or a directory
    output that would write over an input file inside it (``score -p d/scores.jsonl -o d``), or
-   an output inside a folder that is read as a whole (an HDR task folder), is refused and the
+   an output inside a folder that is read as a whole (an agent's task folder), is refused and the
    input is left as it is.
 3. **One writer per output** (:func:`lock_output`): an exclusive ``fcntl.flock`` on a lock file
    (``DIR/.hopscore.lock`` for a directory output, ``.NAME.lock`` beside a file output, and one

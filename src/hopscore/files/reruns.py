@@ -218,11 +218,11 @@ def prepare_results(
     ``what`` names the rows in messages ("samples", "judge rows"); ``differences(rows)`` gives
     the ``name: old -> new`` lines of a refusal from the rows of other settings (called only
     then); ``set_aside`` may change a row
-    as it is moved to the side file (the HDR agent moves its trajectory file with it). Rows
+    as it is moved to the side file (the agent moves its trajectory file with it). Rows
     without a key and unreadable lines are left for :class:`ResultLog` to report.
 
     ``other_inputs`` (a policy) replaces ``refuse`` for rows of the same settings made for
-    other inputs (``differences`` names nothing): an HDR run's judge file, whose inputs are the
+    other inputs (``differences`` names nothing): an agent run's judge file, whose inputs are the
     run's own attempts, already checked against the run's settings, sets such rows aside
     (``resume-any``) so that they are reused when those attempts are graded again.
     """

@@ -2,7 +2,7 @@
 
 A row belongs to shard ``I`` of ``N`` when a stable hash of its *shard key* is ``I`` modulo
 ``N``. The shard key says what a row is, never how it is run: the example id of a model run,
-the task id of an HDR agent run (so every attempt of a task is in one shard), the content of a
+the task id of an agent run (so every attempt of a task is in one shard), the content of a
 judge or sql-match input line with its duplicate number. The hash is SHA-256, so a row lands in
 the same shard on every machine, in every Python process (``hash()`` is salted per process)
 and whatever the order of the input.

@@ -1,4 +1,4 @@
-"""The agent machinery (HDR tasks): task files, prediction validation, a baseline tool-calling
+"""The agent machinery: task files, prediction validation, a baseline tool-calling
 agent, and end-to-end grading (LLM judge for SQL2S and Parallel, execution match for S2SQL).
 
 Modules (import them directly):

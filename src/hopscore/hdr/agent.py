@@ -1,4 +1,4 @@
-"""One attempt at one HDR task: a tool-calling loop through the request engine.
+"""One attempt at one agent task: a tool-calling loop through the request engine.
 
 The conversation starts with the system prompt (hopscore's wording of the reference's content,
 spec §3.2) and the user prompt of spec §3.3 (``## Final question``, ``## Hint`` unless the hint
@@ -35,6 +35,7 @@ from typing import Any
 
 from hopscore.benchmarks.agent_tasks import HdrTask
 from hopscore.engine import CallFailure, ChatEngine, ChatRequest, sha256_text
+from hopscore.hdr.benchmark import agent_key
 from hopscore.hdr.context import ContextBudget, ContextWatch
 from hopscore.hdr.protocol import NATIVE, ToolProtocol, WireRequest
 from hopscore.hdr.tools import FINAL_ANSWER, ArgumentError, Toolset, final_answer_text
@@ -163,6 +164,8 @@ class AgentLoop:
         self.engine = engine
         self.settings = settings
         self.protocol = protocol or ToolProtocol("native")
+        #: the requests' cache tags start with the agent benchmark's declared key
+        self.key = agent_key()
 
     async def run(self, task: HdrTask, attempt_index: int, toolset: Toolset) -> Attempt:
         """Run one attempt to its end (never raises for model or tool failures)."""
@@ -184,7 +187,7 @@ class AgentLoop:
         return ChatRequest(model=s.model, messages=wire.messages, temperature=s.temperature,
                            max_tokens=s.max_tokens, seed=s.seed, tools=wire.tools,
                            stop=wire.stop, extra=wire.extra,
-                           cache_tag=f"hdr:{task.id}#{attempt_index}")
+                           cache_tag=f"{self.key}:{task.id}#{attempt_index}")
 
     async def _loop(self, state: Attempt, task: HdrTask, attempt_index: int, toolset: Toolset,
                     deadline: float) -> None:

@@ -9,11 +9,11 @@ The run directory holds
   tokens and every tool call with its arguments, latency and result size (appended as attempts
   finish, rewritten in task order at the end);
 * ``trajectories/<task>__<attempt>.json``: the conversation in OpenAI message format;
-* ``predictions.jsonl``: the HDR submission (``instance_id``, ``final_answer``) of attempt 0,
+* ``predictions.jsonl``: the submission (``instance_id``, ``final_answer``) of attempt 0,
   and ``predictions.attempt-<i>.jsonl`` for the other attempts;
 * the grading files of :mod:`hopscore.hdr.grade` and ``grades.jsonl``;
 * ``metrics.json`` + ``scores.jsonl`` as ``hopscore score`` writes them for the benchmark
-  (groups: the families), plus an ``hdr`` block.
+  (groups: the families), plus a block of counts.
 
 Attempts run concurrently (``--concurrency`` in flight) through the shared request engine
 (retries, cache, resume): a finished attempt is never run again, a killed run continues where
@@ -53,7 +53,7 @@ from hopscore.errors import HopscoreError, Interrupted
 from hopscore.files.outputs import claim, output_dir
 from hopscore.files.reruns import REFUSE, SIDE
 from hopscore.hdr.agent import MODEL_ERROR, AgentLoop, AgentSettings, prompt_sha256
-from hopscore.hdr.benchmark import agent_benchmark
+from hopscore.hdr.benchmark import agent_benchmark, agent_key
 from hopscore.hdr.endpoints import (
     agents_at_once,
     check_endpoints,
@@ -101,7 +101,7 @@ class HdrRunResult:
     grades: GradeSummary | None
     report: ScoreReport | None
     metrics: dict[str, Any] | None
-    #: counts over the attempts (the ``hdr`` block of metrics.json)
+    #: counts over the attempts (a block of metrics.json)
     summary: dict[str, Any]
 
 
@@ -332,7 +332,7 @@ def outcomes_of(prepared: PreparedAgentRun,
 
 
 def run_writes(repeats: int) -> tuple[str, ...]:
-    """What an HDR run writes in its directory."""
+    """What an agent run writes in its directory."""
     from hopscore.files.reruns import side_path
     from hopscore.hdr.grade import GRADES, JUDGE_OUTPUT, S2SQL_INPUT, SQL_MATCH
     from hopscore.hdr.report import predictions_name
@@ -396,7 +396,7 @@ async def _execute(prepared: PreparedAgentRun, backend: ChatBackend | None,
     items = [(task, i) for task in prepared.tasks for i in range(settings.repeats)]
     job = Job(path=out / SAMPLES_FILE, items=items,
               keys=[attempt_key(prepared, task, i) for task, i in items], key_of=run_key_of,
-              is_done=is_done, what="attempts", description=f"hdr {prepared.spec}",
+              is_done=is_done, what="attempts", description=f"{agent_key()} {prepared.spec}",
               stale="attempts made with other settings or tasks; this run replaces them",
               saved=f"attempts are saved in {out / SAMPLES_FILE} (config.json says interrupted)")
     keys = job.keys

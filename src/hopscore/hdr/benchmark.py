@@ -30,3 +30,17 @@ def agent_benchmark(name: str | None = None) -> Benchmark[Any, Any]:
                             f"{bench.runner!r}); the agent command runs a benchmark whose "
                             "runner is 'agent'")
     return bench
+
+
+def agent_key() -> str:
+    """The short key of the agent's runs (:attr:`~hopscore.benchmarks.base.Benchmark.agent_key`,
+    else the benchmark's name): their block of ``metrics.json``, their cache tags."""
+    bench = agent_benchmark()
+    return bench.agent_key or bench.name
+
+
+def short_title() -> str:
+    """How messages abbreviate the agent's benchmark (its declared ``short_title``, else its
+    title)."""
+    bench = agent_benchmark()
+    return bench.short_title or bench.title

@@ -1,4 +1,4 @@
-"""Grade HDR attempts end to end: the LLM judge for SQL2S and Parallel, execution match for S2SQL.
+"""Grade agent attempts end to end: the LLM judge for SQL2S and Parallel, execution match for S2SQL.
 
 Both graders are the project's own, run on files in the run directory so that every verdict can
 be audited and replayed:

@@ -1,4 +1,4 @@
-"""The LiveSQLBench knowledge base behind HDR's three knowledge tools.
+"""The LiveSQLBench knowledge base behind the agent's three knowledge tools.
 
 One JSON Lines file per database, ``<db_root>/<db>/<db>_kb.jsonl``, one entry per line (``id``,
 ``knowledge`` (the title), ``description``, ``definition``, ``type``, ``children_knowledge``).

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from hopscore.benchmarks.agent_tasks import FAMILIES, HdrTask, family_counts, tasks_sha256
 from hopscore.engine.failures import rerun_advice, tally
 from hopscore.files.io import write_json_atomic, write_jsonl_atomic
-from hopscore.hdr.benchmark import agent_benchmark
+from hopscore.hdr.benchmark import agent_benchmark, agent_key
 from hopscore.hdr.grade import GRADES, GradeSummary
 from hopscore.inference.spec import IntervalSpec
 from hopscore.run.finish import versions
@@ -35,7 +35,7 @@ def predictions_name(attempt: int) -> str:
 
 def write_predictions(prepared: PreparedAgentRun, rows: dict[str, dict[str, Any]],
                       key: KeyOf) -> None:
-    """The HDR submission file of each attempt: answered tasks only, in task order."""
+    """The submission file of each attempt: answered tasks only, in task order."""
     for attempt in range(prepared.settings.repeats):
         lines = []
         for task in prepared.tasks:
@@ -159,7 +159,7 @@ def finish_metrics(prepared: PreparedAgentRun, rows: dict[str, dict[str, Any]],
         family.label: {"n": group.n, "avg_at_k": group.metrics.get("accuracy"),
                        "pass_at_k": group.metrics.get("pass_at_k", group.metrics.get("accuracy"))}
         for family in FAMILIES if (group := report.groups.get(family.label)) is not None}
-    metrics["hdr"] = summary
+    metrics[agent_key()] = summary
     write_json_atomic(out / "metrics.json", metrics)
     return report, metrics, summary
 

@@ -1,4 +1,4 @@
-"""Everything that defines an HDR agent run, as one typed record (written to config.json)."""
+"""Everything that defines an agent run, as one typed record (written to config.json)."""
 
 from __future__ import annotations
 

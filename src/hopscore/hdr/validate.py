@@ -1,4 +1,4 @@
-"""``hopscore validate-predictions``: check an HDR submission file, reporting every problem.
+"""``hopscore validate-predictions``: check an agent's submission file, reporting every problem.
 
 The submission is JSON Lines, one ``{"instance_id": ..., "final_answer": ...}`` object per
 non-blank line. Every check of the reference validator is made, with its messages, but on every
@@ -39,6 +39,7 @@ from hopscore.benchmarks.agent_tasks import (
     family_of_id,
 )
 from hopscore.files.io import json_type, read_bytes
+from hopscore.hdr.benchmark import short_title
 from hopscore.sql.extract import last_fenced_sql
 from hopscore.sql.guard import check_query
 
@@ -183,8 +184,8 @@ class _Checker:
         family = family_of_id(stripped)
         if family is None:
             prefixes = ", ".join(f.prefix for f in FAMILIES)
-            report.add(ERROR, where, "prefix", f"instance_id {stripped!r} has none of the HDR "
-                       f"family prefixes ({prefixes})")
+            report.add(ERROR, where, "prefix", f"instance_id {stripped!r} has none of the "
+                       f"{short_title()} family prefixes ({prefixes})")
         return family
 
     def check_answer(self, where: str, value: dict[str, Any]) -> str | None:

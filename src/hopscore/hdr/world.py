@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hopscore.errors import HopscoreError
-from hopscore.hdr.benchmark import agent_benchmark
+from hopscore.hdr.benchmark import agent_benchmark, short_title
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable
@@ -58,8 +58,8 @@ def databases() -> tuple[str, ...]:
         return tuple(sorted(entry.name for entry in (_folder() / "dbs").iterdir()
                             if entry.is_dir()))
     except (FileNotFoundError, NotADirectoryError) as exc:
-        raise HopscoreError(f"the built-in HDR world is incomplete ({exc.filename}); "
-                            "reinstall hopscore") from None
+        raise HopscoreError(f"the built-in {short_title()} world is incomplete "
+                            f"({exc.filename}); reinstall hopscore") from None
 
 
 def _sources() -> dict[str, bytes]:
@@ -72,8 +72,8 @@ def _sources() -> dict[str, bytes]:
     try:
         return {name: path.read_bytes() for name, path in files.items()}
     except FileNotFoundError as exc:
-        raise HopscoreError(f"the built-in HDR world is incomplete ({exc.filename}); "
-                            "reinstall hopscore") from None
+        raise HopscoreError(f"the built-in {short_title()} world is incomplete "
+                            f"({exc.filename}); reinstall hopscore") from None
 
 
 def world_sha256() -> str:

@@ -179,7 +179,7 @@ _REFERENCE_VERDICT = re.compile(r"correct:\s*(yes|no)", re.IGNORECASE)
 
 
 def reference_verdict(raw: str) -> tuple[bool, bool]:
-    """``(correct, parse_ok)`` as the HybridDeepResearch reference reads a reply (spec §7).
+    """``(correct, parse_ok)`` as the agent benchmark's reference reads a reply (spec §7).
 
     Double asterisks are removed, then the FIRST ``correct:`` anywhere followed by optional
     whitespace and yes/no decides, with no line anchor and no word boundary. Kept only to report

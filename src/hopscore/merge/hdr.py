@@ -54,7 +54,7 @@ def settings_differences(a: ShardOutput, b: ShardOutput) -> list[str]:
 
 def merge_hdr(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], None], *,
               ready: Callable[[], None] = lambda: None) -> HdrRunResult:
-    """Join the shards of one HDR agent run into ``out`` (see the module docstring)."""
+    """Join the shards of one agent run into ``out`` (see the module docstring)."""
     from hopscore.hdr.agent_job import finish, prepare
     from hopscore.hdr.grade import JUDGE_OUTPUT
     from hopscore.hdr.prepared import attempt_key
@@ -135,13 +135,15 @@ ACTIVITY = ("already_done", "processed", "requests_sent", "retries", "cache_hits
 def _judge_activity(summary: JudgeSummary, outputs: Sequence[ShardOutput], out: Path) -> None:
     """The judge's counts of work in metrics.json and config.json: the shards' (the merge
     itself reuses their verdicts), as the unsharded run would count them."""
+    from hopscore.hdr.benchmark import agent_key
+
     blocks = [((o.record.get("grades") or {}).get("judge") or {}) for o in outputs]
     for name in ACTIVITY:
         setattr(summary, name, sum(int(block.get(name) or 0) for block in blocks))
     summary.wall_s = max([float(block.get("wall_s") or 0.0) for block in blocks] or [0.0])
     block = summary.to_json()
     metrics = load_json(out / "metrics.json")
-    metrics["hdr"]["grades"]["judge"] = block
+    metrics[agent_key()]["grades"]["judge"] = block
     write_json_atomic(out / "metrics.json", metrics)
     config = load_json(out / "config.json")
     config["grades"]["judge"] = block

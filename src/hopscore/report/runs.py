@@ -1,6 +1,6 @@
 """What was run: each run's model, endpoint and settings, side by side, differences marked.
 
-A run directory's ``config.json`` (``hopscore run``, the HDR agent) is flattened into dotted keys
+A run directory's ``config.json`` (``hopscore run``, the agent) is flattened into dotted keys
 (``request.max_tokens``, ``settings.temperature``, ``versions.openai``); a judge output file
 gives the judge model, endpoint and prompt from its rows' ``judge`` objects; a directory of
 scored predictions has no settings, and is left out of the comparison. A setting *differs*

@@ -30,7 +30,7 @@ class RunAnalysis:
     records: dict[str, dict[str, Any]]
     dimensions: list[DimensionResult]
     ok_metric: str | None
-    #: judge rows by id: the judge file itself, ``--judge``, or an HDR run's judge.jsonl
+    #: judge rows by id: the judge file itself, ``--judge``, or an agent run's judge.jsonl
     judge_rows: Mapping[str, Any] | None = None
     #: judge vs exact match (raw agreement, kappa), when the run has judge verdicts
     agreement: AgreementTable | None = None

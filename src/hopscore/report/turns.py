@@ -1,13 +1,13 @@
 """Texts of a sample the report shows in full: every turn of an agent's conversation, and the
 judge's raw reply.
 
-An HDR run's sample row names its trajectory file (``trajectory_file``, relative to the run
+An agent run's sample row names its trajectory file (``trajectory_file``, relative to the run
 directory); its messages become turns ``{role, text, calls, id}``, where ``calls`` are the
 assistant's tool calls (name and arguments as written) and ``id`` the call a tool result
 answers. OpenAI and Anthropic message formats are both read. So an attempt that never called a
 tool still shows everything the model wrote. The judge's raw reply comes from a judge output row
 (``raw_judge_output``): the row itself for a judge file, the ``--judge`` row joined by id, or for
-an HDR run directory the row of its ``judge.jsonl``.
+an agent run directory the row of its ``judge.jsonl``.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def conversation(record: Mapping[str, Any], run_dir: Path | None, limit: int
 
 
 def run_judge_rows(run_dir: Path | None) -> dict[str, dict[str, Any]]:
-    """An HDR run directory's judge rows by task id (attempt 0 first)."""
+    """An agent run directory's judge rows by task id (attempt 0 first)."""
     if run_dir is None or not (run_dir / JUDGE_FILE).is_file():
         return {}
     rows: dict[str, dict[str, Any]] = {}

@@ -7,7 +7,7 @@ MCR asks Google (via SerpAPI) for ``en.wikipedia.org <question>`` and keeps one 
 * ``corpus``: BM25 over ``--corpus`` (JSON Lines ``{id, title, text}``); the best document's
   most relevant passage (about 300 characters), titled;
 * ``search``: an HTTP search service (``--search-backend http --search-url``, the same client
-  as the HybridDeepResearch agent's ``web_search``); the first hit's title and snippet;
+  as the agent's ``web_search``); the first hit's title and snippet;
 * ``context``: for a benchmark whose gold file carries paragraphs (``Benchmark.evidence`` is
   ``"context"``), BM25 over that example's own sentences (the distractor setting): the best
   sentence, titled;

@@ -3,7 +3,7 @@
 Modes:
 
 ``reference`` (default)
-    The HybridDeepResearch S2SQL rule (spec §6.3) with all its leniencies, so verdicts equal the
+    The agent benchmark's S2SQL rule (spec §6.3) with all its leniencies, so verdicts equal the
     leaderboard's: floats rounded to 3 digits, case-insensitive text, the JSON coverage rule,
     Hungarian column alignment (up to 3 extra agent columns, 1 missing gold column scores 0.5),
     columns compared as independent multisets unless the gold is ordered, the one-vs-many rule

@@ -84,6 +84,8 @@ class HybridDeepResearch(Benchmark[HdrExample, HdrPrediction]):
     runner = "agent"
     #: the invented world ``hopscore agent`` runs on without task files (docs/hdr-world.md)
     agent_world = "world"
+    agent_key = "hdr"
+    short_title = "HDR"
 
     def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[HdrExample]:
         from hopscore.benchmarks.agent_tasks import read_tasks
