@@ -167,7 +167,8 @@ def agent_settings(world: WorldOptions, search: SearchOptions, loop: LoopOptions
                               f"{LOCAL_WORLD_TOKENS} (pass --max-tokens to change it)",
                               markup=False, highlight=False)
     if tasks is None:
-        raise HopscoreError("missing option --tasks (the HDR task file or category folder); "
+        raise HopscoreError(f"missing option --tasks (the {short_title()} task file or category "
+                            "folder); "
                             "give none of --tasks, --db-root, --corpus for the built-in world")
     if db_root is None:
         raise HopscoreError("missing option --db-root (the folder of the SQLite databases)")
@@ -241,7 +242,7 @@ def run_agent(settings: HdrSettings, *, progress: bool, json_output: bool = Fals
         err_console.print(line, style="yellow", markup=False, highlight=False, soft_wrap=True)
     if json_output:  # metrics.json when graded, else the attempts' counts
         print_json(result.metrics if result.metrics is not None
-                   else {"graded": False, "hdr": result.summary})
+                   else {"graded": False, agent_key(): result.summary})
     else:
         print_table(console, activity_table(result))
     if result.report is not None:

@@ -21,7 +21,7 @@ PANEL_ADVANCED = "Requests (advanced)"
 METHODS = "MCR's methods and open-book runs"
 MODEL_HELP = ("PROVIDER/NAME: openai/<model> (any OpenAI-compatible endpoint), "
               "anthropic/<model> (Messages API) or local/smollm2.")
-#: --max-tokens' default (the QA runs'; an HDR run sends it too)
+#: --max-tokens' default (the QA runs'; an agent run sends it too)
 DEFAULT_MAX_TOKENS = 1024
 
 MODEL = typer.Option(..., "--model", "-m", metavar="PROVIDER/NAME", show_default=False,
