@@ -24,7 +24,7 @@ SPELLINGS = ("hybrid_deep_research",)
 
 #: the run side (place-run, agent): being cleaned at the same time
 RUN_SIDE = {
-    "cli/hdr.py", "cli/run.py", "cli/suite.py",
+    "cli/agent_files.py", "cli/run.py", "cli/suite.py",
 }
 
 #: the scoring, loading and analysis side: not yet moved into the benchmark folders
@@ -33,15 +33,8 @@ SCORE_SIDE = {
 }
 
 #: modules naming a benchmark only by its title, another name or its package's folder (and on
-#: neither list above); hdr/* and the imports of it: the package path ``hopscore.hdr`` until
-#: the package is renamed. This list may only shrink too.
-WORDS_SIDE = {
-    "cli/__init__.py", "cli/agent.py", "cli/demo.py", "cli/hdr_demo.py", "cli/judge.py", "cli/merge.py",
-    "hdr/__init__.py", "hdr/agent.py", "hdr/agent_job.py", "hdr/endpoints.py",
-    "hdr/prepared.py", "hdr/protocol.py", "hdr/report.py", "hdr/settings.py", "hdr/tools.py",
-    "hdr/trajectory.py", "hdr/validate.py", "hdr/world.py",
-    "merge/__init__.py", "merge/hdr.py", "report/turns.py",
-}
+#: neither list above): none left, and none may come back.
+WORDS_SIDE: set[str] = set()
 
 
 def _whole_words(words: set[str]) -> re.Pattern[str]:

@@ -326,7 +326,7 @@ def test_a_server_restarted_with_another_template_does_not_get_old_replies(
 
 
 def test_the_tool_call_advice_reads_the_servers_template() -> None:
-    from hopscore.hdr.endpoints import no_tool_call_hint
+    from hopscore.agent.endpoints import no_tool_call_hint
 
     without = no_tool_call_hint("native", {"chat_template": "x",
                                            "chat_template_caps": {"supports_tools": False}})

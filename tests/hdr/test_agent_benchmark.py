@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from hopscore import benchmarks
+from hopscore.agent import world
+from hopscore.agent.benchmark import agent_benchmark
 from hopscore.benchmarks import agent_tasks
 from hopscore.benchmarks.base import Benchmark
 from hopscore.errors import HopscoreError
-from hopscore.hdr import world
-from hopscore.hdr.benchmark import agent_benchmark
 
 
 def test_the_agent_benchmark_is_the_registrys_one_that_runs_an_agent() -> None:
@@ -91,7 +91,7 @@ def test_the_world_is_the_folder_the_benchmark_declares(tmp_path: Path,
 def test_the_outputs_key_and_short_title_are_declared(monkeypatch: pytest.MonkeyPatch) -> None:
     """metrics.json's block, the cache tags and the messages use the declared ``agent_key`` and
     ``short_title``; a benchmark declaring neither gets its name and its title."""
-    from hopscore.hdr import benchmark
+    from hopscore.agent import benchmark
 
     shipped = agent_benchmark()
     assert benchmark.agent_key() == (shipped.agent_key or shipped.name)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from hopscore.hdr.trajectory import read_trajectory, to_anthropic
+from hopscore.agent.trajectory import read_trajectory, to_anthropic
 from tests.conftest import CliResult, run_cli
 from tests.hdr.world import SCRIPTS, Turn, World, build_world, scripted, write_jsonl
 from tests.openai_server import FakeOpenAI, Reply

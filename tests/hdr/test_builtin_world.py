@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from hopscore.agent.knowledge import KnowledgeBase
+from hopscore.agent.world import databases, materialize
 from hopscore.benchmarks.agent_tasks import family_counts, load_tasks
-from hopscore.hdr.knowledge import KnowledgeBase
-from hopscore.hdr.world import databases, materialize
 from hopscore.run.search import Bm25Search
 from tests.conftest import run_cli
 from tests.hdr.world import judge_reply, tool_calls

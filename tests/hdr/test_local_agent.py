@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from hopscore.agent.tools import SCHEMAS
 from hopscore.engine.local import missing_requirements
-from hopscore.hdr.tools import SCHEMAS
 from tests.conftest import run_cli
 from tests.hdr.world import TASKS, build_world
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from hopscore.hdr.tools import ToolLimits, Toolset
+from hopscore.agent.tools import ToolLimits, Toolset
 from hopscore.run.search import HttpSearch, html_to_text, parse_hits
 from hopscore.sql.sandbox import SqlExecutor
 

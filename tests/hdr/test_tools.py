@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
-from hopscore.errors import HopscoreError, InputError
-from hopscore.hdr.knowledge import ALL_DEFINITIONS_LIMIT, KEY_REQUIRED, KnowledgeBase
-from hopscore.hdr.tools import (
+from hopscore.agent.knowledge import ALL_DEFINITIONS_LIMIT, KEY_REQUIRED, KnowledgeBase
+from hopscore.agent.tools import (
     SCHEMAS,
     ArgumentError,
     ToolLimits,
@@ -22,6 +21,7 @@ from hopscore.hdr.tools import (
     format_hits,
     openai_tools,
 )
+from hopscore.errors import HopscoreError, InputError
 from hopscore.run.search import Bm25Search, SearchHit, snippet, url_key
 from hopscore.sql.observation import run_sql
 from hopscore.sql.sandbox import SqlExecutor

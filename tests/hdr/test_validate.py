@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from hopscore.agent.validate import check_s2sql_answer, validate_predictions
 from hopscore.benchmarks.agent_tasks import read_tasks
 from hopscore.errors import InputError
-from hopscore.hdr.validate import check_s2sql_answer, validate_predictions
 from tests.conftest import run_cli
 from tests.hdr.world import TASKS, write_jsonl
 

@@ -9,10 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hopscore.engine import CallFailure, ChatResponse, Usage
-from hopscore.hdr.context import ContextBudget, ContextWatch
-from hopscore.hdr.protocol import ToolProtocol
-from hopscore.hdr.wire import (
+from hopscore.agent.context import ContextBudget, ContextWatch
+from hopscore.agent.protocol import ToolProtocol
+from hopscore.agent.wire import (
     UNPARSED,
     assistant_message,
     call_id,
@@ -23,6 +22,7 @@ from hopscore.hdr.wire import (
     tool_message,
     wire_arguments,
 )
+from hopscore.engine import CallFailure, ChatResponse, Usage
 
 TOOLS = [{"type": "function", "function": {"name": "run_sql", "description": "SQL",
                                            "parameters": {"type": "object", "properties": {

@@ -218,7 +218,7 @@ def test_a_huge_model_reply_is_refused_at_the_body_cap(lean: bool) -> None:
 
 
 def test_the_agents_search_and_fetch_tools_end_at_the_deadline(hostile: HostileService) -> None:
-    from hopscore.hdr.tools import ToolLimits, Toolset
+    from hopscore.agent.tools import ToolLimits, Toolset
     from hopscore.sql.sandbox import SqlExecutor
 
     backend = HttpSearch(hostile.url("/trickle-body"), fetch_url=hostile.url("/trickle-head"),

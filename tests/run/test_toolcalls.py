@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hopscore.agent.tools import SCHEMAS, openai_tools
 from hopscore.engine.toolcalls import (
     CLOSE,
     NAME_PREFIX,
@@ -18,7 +19,6 @@ from hopscore.engine.toolcalls import (
     tool_names,
     tools_prompt,
 )
-from hopscore.hdr.tools import SCHEMAS, openai_tools
 
 TOOLS = openai_tools(tuple(SCHEMAS))
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hopscore.hdr.tools import Toolset
+from hopscore.agent.tools import Toolset
 from hopscore.sql.match_job import MatchOptions, run_sql_match
 from hopscore.sql.observation import run_sql
 from hopscore.sql.sandbox import SqlExecutor

@@ -1,6 +1,6 @@
 """The tasks of an agent benchmark (``hopscore agent``): task records, the release JSONL, the
 per-category source files, and the v2 overlay. Benchmark-neutral: the agent machinery
-(:mod:`hopscore.hdr`) reads tasks through these records, and an agent benchmark's
+(:mod:`hopscore.agent`) reads tasks through these records, and an agent benchmark's
 :meth:`~hopscore.benchmarks.base.Benchmark.load_agent_tasks` through this loader.
 
 A task file is either

@@ -403,7 +403,7 @@ class Benchmark(Loading[E, P], Scoring[E, P], Prompting[E, P], Analysis[E, P]):
 
     #: The folder, among the package data beside its module (:meth:`resource`), of the world it
     #: bundles for its agent (a task file, ``dbs/<db>/<db>.sql`` and ``<db>_kb.jsonl``, a search
-    #: corpus; :mod:`hopscore.hdr.world`), which the agent command runs on when it is given no
+    #: corpus; :mod:`hopscore.agent.world`), which the agent command runs on when it is given no
     #: task files; None: it bundles none. For a benchmark whose :attr:`runner` is ``"agent"``.
     agent_world: ClassVar[str | None] = None
     #: The short key of its agent runs: the block of counts in their ``metrics.json``, the tag

@@ -32,8 +32,8 @@ from hopscore.errors import HopscoreError
 from hopscore.scores.display import print_table
 
 if TYPE_CHECKING:
+    from hopscore.agent.settings import HdrSettings
     from hopscore.benchmarks.base import Benchmark
-    from hopscore.hdr.settings import HdrSettings
 
 #: Turns per attempt of the local model on the built-in world (its answers are weak; 300 turns
 #: of a 135M-parameter model on the CPU would take hours).
@@ -132,8 +132,9 @@ def agent_settings(world: WorldOptions, search: SearchOptions, loop: LoopOptions
                    follow_slots: bool) -> HdrSettings:
     """The agent run's settings from the command's options (the built-in world when no task,
     database or corpus is given)."""
-    from hopscore.hdr.agent_job import default_output_dir
-    from hopscore.hdr.settings import HdrSettings
+    from hopscore.agent.agent_job import default_output_dir
+    from hopscore.agent.benchmark import short_title
+    from hopscore.agent.settings import HdrSettings
 
     local = model.startswith("local/")
     tasks, db_root = world.tasks, world.db_root
@@ -143,7 +144,7 @@ def agent_settings(world: WorldOptions, search: SearchOptions, loop: LoopOptions
     judge = (grading.judge_model, grading.judge_base_url, grading.judge_api_key_env)
     max_turns = loop.max_turns
     if builtin:
-        from hopscore.hdr.world import materialize
+        from hopscore.agent.world import materialize
 
         made = materialize(requests.cache())
         tasks, db_root, corpus = made.tasks, made.db_root, made.corpus
@@ -204,11 +205,12 @@ def run_agent(settings: HdrSettings, *, progress: bool, json_output: bool = Fals
 
     ``share_local``: the agent is the local model and judges too: one loaded model serves both.
     """
-    from hopscore.cli.hdr import activity_table, result_table
+    from hopscore.agent.agent_job import run, run_writes
+    from hopscore.agent.benchmark import agent_key
+    from hopscore.agent.report import truncation_warning
+    from hopscore.cli.agent_files import activity_table, result_table
     from hopscore.cli.options import print_json
     from hopscore.files.outputs import claim_for_command, output_dir
-    from hopscore.hdr.agent_job import run, run_writes
-    from hopscore.hdr.report import truncation_warning
 
     claim_for_command(output_dir(settings.output_dir, "--output-dir",
                                  writes=run_writes(settings.repeats)), inputs=settings.inputs())

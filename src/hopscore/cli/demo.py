@@ -33,7 +33,7 @@ def _agent_declared() -> tuple[str, str]:
     """The option that runs the agent on the built-in world, ``--<key>`` (the agent
     benchmark's declared :attr:`~hopscore.benchmarks.base.Benchmark.agent_key`), and the
     benchmark's title."""
-    from hopscore.hdr.benchmark import agent_benchmark, agent_key
+    from hopscore.agent.benchmark import agent_benchmark, agent_key
 
     return f"--{agent_key()}", agent_benchmark().title
 
@@ -99,9 +99,9 @@ def demo(
 
         claim_for_command(directory(output_dir, "--output-dir"))
     if agent:
-        from hopscore.cli.hdr_demo import hdr_demo
+        from hopscore.cli.agent_demo import agent_demo
 
-        hdr_demo(output_dir, examples or 1, max_turns)
+        agent_demo(output_dir, examples or 1, max_turns)
         return
     if not scores_only:
         from hopscore.engine.local import INSTALL_HINT, missing_requirements

@@ -81,7 +81,8 @@ def judge(
     )] = None,
     prompt_file: Annotated[Path | None, typer.Option(
         "--prompt-file", metavar="FILE",
-        help="Template with {question}, {answer}, {expected_answer} (e.g. HDR's answer_judge.txt).",
+        help="Template with {question}, {answer}, {expected_answer} (e.g. a benchmark's official "
+        "judge prompt).",
     )] = None,
     max_tokens: Annotated[int, typer.Option(
         "--max-tokens", metavar="N", min=0, help="Completion budget per call; 0 sends none.",

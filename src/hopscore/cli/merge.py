@@ -100,7 +100,7 @@ def _show(kind: str, result: Any, output: Path) -> bool:
             print_table(console, suite_table(rows, model))
         return any(row.status != "ok" for row in rows)
     if kind == "agent":
-        from hopscore.cli.hdr import result_table
+        from hopscore.cli.agent_files import result_table
 
         if result.report is not None:
             print_table(console, result_table(result))

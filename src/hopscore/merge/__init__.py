@@ -50,9 +50,9 @@ def merge(paths: Sequence[Path], out: Path, warn: Callable[[str], None], *,
 
         return kind, merge_suite(outputs, out, warn, ready=before_writing)
     if kind == "agent":
-        from hopscore.merge.hdr import merge_hdr
+        from hopscore.merge.agent import merge_agent
 
-        return kind, merge_hdr(outputs, out, warn, ready=before_writing)
+        return kind, merge_agent(outputs, out, warn, ready=before_writing)
     from hopscore.merge.files import merge_judge, merge_sql
 
     if kind == "judge":

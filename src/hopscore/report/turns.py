@@ -91,7 +91,7 @@ def conversation(record: Mapping[str, Any], run_dir: Path | None, limit: int
         return None
     path = run_dir / name
     try:
-        from hopscore.hdr.trajectory import read_trajectory
+        from hopscore.agent.trajectory import read_trajectory
 
         messages, _ = read_trajectory(path)
     except (HopscoreError, OSError, ValueError) as exc:

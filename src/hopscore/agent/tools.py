@@ -9,7 +9,7 @@ prefix (``Error:``, ``Rejected:``, ``SQL error``, ``[ERROR]``, ...), so the loop
 (:class:`~hopscore.sql.sandbox.SqlExecutor`, 500-row cap, per-query deadline) with its
 observation text (:func:`~hopscore.sql.observation.format_observation`). ``web_search`` and
 ``web_fetch`` call a :mod:`~hopscore.run.search` backend; the knowledge tools read the
-database's :class:`~hopscore.hdr.knowledge.KnowledgeBase` and are offered only when it exists.
+database's :class:`~hopscore.agent.knowledge.KnowledgeBase` and are offered only when it exists.
 
 Every observation is capped at ``max_observation_chars`` (the reference has no such cap: a
 500-row result of wide text columns could otherwise fill a model's context at once).
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hopscore.hdr.knowledge import KEY_REQUIRED, KnowledgeBase
+from hopscore.agent.knowledge import KEY_REQUIRED, KnowledgeBase
 from hopscore.run.search import SearchBackend, SearchHit
 from hopscore.sql.observation import (
     EMPTY_SQL,

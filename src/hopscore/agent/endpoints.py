@@ -9,12 +9,12 @@ from typing import Any
 
 from rich.console import Console
 
+from hopscore.agent.prepared import PreparedAgentRun
+from hopscore.agent.settings import HdrSettings
 from hopscore.engine import ChatBackend, RetryPolicy, warn_printer
 from hopscore.engine.capacity import ask_async
 from hopscore.engine.preflight import preflight, tool_support
 from hopscore.errors import HopscoreError
-from hopscore.hdr.prepared import PreparedAgentRun
-from hopscore.hdr.settings import HdrSettings
 from hopscore.judge.judge_job import JudgeConfig
 from hopscore.judge.prompt import JudgePrompt
 from hopscore.run.providers import resolve, target_of

@@ -2,7 +2,7 @@
 
 The run is prepared again without a shard (tasks, knowledge, search), so every attempt's key is
 known. The merged directory gets the shards' attempt rows (byte for byte, in task order) and
-their trajectory files; then the run's own finishing code (:func:`hopscore.hdr.agent_job.finish`)
+their trajectory files; then the run's own finishing code (:func:`hopscore.agent.agent_job.finish`)
 writes the submission files, grades and scores from the merged attempts, as after an unsharded
 run. Grading resumes from the shards' verdicts where they can be reused: the judge's rows of
 every shard are pooled into ``judge.jsonl`` (keyed by content, so no judge request is made for
@@ -36,13 +36,13 @@ from hopscore.merge.common import (
 from hopscore.merge.runs import add_merged_from, batch_totals
 
 if TYPE_CHECKING:
-    from hopscore.hdr.agent_job import HdrRunResult
-    from hopscore.hdr.protocol import ToolProtocol
+    from hopscore.agent.agent_job import HdrRunResult
+    from hopscore.agent.protocol import ToolProtocol
     from hopscore.judge.judge_job import JudgeSummary
 
 
 def settings_differences(a: ShardOutput, b: ShardOutput) -> list[str]:
-    from hopscore.hdr.settings import EXECUTION_FIELDS
+    from hopscore.agent.settings import EXECUTION_FIELDS
 
     names = differences(a.record.get("settings") or {}, b.record.get("settings") or {},
                         EXECUTION_FIELDS)
@@ -52,13 +52,13 @@ def settings_differences(a: ShardOutput, b: ShardOutput) -> list[str]:
     return names
 
 
-def merge_hdr(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], None], *,
+def merge_agent(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], None], *,
               ready: Callable[[], None] = lambda: None) -> HdrRunResult:
     """Join the shards of one agent run into ``out`` (see the module docstring)."""
-    from hopscore.hdr.agent_job import finish, prepare
-    from hopscore.hdr.grade import JUDGE_OUTPUT
-    from hopscore.hdr.prepared import attempt_key
-    from hopscore.hdr.settings import HdrSettings
+    from hopscore.agent.agent_job import finish, prepare
+    from hopscore.agent.grade import JUDGE_OUTPUT
+    from hopscore.agent.prepared import attempt_key
+    from hopscore.agent.settings import HdrSettings
     from hopscore.judge.rows import key_of as judge_key_of
     from hopscore.sql.sandbox import SqlExecutor
 
@@ -135,7 +135,7 @@ ACTIVITY = ("already_done", "processed", "requests_sent", "retries", "cache_hits
 def _judge_activity(summary: JudgeSummary, outputs: Sequence[ShardOutput], out: Path) -> None:
     """The judge's counts of work in metrics.json and config.json: the shards' (the merge
     itself reuses their verdicts), as the unsharded run would count them."""
-    from hopscore.hdr.benchmark import agent_key
+    from hopscore.agent.benchmark import agent_key
 
     blocks = [((o.record.get("grades") or {}).get("judge") or {}) for o in outputs]
     for name in ACTIVITY:

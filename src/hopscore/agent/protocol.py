@@ -27,9 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from hopscore.agent.wire import rejects_tools
 from hopscore.engine import CallFailure, ChatResponse
 from hopscore.engine.toolcalls import CLOSE, parse_tool_calls, text_messages
-from hopscore.hdr.wire import rejects_tools
 
 PROTOCOLS = ("auto", "native", "text")
 NATIVE, TEXT = "native", "text"

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hopscore.agent.benchmark import agent_benchmark, short_title
 from hopscore.errors import HopscoreError
-from hopscore.hdr.benchmark import agent_benchmark, short_title
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hopscore.agent.benchmark import short_title
 from hopscore.benchmarks.agent_tasks import (
     FAMILIES,
     S2SQL,
@@ -39,7 +40,6 @@ from hopscore.benchmarks.agent_tasks import (
     family_of_id,
 )
 from hopscore.files.io import json_type, read_bytes
-from hopscore.hdr.benchmark import short_title
 from hopscore.sql.extract import last_fenced_sql
 from hopscore.sql.guard import check_query
 

@@ -19,9 +19,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from hopscore.agent.tools import is_error_observation
 from hopscore.errors import InputError
 from hopscore.files.io import json_type, load_json, write_json_atomic
-from hopscore.hdr.tools import is_error_observation
 
 FORMATS = ("openai", "anthropic")
 

@@ -9,11 +9,11 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from hopscore.agent.benchmark import agent_benchmark, agent_key
+from hopscore.agent.grade import GRADES, GradeSummary
 from hopscore.benchmarks.agent_tasks import FAMILIES, HdrTask, family_counts, tasks_sha256
 from hopscore.engine.failures import rerun_advice, tally
 from hopscore.files.io import write_json_atomic, write_jsonl_atomic
-from hopscore.hdr.benchmark import agent_benchmark, agent_key
-from hopscore.hdr.grade import GRADES, GradeSummary
 from hopscore.inference.spec import IntervalSpec
 from hopscore.run.finish import versions
 from hopscore.scores.scoring import ScoreReport, ScoresWriter, score_examples
@@ -22,8 +22,8 @@ from hopscore.text.words import counted
 from hopscore.version import __version__
 
 if TYPE_CHECKING:
+    from hopscore.agent.prepared import PreparedAgentRun
     from hopscore.engine import BatchOutcome, EngineStats
-    from hopscore.hdr.prepared import PreparedAgentRun
 
 PREDICTIONS = "predictions.jsonl"
 KeyOf = Callable[["PreparedAgentRun", HdrTask, int], str]
@@ -169,7 +169,7 @@ def write_config(prepared: PreparedAgentRun, *, status: str,
                  outcome: BatchOutcome | None = None, stats: EngineStats | None = None,
                  grades: GradeSummary | None = None) -> dict[str, Any]:
     """config.json: :func:`config_record` with the counts; returns the attempts' summary."""
-    from hopscore.hdr.prepared import attempt_key
+    from hopscore.agent.prepared import attempt_key
 
     settings = prepared.settings
     summary = attempt_summary(prepared, rows, attempt_key) if rows is not None else {}
@@ -188,8 +188,8 @@ def write_config(prepared: PreparedAgentRun, *, status: str,
 
 def config_record(prepared: PreparedAgentRun, status: str) -> dict[str, Any]:
     """config.json without the counts: every setting, hashes, versions and the status."""
-    from hopscore.hdr.agent import SYSTEM_PROMPT, prompt_sha256
-    from hopscore.hdr.tools import SCHEMAS, openai_tools
+    from hopscore.agent.loop import SYSTEM_PROMPT, prompt_sha256
+    from hopscore.agent.tools import SCHEMAS, openai_tools
 
     settings = prepared.settings
     overlay = prepared.overlay
@@ -224,8 +224,8 @@ def config_record(prepared: PreparedAgentRun, status: str) -> dict[str, Any]:
 def _comparable(config: dict[str, Any]) -> dict[str, Any]:
     """What of a config.json decides the attempts: the settings (not the operational ones),
     the task set's hash, the endpoint, the system prompt, the tools and the search backend."""
+    from hopscore.agent.settings import OPERATIONAL
     from hopscore.files.reruns import comparable_config
-    from hopscore.hdr.settings import OPERATIONAL
 
     return comparable_config(config, OPERATIONAL, {
         "tasks sha256": ("tasks", "sha256"), "endpoint": ("model", "endpoint"),

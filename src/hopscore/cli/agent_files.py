@@ -16,7 +16,7 @@ from hopscore.scores.display import print_table
 from hopscore.text.words import counted
 
 if TYPE_CHECKING:
-    from hopscore.hdr.agent_job import HdrRunResult
+    from hopscore.agent.agent_job import HdrRunResult
 
 
 @app.command("validate-predictions", rich_help_panel="HybridDeepResearch")
@@ -50,8 +50,8 @@ def validate_predictions(
       hopscore validate-predictions predictions.jsonl --tasks hdr_v1/ --overlay hdr_v2_patch/ \
           --allow-missing
     """
+    from hopscore.agent.validate import validate_predictions as validate
     from hopscore.benchmarks.hybrid_deep_research.tasks import load_tasks
-    from hopscore.hdr.validate import validate_predictions as validate
 
     if overlay is not None and tasks is None:
         raise HopscoreError("--overlay needs --tasks")

@@ -1,16 +1,16 @@
 """A prepared agent run: its settings, model, tasks, knowledge and search, and the
 key of each (task, attempt) in its sample log. Shared by the runner, which makes it, and the
-run's output files (:mod:`hopscore.hdr.report`), which describe it."""
+run's output files (:mod:`hopscore.agent.report`), which describe it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hopscore.agent.knowledge import KnowledgeBase
+from hopscore.agent.protocol import ToolProtocol
+from hopscore.agent.settings import HdrSettings
 from hopscore.benchmarks.agent_tasks import HdrTask, Overlay
 from hopscore.engine import canonical_json, sha256_text
-from hopscore.hdr.knowledge import KnowledgeBase
-from hopscore.hdr.protocol import ToolProtocol
-from hopscore.hdr.settings import HdrSettings
 from hopscore.run.providers import ModelSpec
 from hopscore.run.search import SearchBackend
 

@@ -1,5 +1,5 @@
 """The agent command (``hopscore agent``): the baseline agent on every task of the agent
-benchmark (:mod:`hopscore.hdr.benchmark`), then grading.
+benchmark (:mod:`hopscore.agent.benchmark`), then grading.
 
 The run directory holds
 
@@ -11,7 +11,7 @@ The run directory holds
 * ``trajectories/<task>__<attempt>.json``: the conversation in OpenAI message format;
 * ``predictions.jsonl``: the submission (``instance_id``, ``final_answer``) of attempt 0,
   and ``predictions.attempt-<i>.jsonl`` for the other attempts;
-* the grading files of :mod:`hopscore.hdr.grade` and ``grades.jsonl``;
+* the grading files of :mod:`hopscore.agent.grade` and ``grades.jsonl``;
 * ``metrics.json`` + ``scores.jsonl`` as ``hopscore score`` writes them for the benchmark
   (groups: the families), plus a block of counts.
 
@@ -31,6 +31,30 @@ from typing import Any, ClassVar
 
 from rich.console import Console
 
+from hopscore.agent.benchmark import agent_benchmark, agent_key
+from hopscore.agent.endpoints import (
+    agents_at_once,
+    check_endpoints,
+    judge_config,
+    no_tool_call_hint,
+    retry_policy,
+)
+from hopscore.agent.grade import AttemptOutcome, GradeOptions, GradeSummary, grade
+from hopscore.agent.knowledge import KnowledgeBase
+from hopscore.agent.loop import MODEL_ERROR, AgentLoop, AgentSettings, prompt_sha256
+from hopscore.agent.prepared import PreparedAgentRun, attempt_key
+from hopscore.agent.protocol import ToolProtocol
+from hopscore.agent.report import (
+    cut_unscored,
+    finish_metrics,
+    run_differences,
+    write_config,
+    write_predictions,
+)
+from hopscore.agent.settings import HdrSettings
+from hopscore.agent.tools import SCHEMAS, ToolLimits, Toolset, openai_tools
+from hopscore.agent.trajectory import file_name, read_trajectory, write_trajectory
+from hopscore.agent.wire import content_style_for
 from hopscore.benchmarks.agent_tasks import HdrTask
 from hopscore.distributed import Built, Gate, local_execution, ray_execution
 from hopscore.distributed.work import prepared_elsewhere
@@ -52,30 +76,6 @@ from hopscore.engine.outage import EndpointDown
 from hopscore.errors import HopscoreError, Interrupted
 from hopscore.files.outputs import claim, output_dir
 from hopscore.files.reruns import REFUSE, SIDE
-from hopscore.hdr.agent import MODEL_ERROR, AgentLoop, AgentSettings, prompt_sha256
-from hopscore.hdr.benchmark import agent_benchmark, agent_key
-from hopscore.hdr.endpoints import (
-    agents_at_once,
-    check_endpoints,
-    judge_config,
-    no_tool_call_hint,
-    retry_policy,
-)
-from hopscore.hdr.grade import AttemptOutcome, GradeOptions, GradeSummary, grade
-from hopscore.hdr.knowledge import KnowledgeBase
-from hopscore.hdr.prepared import PreparedAgentRun, attempt_key
-from hopscore.hdr.protocol import ToolProtocol
-from hopscore.hdr.report import (
-    cut_unscored,
-    finish_metrics,
-    run_differences,
-    write_config,
-    write_predictions,
-)
-from hopscore.hdr.settings import HdrSettings
-from hopscore.hdr.tools import SCHEMAS, ToolLimits, Toolset, openai_tools
-from hopscore.hdr.trajectory import file_name, read_trajectory, write_trajectory
-from hopscore.hdr.wire import content_style_for
 from hopscore.jobs import Job, open_results, run_rows
 from hopscore.run.caps import cap_sample
 from hopscore.run.providers import (
@@ -333,9 +333,9 @@ def outcomes_of(prepared: PreparedAgentRun,
 
 def run_writes(repeats: int) -> tuple[str, ...]:
     """What an agent run writes in its directory."""
+    from hopscore.agent.grade import GRADES, JUDGE_OUTPUT, S2SQL_INPUT, SQL_MATCH
+    from hopscore.agent.report import predictions_name
     from hopscore.files.reruns import side_path
-    from hopscore.hdr.grade import GRADES, JUDGE_OUTPUT, S2SQL_INPUT, SQL_MATCH
-    from hopscore.hdr.report import predictions_name
 
     return ("config.json", SAMPLES_FILE, side_path(Path(SAMPLES_FILE)).name, f"{TRAJECTORIES}/",
             f"{TRAJECTORIES}{SIDE}/", *(predictions_name(i) for i in range(repeats)), GRADES,

@@ -3,9 +3,9 @@
 The conversation starts with the system prompt (hopscore's wording of the reference's content,
 spec §3.2) and the user prompt of spec §3.3 (``## Final question``, ``## Hint`` unless the hint
 is empty, ``## Database``). Each turn is one model request with the tools, natively or in the
-text protocol (:mod:`hopscore.hdr.protocol`); every tool call of the reply is answered by a
+text protocol (:mod:`hopscore.agent.protocol`); every tool call of the reply is answered by a
 ``tool`` message, in order, and logged with its latency and result size. Messages are kept in
-the form every server we know accepts (:mod:`hopscore.hdr.wire`). The harness, not the model,
+the form every server we know accepts (:mod:`hopscore.agent.wire`). The harness, not the model,
 enforces the contract:
 
 * the attempt ends at the first accepted ``final_answer`` call, so there is exactly one final
@@ -21,7 +21,7 @@ enforces the contract:
 * a request the endpoint refuses because the conversation no longer fits its context ends the
   attempt with status ``context_overflow``: final, graded as no answer, not retried (a re-run
   would fail the same way); ``max_context_tokens`` drops the oldest tool results before that
-  (:mod:`hopscore.hdr.context`);
+  (:mod:`hopscore.agent.context`);
 * any other request that fails after the engine's retries ends the attempt with status
   ``model_error``: it is recorded, never graded as an answer, and retried by a re-run.
 """
@@ -33,18 +33,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from hopscore.benchmarks.agent_tasks import HdrTask
-from hopscore.engine import CallFailure, ChatEngine, ChatRequest, sha256_text
-from hopscore.hdr.benchmark import agent_key
-from hopscore.hdr.context import ContextBudget, ContextWatch
-from hopscore.hdr.protocol import NATIVE, ToolProtocol, WireRequest
-from hopscore.hdr.tools import FINAL_ANSWER, ArgumentError, Toolset, final_answer_text
-from hopscore.hdr.wire import (
+from hopscore.agent.benchmark import agent_key
+from hopscore.agent.context import ContextBudget, ContextWatch
+from hopscore.agent.protocol import NATIVE, ToolProtocol, WireRequest
+from hopscore.agent.tools import FINAL_ANSWER, ArgumentError, Toolset, final_answer_text
+from hopscore.agent.wire import (
     assistant_message,
     is_context_overflow,
     normalize_calls,
     tool_message,
 )
+from hopscore.benchmarks.agent_tasks import HdrTask
+from hopscore.engine import CallFailure, ChatEngine, ChatRequest, sha256_text
 
 SYSTEM_PROMPT = """\
 You are a research agent. The questions you get can only be answered by combining web research \

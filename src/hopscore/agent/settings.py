@@ -48,7 +48,7 @@ class HdrSettings:
     limit: int | None = None
     concurrency: int = 4
     #: --concurrency was not given: as many attempts at once as the server declares slots
-    #: (:func:`hopscore.hdr.endpoints.agents_at_once`)
+    #: (:func:`hopscore.agent.endpoints.agents_at_once`)
     follow_slots: bool = False
     temperature: float | None = 0.0
     max_tokens: int | None = None

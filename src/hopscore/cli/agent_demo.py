@@ -1,7 +1,7 @@
 """``hopscore demo --hdr``: the agent on the built-in world, end to end.
 
 The local model (SmolLM2-135M on the CPU) drives the tool-calling loop on the first tasks of
-each family of :mod:`hopscore.hdr.world` (read-only SQL on the task's database, its knowledge
+each family of :mod:`hopscore.agent.world` (read-only SQL on the task's database, its knowledge
 base, BM25 search over the world's corpus), its answers are graded as a real run grades them
 (execution match for S2SQL; the same local model as judge for SQL2S and Parallel), and one
 table lists every attempt's tool calls, final answer and grade. A 135M model answers badly;
@@ -77,12 +77,12 @@ def attempts_table(out: Path) -> Table:
     return table
 
 
-def hdr_demo(output_dir: Path | None, per_family: int, max_turns: int) -> None:
-    from hopscore.cli.hdr import activity_table, result_table
+def agent_demo(output_dir: Path | None, per_family: int, max_turns: int) -> None:
+    from hopscore.agent.agent_job import run
+    from hopscore.agent.settings import HdrSettings
+    from hopscore.agent.world import materialize
+    from hopscore.cli.agent_files import activity_table, result_table
     from hopscore.engine.local import INSTALL_HINT, LocalSmolLM2, missing_requirements
-    from hopscore.hdr.agent_job import run
-    from hopscore.hdr.settings import HdrSettings
-    from hopscore.hdr.world import materialize
     from hopscore.run.providers import SharedBackend
 
     missing = missing_requirements()
