@@ -423,7 +423,7 @@ def test_every_benchmark_has_error_categories() -> None:
         assert dimensions_for(Inputs(name))[0].name, name
 
 
-@pytest.mark.parametrize(("benchmark", "expected"), [
+@pytest.mark.parametrize(("sample", "expected"), [
     ("bamboogle", {"outcome": {"right": 3, "partial": 1, "wrong": 1},
                    "wrong answer x gold answer": {"part of the gold answer": 1,
                                                   "no word in common": 1}}),
@@ -439,8 +439,8 @@ def test_every_benchmark_has_error_categories() -> None:
                              "wrong label, evidence incomplete": 1}}),
 ])
 def test_bundled_samples_get_their_benchmark_categories(
-        tmp_path: Path, benchmark: str, expected: dict[str, dict[str, int]]) -> None:
-    out, gold = _score_sample(tmp_path, benchmark)
+        tmp_path: Path, sample: str, expected: dict[str, dict[str, int]]) -> None:
+    out, gold = _score_sample(tmp_path, sample)
     result = run_cli("analyze", out, "--gold", gold, "-o", tmp_path / "categories.json")
     assert result.returncode == 0, result.stderr
     assert "no error category applies" not in result.stderr
