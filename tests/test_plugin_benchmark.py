@@ -7,8 +7,6 @@ package (``template.jinja``, ``shots.json``, ``samples/``, ``categories.py``), a
 hopscore names it: score, run (against the stand-in server), ``--strategy sc``, analyze,
 report, export, shard + merge, the Python API and the inspect task all work on it.
 
-Parts that wait on a module another change owns are marked ``xfail(strict=True)`` with what
-that module needs; each turns into a failure (XPASS) once it lands, and its mark goes.
 docs/writing-a-benchmark.md walks through this same package.
 """
 
