@@ -19,8 +19,10 @@ A job has rows: items in input order, each with a key that names everything that
 4. hands back what the command **summarises** (:class:`Finished`).
 
 What differs per command is passed in: the rows (:class:`Job`), how its execution starts, and
-what it does before the first row and when it stops. ``sql-match`` grades in threads, writing
-in input order as it goes, and shares step 1 (:func:`open_results`).
+what it does before the first row and when it stops. A command's work asks its model through
+the engine :func:`chat_engine` makes, the same in this process and on a Ray worker.
+``sql-match`` grades in threads, writing in input order as it goes, and shares step 1
+(:func:`open_results`).
 """
 
 from __future__ import annotations
@@ -29,18 +31,22 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from hopscore.engine.batch import BatchOutcome, run_batch
+from hopscore.engine.cache import cache_for, warn_printer
+from hopscore.engine.core import ChatEngine
 from hopscore.engine.outage import EndpointDown
 from hopscore.engine.resume import KeyOf, ResultLog, note_resume
+from hopscore.engine.retry import RetryPolicy
 from hopscore.errors import Interrupted
 from hopscore.files.reruns import prepare_results
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from hopscore.distributed import Execution
+    from hopscore.distributed import Execution, Gate
+    from hopscore.engine.backend import ChatBackend
     from hopscore.engine.core import EngineStats
 
 T = TypeVar("T")
@@ -149,3 +155,47 @@ async def run_rows(job: Job[T], log: ResultLog, execution: Execution, *,
     finally:
         await execution.close()
     return Finished(outcome, execution.stats(), execution.describe())
+
+
+class EngineSettings(Protocol):
+    """What a command's settings say of its requests (a run's, the agent's, the judge's)."""
+
+    @property
+    def timeout(self) -> float: ...
+    @property
+    def cache_dir(self) -> Path | None: ...
+    @property
+    def adaptive(self) -> bool: ...
+    @property
+    def max_outage(self) -> float: ...
+
+
+class RetrySettings(Protocol):
+    """The retry options of a command's settings (``--max-retries``, ``--backoff``, ...)."""
+
+    @property
+    def max_retries(self) -> int: ...
+    @property
+    def backoff(self) -> float: ...
+    @property
+    def max_retry_wait(self) -> float: ...
+    @property
+    def deadline(self) -> float | None: ...
+
+
+def retry_policy(settings: RetrySettings) -> RetryPolicy:
+    """The engine's retry policy of ``settings``' retry options."""
+    return RetryPolicy(max_retries=settings.max_retries, base_delay=settings.backoff,
+                       max_retry_wait=settings.max_retry_wait, deadline=settings.deadline)
+
+
+def chat_engine(backend: ChatBackend, gate: Gate | None, settings: EngineSettings, *,
+                concurrency: int, retry: RetryPolicy, warn: Console | None) -> ChatEngine:
+    """The engine a job's work asks through: ``backend`` (behind the Ray pool's ``gate`` on a
+    worker, None in this process) with ``settings``' timeout, response cache (its warnings to
+    ``warn``), adaptive concurrency and outage limit."""
+    if gate is not None:
+        backend = gate.wrap(backend)
+    return ChatEngine(backend, concurrency=concurrency, timeout=settings.timeout, retry=retry,
+                      cache=cache_for(settings.cache_dir, warn_printer(warn)),
+                      adaptive=settings.adaptive, max_outage=settings.max_outage)
