@@ -21,14 +21,17 @@ A job has rows: items in input order, each with a key that names everything that
 What differs per command is passed in: the rows (:class:`Job`), how its execution starts, and
 what it does before the first row and when it stops. A command's work asks its model through
 the engine :func:`chat_engine` makes, the same in this process and on a Ray worker.
-``sql-match`` grades in threads, writing in input order as it goes, and shares step 1
-(:func:`open_results`).
+``sql-match`` grades CPU-bound rows: its steps 2 and 3 run them in threads
+(:func:`run_in_threads`), streamed from its input and written in input order as they finish
+(on Ray workers it uses its own loop).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -155,6 +158,49 @@ async def run_rows(job: Job[T], log: ResultLog, execution: Execution, *,
     finally:
         await execution.close()
     return Finished(outcome, execution.stats(), execution.describe())
+
+
+def run_in_threads(job: Job[Any], log: ResultLog, pending: Iterator[tuple[str, T]],
+                   grade: Callable[[T, str], Row], *, threads: int,
+                   on_row: Callable[[Row], None] | None = None,
+                   on_stop: Callable[[], None] | None = None) -> None:
+    """Steps 2 and 3 for CPU-bound rows: ``grade(item, key)`` (which never raises) on each of
+    the ``pending`` (key, item) pairs in ``threads`` threads, the pairs read as they are needed
+    (a few per thread ahead: the input is never held in memory), each row appended (and passed
+    to ``on_row``) in input order as soon as it and those before it are done; at the end the
+    file is put in the job's order.
+
+    A stop (Ctrl-C) drops the rows not started, calls ``on_stop`` (to wake threads blocked on a
+    worker, so the pool can close) and goes on as it came; every finished row is kept."""
+    window = max(2, threads * 4)
+    try:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            futures: deque[Future[Row]] = deque()
+
+            def submit_more() -> None:
+                while len(futures) < window:
+                    pair = next(pending, None)
+                    if pair is None:
+                        return
+                    futures.append(pool.submit(grade, pair[1], pair[0]))
+
+            try:
+                submit_more()
+                while futures:
+                    row = futures.popleft().result()
+                    log.append(row)
+                    if on_row is not None:
+                        on_row(row)
+                    submit_more()
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                if on_stop is not None:
+                    on_stop()
+                raise
+    finally:
+        log.close()
+    log.finalize(job.keys)
 
 
 class EngineSettings(Protocol):
