@@ -19,28 +19,37 @@ A job has rows: items in input order, each with a key that names everything that
 4. hands back what the command **summarises** (:class:`Finished`).
 
 What differs per command is passed in: the rows (:class:`Job`), how its execution starts, and
-what it does before the first row and when it stops. ``sql-match`` grades in threads, writing
-in input order as it goes, and shares step 1 (:func:`open_results`).
+what it does before the first row and when it stops. A command's work asks its model through
+the engine :func:`chat_engine` makes, the same in this process and on a Ray worker.
+``sql-match`` grades CPU-bound rows: its steps 2 and 3 run them in threads
+(:func:`run_in_threads`), streamed from its input and written in input order as they finish
+(on Ray workers it uses its own loop).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from hopscore.engine.batch import BatchOutcome, run_batch
+from hopscore.engine.cache import cache_for, warn_printer
+from hopscore.engine.core import ChatEngine
 from hopscore.engine.outage import EndpointDown
 from hopscore.engine.resume import KeyOf, ResultLog, note_resume
+from hopscore.engine.retry import RetryPolicy
 from hopscore.errors import Interrupted
 from hopscore.files.reruns import prepare_results
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from hopscore.distributed import Execution
+    from hopscore.distributed import Execution, Gate
+    from hopscore.engine.backend import ChatBackend
     from hopscore.engine.core import EngineStats
 
 T = TypeVar("T")
@@ -149,3 +158,90 @@ async def run_rows(job: Job[T], log: ResultLog, execution: Execution, *,
     finally:
         await execution.close()
     return Finished(outcome, execution.stats(), execution.describe())
+
+
+def run_in_threads(job: Job[Any], log: ResultLog, pending: Iterator[tuple[str, T]],
+                   grade: Callable[[T, str], Row], *, threads: int,
+                   on_row: Callable[[Row], None] | None = None,
+                   on_stop: Callable[[], None] | None = None) -> None:
+    """Steps 2 and 3 for CPU-bound rows: ``grade(item, key)`` (which never raises) on each of
+    the ``pending`` (key, item) pairs in ``threads`` threads, the pairs read as they are needed
+    (a few per thread ahead: the input is never held in memory), each row appended (and passed
+    to ``on_row``) in input order as soon as it and those before it are done; at the end the
+    file is put in the job's order.
+
+    A stop (Ctrl-C) drops the rows not started, calls ``on_stop`` (to wake threads blocked on a
+    worker, so the pool can close) and goes on as it came; every finished row is kept."""
+    window = max(2, threads * 4)
+    try:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            futures: deque[Future[Row]] = deque()
+
+            def submit_more() -> None:
+                while len(futures) < window:
+                    pair = next(pending, None)
+                    if pair is None:
+                        return
+                    futures.append(pool.submit(grade, pair[1], pair[0]))
+
+            try:
+                submit_more()
+                while futures:
+                    row = futures.popleft().result()
+                    log.append(row)
+                    if on_row is not None:
+                        on_row(row)
+                    submit_more()
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                if on_stop is not None:
+                    on_stop()
+                raise
+    finally:
+        log.close()
+    log.finalize(job.keys)
+
+
+class EngineSettings(Protocol):
+    """What a command's settings say of its requests (a run's, the agent's, the judge's)."""
+
+    @property
+    def timeout(self) -> float: ...
+    @property
+    def cache_dir(self) -> Path | None: ...
+    @property
+    def adaptive(self) -> bool: ...
+    @property
+    def max_outage(self) -> float: ...
+
+
+class RetrySettings(Protocol):
+    """The retry options of a command's settings (``--max-retries``, ``--backoff``, ...)."""
+
+    @property
+    def max_retries(self) -> int: ...
+    @property
+    def backoff(self) -> float: ...
+    @property
+    def max_retry_wait(self) -> float: ...
+    @property
+    def deadline(self) -> float | None: ...
+
+
+def retry_policy(settings: RetrySettings) -> RetryPolicy:
+    """The engine's retry policy of ``settings``' retry options."""
+    return RetryPolicy(max_retries=settings.max_retries, base_delay=settings.backoff,
+                       max_retry_wait=settings.max_retry_wait, deadline=settings.deadline)
+
+
+def chat_engine(backend: ChatBackend, gate: Gate | None, settings: EngineSettings, *,
+                concurrency: int, retry: RetryPolicy, warn: Console | None) -> ChatEngine:
+    """The engine a job's work asks through: ``backend`` (behind the Ray pool's ``gate`` on a
+    worker, None in this process) with ``settings``' timeout, response cache (its warnings to
+    ``warn``), adaptive concurrency and outage limit."""
+    if gate is not None:
+        backend = gate.wrap(backend)
+    return ChatEngine(backend, concurrency=concurrency, timeout=settings.timeout, retry=retry,
+                      cache=cache_for(settings.cache_dir, warn_printer(warn)),
+                      adaptive=settings.adaptive, max_outage=settings.max_outage)

@@ -37,7 +37,6 @@ from hopscore.agent.endpoints import (
     check_endpoints,
     judge_config,
     no_tool_call_hint,
-    retry_policy,
 )
 from hopscore.agent.grade import AttemptOutcome, GradeOptions, GradeSummary, grade
 from hopscore.agent.knowledge import KnowledgeBase
@@ -65,12 +64,10 @@ from hopscore.engine import (
     ChatEngine,
     EngineStats,
     RowResult,
-    cache_for,
     canonical_json,
     run_key_of,
     run_sync,
     sha256_text,
-    warn_printer,
 )
 from hopscore.engine.outage import EndpointDown
 from hopscore.errors import HopscoreError, Interrupted
@@ -81,7 +78,7 @@ from hopscore.run.caps import cap_sample
 from hopscore.run.providers import (
     ModelSpec,
     endpoint_for,
-    make_backend,
+    model_engine,
     resolve_base_url,
 )
 from hopscore.run.search import Bm25Search, HttpSearch, SearchBackend
@@ -243,15 +240,7 @@ class HdrWork:
                     warn: Console | None = None) -> Built:
         settings = self.settings
         prepared = prepared or prepare(settings)
-        local = prepared.spec.is_local
-        backend = backend or make_backend(prepared.spec, prepared.base_url,
-                                          settings.api_key_env, settings.concurrency)
-        if gate is not None:
-            backend = gate.wrap(backend)
-        engine = ChatEngine(backend, concurrency=1 if local else settings.concurrency,
-                            timeout=settings.timeout, retry=retry_policy(settings),
-                            cache=cache_for(settings.cache_dir, warn_printer(warn)),
-                            adaptive=settings.adaptive, max_outage=settings.max_outage)
+        engine = model_engine(settings, prepared.spec, prepared.base_url, backend, gate, warn)
         own = executor is None
         sandbox = SqlExecutor(workers=1) if executor is None else executor
         if own:

@@ -11,10 +11,11 @@ from rich.console import Console
 
 from hopscore.agent.prepared import PreparedAgentRun
 from hopscore.agent.settings import HdrSettings
-from hopscore.engine import ChatBackend, RetryPolicy, warn_printer
+from hopscore.engine import ChatBackend, warn_printer
 from hopscore.engine.capacity import ask_async
 from hopscore.engine.preflight import preflight, tool_support
 from hopscore.errors import HopscoreError
+from hopscore.jobs import retry_policy
 from hopscore.judge.judge_job import JudgeConfig
 from hopscore.judge.prompt import JudgePrompt
 from hopscore.run.providers import resolve, target_of
@@ -106,7 +107,3 @@ def judge_config(settings: HdrSettings) -> JudgeConfig | None:
                        adaptive=settings.adaptive, on_truncation=settings.on_truncation,
                        max_outage=settings.max_outage)
 
-
-def retry_policy(settings: HdrSettings) -> RetryPolicy:
-    return RetryPolicy(max_retries=settings.max_retries, base_delay=settings.backoff,
-                       max_retry_wait=settings.max_retry_wait, deadline=settings.deadline)

@@ -25,7 +25,6 @@ from hopscore.engine import (
     RetryPolicy,
     RowResult,
     batch_workers,
-    cache_for,
     canonical_json,
     endpoint_of,
     run_sync,
@@ -41,7 +40,7 @@ from hopscore.errors import HopscoreError
 from hopscore.files.outputs import Input, claim, output_file
 from hopscore.files.reruns import REFUSE
 from hopscore.files.shard import Shard, clear_sidecar, write_sidecar
-from hopscore.jobs import Job, open_results, run_rows
+from hopscore.jobs import Job, chat_engine, open_results, run_rows
 from hopscore.judge.parse import parse_judge_output, provider_error
 from hopscore.judge.prompt import JudgePrompt
 from hopscore.judge.rows import (
@@ -432,13 +431,8 @@ class JudgeWork:
     async def build(self, gate: Gate | None, *, backend: ChatBackend | None = None,
                     warn: Console | None = None) -> Built:
         config = self.config
-        backend = backend or make_backend(config)
-        if gate is not None:
-            backend = gate.wrap(backend)
-        engine = ChatEngine(backend, concurrency=config.concurrency, timeout=config.timeout,
-                            retry=config.retry,
-                            cache=cache_for(config.cache_dir, warn_printer(warn)),
-                            adaptive=config.adaptive, max_outage=config.max_outage)
+        engine = chat_engine(backend or make_backend(config), gate, config,
+                             concurrency=config.concurrency, retry=config.retry, warn=warn)
         return Built(_Judge(engine, config, self.meta, self.retries), lambda: engine.stats,
                      engine.aclose, engine.start_interval)
 

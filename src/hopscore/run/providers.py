@@ -8,7 +8,9 @@ this process.
 
 from __future__ import annotations
 
-from hopscore.engine import ChatBackend, ChatRequest, ChatResponse
+from typing import TYPE_CHECKING, Protocol
+
+from hopscore.engine import ChatBackend, ChatEngine, ChatRequest, ChatResponse
 from hopscore.engine.providers import (
     LOCAL_MODELS,
     PROVIDERS,
@@ -19,13 +21,19 @@ from hopscore.engine.providers import (
     resolve,
 )
 from hopscore.engine.providers import make_backend as engine_backend
+from hopscore.jobs import EngineSettings, RetrySettings, chat_engine, retry_policy
 
 __all__ = ["DEFAULT_KEY_ENV", "LOCAL_MODELS", "PROVIDERS", "ModelSpec", "ModelTarget",
-           "SharedBackend", "endpoint_for", "local_backend", "make_backend", "resolve",
-           "resolve_base_url", "target_of"]
+           "SharedBackend", "endpoint_for", "local_backend", "make_backend", "model_engine",
+           "resolve", "resolve_base_url", "target_of"]
 
 #: the --api-key-env default; an anthropic/... model reads ANTHROPIC_API_KEY when it is unset
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from hopscore.distributed import Gate
 
 
 def resolve_base_url(spec: ModelSpec, base_url: str | None) -> str | None:
@@ -46,6 +54,25 @@ def make_backend(
         return local_backend()
     target = resolve(str(spec), base_url, api_key_env, default_key_env=DEFAULT_KEY_ENV)
     return engine_backend(target, concurrency, local=local_backend)
+
+
+class ModelSettings(EngineSettings, RetrySettings, Protocol):
+    """The settings of a command that asks a model (a run's, the agent's)."""
+
+    @property
+    def api_key_env(self) -> str: ...
+    @property
+    def concurrency(self) -> int: ...
+
+
+def model_engine(settings: ModelSettings, spec: ModelSpec, base_url: str | None,
+                 backend: ChatBackend | None, gate: Gate | None, warn: Console | None
+                 ) -> ChatEngine:
+    """The engine a run's work (a model run's, the agent's) asks ``spec`` through: ``backend``,
+    else one made here (:func:`make_backend`); one request at a time for the local model."""
+    backend = backend or make_backend(spec, base_url, settings.api_key_env, settings.concurrency)
+    return chat_engine(backend, gate, settings, retry=retry_policy(settings), warn=warn,
+                       concurrency=1 if spec.is_local else settings.concurrency)
 
 
 def endpoint_for(spec: ModelSpec, base_url: str | None) -> str:

@@ -33,10 +33,8 @@ from hopscore.engine import (
     ChatBackend,
     ChatEngine,
     EngineStats,
-    RetryPolicy,
     RowResult,
     batch_workers,
-    cache_for,
     run_key_of,
     run_sync,
     warn_printer,
@@ -50,7 +48,7 @@ from hopscore.jobs import Job, open_results, run_rows
 from hopscore.run.caps import cap_sample, kept_text
 from hopscore.run.extract import extract_flexible, extract_mcr, extract_strict
 from hopscore.run.finish import finish_run, run_differences, write_config
-from hopscore.run.providers import make_backend, target_of
+from hopscore.run.providers import make_backend, model_engine, target_of
 from hopscore.run.repeats import split_rows
 from hopscore.run.settings import RunSettings, run_writes
 from hopscore.run.tasks import PreparedRun, Task, prepare
@@ -289,18 +287,7 @@ class RunWork:
                     prepared: PreparedRun | None = None, warn: Console | None = None) -> Built:
         settings = self.settings
         prepared = prepared or prepare(settings)
-        local = prepared.spec.is_local
-        backend = backend or make_backend(prepared.spec, prepared.base_url,
-                                          settings.api_key_env, settings.concurrency)
-        if gate is not None:
-            backend = gate.wrap(backend)
-        engine = ChatEngine(
-            backend, concurrency=1 if local else settings.concurrency, timeout=settings.timeout,
-            retry=RetryPolicy(max_retries=settings.max_retries, base_delay=settings.backoff,
-                              max_retry_wait=settings.max_retry_wait, deadline=settings.deadline),
-            cache=cache_for(settings.cache_dir, warn_printer(warn)), adaptive=settings.adaptive,
-            max_outage=settings.max_outage,
-        )  # fmt: skip
+        engine = model_engine(settings, prepared.spec, prepared.base_url, backend, gate, warn)
         worker = _Worker(engine, prepared, settings)
         tasks = {task.key: task for task in prepared.tasks} if gate is not None else {}
 

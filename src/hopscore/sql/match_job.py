@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import deque
 from collections.abc import Awaitable, Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -31,7 +29,7 @@ from hopscore.engine.resume import ResultLog
 from hopscore.engine.types import CallFailure
 from hopscore.errors import InputError
 from hopscore.files.shard import write_sidecar
-from hopscore.jobs import Job, open_results
+from hopscore.jobs import Job, open_results, run_in_threads
 from hopscore.sql.evaluate import (
     DEFAULT_TEMPLATE,
     NEEDS_DB,
@@ -189,57 +187,30 @@ def run_sql_match(input_path: Path, output_path: Path, options: MatchOptions, *,
     stale = len(log.keys() - set(keys))
     resumed = sum(1 for key in keys if log.is_done(key))
     todo = {line: key for line, key in zip(lines, keys, strict=True) if not log.is_done(key)}
-    try:
-        if ray:
+    if ray:
+        try:
             work = SqlWork(options, settings, executor.memory_mb)
             counts = asyncio.run(_grade_on_ray(input_path, todo, work, executor, log, on_row,
                                                ray_workers))
             if warn is not None and counts:
                 warn.print(ray_line(counts), markup=False, highlight=False)
-        else:
-            _grade_pending(input_path, todo, options, executor, settings, log, on_row)
-    finally:
-        log.close()
-    log.finalize(keys)
+        finally:
+            log.close()
+        log.finalize(keys)
+    else:  # pass 2: the lines to grade, read again (so the input is never held in memory)
+        pending = ((todo[item.line], item) for item in read_lines(input_path)
+                   if item.line in todo) if todo else iter(())
+
+        def grade(item: InputLine, key: str) -> dict[str, Any]:
+            return _checked(_grade(item, options, executor, key, settings), options)
+
+        run_in_threads(job, log, pending, grade, threads=executor.workers, on_row=on_row,
+                       on_stop=executor.terminate)
     summary = Summary(resumed=resumed, regraded=stale, extract=options.extract)
     with output_path.open("rb") as handle:
         for raw in handle:
             summary.add(json.loads(raw))
     return summary
-
-
-def _grade_pending(input_path: Path, todo: dict[int, str], options: MatchOptions,
-                   executor: SqlExecutor, settings: str, log: ResultLog,
-                   on_row: Callable[[dict[str, Any]], None] | None) -> None:
-    if not todo:
-        return
-    # Pass 2: the lines to grade, read again (so the input is never held in memory).
-    pending = (item for item in read_lines(input_path) if item.line in todo)
-    window = max(2, executor.workers * 4)
-    with ThreadPoolExecutor(max_workers=executor.workers) as pool:
-        futures: deque[Future[dict[str, Any]]] = deque()
-
-        def submit_more() -> None:
-            while len(futures) < window:
-                item = next(pending, None)
-                if item is None:
-                    return
-                futures.append(pool.submit(_grade, item, options, executor, todo[item.line],
-                                           settings))
-
-        try:
-            submit_more()
-            while futures:
-                row = _checked(futures.popleft().result(), options)
-                log.append(row)
-                if on_row is not None:
-                    on_row(row)
-                submit_more()
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            executor.terminate()  # wake threads blocked on a worker, so the pool can close
-            raise
 
 
 @dataclass(frozen=True, slots=True)
