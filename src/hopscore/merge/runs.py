@@ -113,7 +113,7 @@ def merge_run(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str], N
     write_text_atomic(out / "samples.jsonl", join_lines(found.raw[key] for key in keys))
     rows, attempts = split_rows(prepared.tasks, found.rows, settings.repeats)
     failed = sum(1 for key in keys if not is_done(found.rows[key]))
-    report, metrics, summary = finish_run(settings, prepared, rows, attempts)
+    report, metrics, summary = finish_run(settings.scoring(), prepared, rows, attempts)
     outcome, stats = batch_totals(outputs)
     outcome.failed = failed
     status = "complete" if not summary["errors"] else "incomplete"

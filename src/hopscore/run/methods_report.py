@@ -21,7 +21,7 @@ compare RUN/methods/sa RUN/methods/mcr`` and ``hopscore report`` work on them, a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,43 +31,53 @@ from hopscore.run.methods import TITLES
 from hopscore.run.strategy import answer_metric, method_names
 from hopscore.scores.scoring import ScoresWriter, score_examples
 
+if TYPE_CHECKING:
+    from hopscore.inference.clusters import ClusterSpec
+    from hopscore.inference.spec import IntervalSpec
+
 METHODS_DIR = "methods"
 #: The comparisons of MCR's table, (A, B): B - A.
 PAIRS = (("sa", "sc"), ("sa", "mcr"), ("sc", "mcr"))
 
 
-def _interval(values: np.ndarray, settings: Any) -> dict[str, Any] | None:
+def _interval(values: np.ndarray, spec: IntervalSpec) -> dict[str, Any] | None:
     """The interval of a mean, by the run's --ci method and level (as metrics.json's)."""
     from hopscore.inference.intervals import set_intervals
     from hopscore.inference.values import MatrixValues
 
-    spec, _ = settings.interval_options()
     if values.size == 0 or not spec.enabled:
         return None
     interval = set_intervals(MatrixValues(values[:, None], ["score"]), spec).get("score")
     return None if interval is None else interval.to_json()
 
 
-def write_methods(settings: Any, prepared: Any, rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def write_methods(prepared: Any, rows: dict[str, dict[str, Any]], output_dir: Path,
+                  intervals: IntervalSpec, clusters: ClusterSpec | None) -> dict[str, Any]:
+    """Write ``output_dir/methods/`` and return the ``methods`` block; the strategy and the
+    protocol are the plan's (``prepared.plan``), the intervals those of the run's scores."""
     bench: Benchmark[Any, Any] = prepared.benchmark
-    names = method_names(settings.strategy)
-    block: dict[str, Any] = {"strategy": settings.strategy,
-                             "metric": answer_metric(bench, settings.protocol),
-                             "protocol": settings.protocol,
+    strategy, protocol = prepared.plan.strategy, prepared.plan.protocol
+    names = method_names(strategy)
+    block: dict[str, Any] = {"strategy": strategy,
+                             "metric": answer_metric(bench, protocol),
+                             "protocol": protocol,
                              "chains": prepared.plan.chains, "methods": {}}
     rounds = [len(row.get("rounds") or ()) for row in rows.values() if row.get("error") is None]
     block["retried"] = sum(1 for r in rounds if r > 1)
-    root = settings.output_dir / METHODS_DIR
+    root = output_dir / METHODS_DIR
     for name in names:
-        block["methods"][name] = _write_one(settings, prepared, rows, name, root / name)
-    metric = "mcr_all" if settings.protocol == "mcr" else block["metric"]
-    block["pairs"] = _pairs(root, [n for n in names if n != "oracle"], metric, settings)
+        block["methods"][name] = _write_one(prepared, rows, name, root / name, output_dir,
+                                            intervals, clusters)
+    metric = "mcr_all" if protocol == "mcr" else block["metric"]
+    block["pairs"] = _pairs(root, [n for n in names if n != "oracle"], metric, intervals)
     return block
 
 
-def _write_one(settings: Any, prepared: Any, rows: dict[str, dict[str, Any]], name: str,
-               out: Path) -> dict[str, Any]:
+def _write_one(prepared: Any, rows: dict[str, dict[str, Any]], name: str, out: Path,
+               output_dir: Path, intervals: IntervalSpec,
+               clusters: ClusterSpec | None) -> dict[str, Any]:
     bench: Benchmark[Any, Any] = prepared.benchmark
+    mcr = prepared.plan.protocol == "mcr"
     by_id: dict[str, Any] = {}
     values: list[float] = []
     answered: list[bool] = []
@@ -78,7 +88,7 @@ def _write_one(settings: Any, prepared: Any, rows: dict[str, dict[str, Any]], na
         values.append(float(score) if score is not None else 0.0)
         answered.append(score is not None)
         if method.get("answer") is None or (method.get("abstained") and name == "mcr"):
-            if settings.protocol == "mcr":
+            if mcr:
                 from hopscore.run.mcr import McrPrediction
 
                 by_id[example.id] = McrPrediction(id=example.id, inner=None, mcr=None)
@@ -87,30 +97,29 @@ def _write_one(settings: Any, prepared: Any, rows: dict[str, dict[str, Any]], na
         prediction = bench.make_prediction(example, ModelAnswer(
             method["answer"], row.get("raw_output") or "", None,
             None if evidence is None else tuple(evidence)))
-        if settings.protocol == "mcr":
+        if mcr:
             from hopscore.run.mcr import McrPrediction
 
             prediction = McrPrediction(id=example.id, inner=prediction,
                                        mcr=None if score is None else float(score))
         by_id[example.id] = prediction
     scorer: Benchmark[Any, Any] = bench
-    if settings.protocol == "mcr":
+    if mcr:
         from hopscore.run.mcr import McrScoring
 
         scorer = McrScoring(bench)
     out.mkdir(parents=True, exist_ok=True)
     writer = ScoresWriter(out / "scores.jsonl")
     try:
-        spec, clusters = settings.interval_options()
         report = score_examples(scorer, prepared.examples,
-                                Predictions(by_id, f"{settings.output_dir} ({name})", "run"),
-                                writer, intervals=spec, clusters=clusters)
+                                Predictions(by_id, f"{output_dir} ({name})", "run"),
+                                writer, intervals=intervals, clusters=clusters)
     except BaseException:
         writer.close(keep=False)
         raise
     writer.close()
     metrics = report.to_json()
-    metrics["method"] = {"name": name, "title": TITLES[name], "run": str(settings.output_dir)}
+    metrics["method"] = {"name": name, "title": TITLES[name], "run": str(output_dir)}
     write_json_atomic(out / "metrics.json", metrics)
     array = np.array(values, dtype=np.float64)
     mask = np.array(answered, dtype=bool)
@@ -119,13 +128,14 @@ def _write_one(settings: Any, prepared: Any, rows: dict[str, dict[str, Any]], na
         "title": TITLES[name], "n": len(values), "answered": n_answered,
         "score_all": float(array.mean()) if values else None,
         "score_answered": float(array[mask].mean()) if n_answered else None,
-        "ci_all": _interval(array, settings),
-        "ci_answered": _interval(array[mask], settings),
+        "ci_all": _interval(array, intervals),
+        "ci_answered": _interval(array[mask], intervals),
         "dir": str(Path(METHODS_DIR) / name),
     }
 
 
-def _pairs(root: Path, names: list[str], metric: str, settings: Any) -> list[dict[str, Any]]:
+def _pairs(root: Path, names: list[str], metric: str,
+           intervals: IntervalSpec) -> list[dict[str, Any]]:
     """SC vs SA, MCR vs SA, MCR vs SC on ``metric``, by ``hopscore compare``'s row machinery
     (its interval and test per row); the three p-values are adjusted together (Holm)."""
     from hopscore.analysis.compare import CompareOptions, compare_pair
@@ -133,10 +143,9 @@ def _pairs(root: Path, names: list[str], metric: str, settings: Any) -> list[dic
     from hopscore.inference.multiplicity import adjust
     from hopscore.inference.paired import TestResult
 
-    ci = getattr(settings, "ci", "auto")
-    options = CompareOptions(ci="auto" if ci == "none" else ci,
-                             level=getattr(settings, "ci_level", 0.95),
-                             resamples=max(settings.resamples, 100))
+    ci = intervals.method
+    options = CompareOptions(ci="auto" if ci == "none" else ci, level=intervals.level,
+                             resamples=max(intervals.resamples, 100))
     rows: list[tuple[str, str, Any]] = []
     for a, b in PAIRS:
         if a not in names or b not in names:

@@ -268,7 +268,7 @@ async def _execute(settings: RunSettings, prepared: PreparedRun, backend: ChatBa
         summary = write_config(settings, prepared, status="aborted", rows=rows, outcome=outcome,
                                stats=stats, executor=finished.executor, attempts=attempts)
         return RunResult(settings, prepared, outcome, stats, None, None, summary)
-    report, metrics, summary = finish_run(settings, prepared, rows, attempts)
+    report, metrics, summary = finish_run(settings.scoring(), prepared, rows, attempts)
     status = "complete" if not summary["errors"] else "incomplete"
     write_config(settings, prepared, status=status, rows=rows, outcome=outcome, stats=stats,
                  executor=finished.executor, attempts=attempts)

@@ -24,6 +24,24 @@ MCR_SAMPLE_SEED = 11
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ScoringSettings:
+    """What the scoring of a run's answers reads of its settings
+    (:meth:`RunSettings.scoring`)."""
+
+    output_dir: Path
+    protocol: str
+    #: the scored extraction under the default protocol (flexible or strict)
+    extraction: str
+    #: a cut answer (finish_reason "length"): "score" it, or "error" (not scored)
+    on_truncation: str
+    #: the completion budget, named in the warning of cut answers
+    max_tokens: int | None
+    #: the intervals of the scores, and their clustering
+    intervals: IntervalSpec
+    clusters: ClusterSpec | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunSettings:
     benchmark: str
     gold: Path
@@ -174,6 +192,14 @@ class RunSettings:
         spec = IntervalSpec(method=self.ci, level=self.ci_level, resamples=self.resamples,
                             seed=DEFAULT_SEED, cluster=None if clusters is None else clusters.name)
         return spec, clusters
+
+    def scoring(self) -> ScoringSettings:
+        """What the scoring of the run's answers reads (:func:`hopscore.run.finish.finish_run`)."""
+
+        spec, clusters = self.interval_options()
+        return ScoringSettings(output_dir=self.output_dir, protocol=self.protocol,
+                               extraction=self.extraction, on_truncation=self.on_truncation,
+                               max_tokens=self.max_tokens, intervals=spec, clusters=clusters)
 
     def inputs(self) -> list[Any]:
         """The files and folders the run reads, by option (an output never writes over one)."""
