@@ -167,16 +167,7 @@ def run_command(
 
     Examples:
 
-      hopscore run hotpotqa --gold hotpot_dev_distractor_v1.json --model openai/gpt-4o-mini \
-          --limit 200
-
-      hopscore run strategyqa --gold dev.json --model openai/Qwen2.5-7B-Instruct \
-          --base-url http://localhost:8000/v1 --shots 2
-
-      hopscore run strategyqa --gold dev.json --model local/smollm2 --limit 20
-
-      hopscore run strategyqa --gold dev.json --model openai/gpt-4o-mini --strategy mcr \
-          --chains 5 --corpus wiki.jsonl --protocol mcr
+      {benchmark examples: hopscore run}
     """
     wiki_db, wiki_pages, wiki_elements = wiki.wiki_db, wiki.wiki_pages, wiki.wiki_elements
     resamples, ci, ci_level, cluster, cluster_file = (
