@@ -428,6 +428,25 @@ class Benchmark(Loading[E, P], Scoring[E, P], Prompting[E, P], Analysis[E, P]):
         scores its graded attempts against these."""
         raise HopscoreError(f"{self.title} cannot score an agent's tasks")
 
+    # --- declared by the run command's options (runside) ---
+
+    #: The options of ``hopscore run`` that only some benchmarks read and this one does, as
+    #: typed (``("--tables-dir", "--context-tokens")``): ``hopscore run --help`` names the
+    #: benchmarks reading each such option in its help, and a run of a benchmark given one it
+    #: does not read warns that it is ignored. The wiki database's options
+    #: (:data:`WIKI_OPTIONS`) come with :attr:`reads_wiki_db` and need not be listed.
+    run_options: ClassVar[tuple[str, ...]] = ()
+
+    def reads_run_option(self, option: str) -> bool:
+        """Whether it reads this option of ``hopscore run`` that only some benchmarks read:
+        one of its :attr:`run_options`, or of :data:`WIKI_OPTIONS` when it
+        :attr:`reads_wiki_db`."""
+        return option in self.run_options or (self.reads_wiki_db and option in WIKI_OPTIONS)
+
+
+#: The options of ``hopscore run`` that a benchmark which :attr:`Benchmark.reads_wiki_db` reads.
+WIKI_OPTIONS = ("--wiki-db", "--wiki-pages", "--wiki-elements")
+
 
 def load_universal(
     path: Path,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 import typer.main
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperCommand, TyperGroup, TyperOption
 from typer.models import DefaultPlaceholder
 
 from hopscore.version import __version__
@@ -68,10 +68,35 @@ class DeclaredHelp:
         self._epilog = value
 
 
+class DeclaredOption(TyperOption):
+    """An option whose help may hold a placeholder for what the benchmarks declare (``{benchmark
+    titles reading: --tables-dir}``), put in when the help is first read, as
+    :class:`DeclaredHelp` does for a command (:class:`HelpCommand` makes its options so)."""
+
+    @property
+    def help(self) -> str | None:
+        text: str | None = self.__dict__.get("help")
+        if text is not None and "{benchmark " in text:
+            from hopscore.cli.help import with_declared
+
+            text = self.__dict__["help"] = with_declared(text)
+        return text
+
+    @help.setter
+    def help(self, value: str | None) -> None:
+        self.__dict__["help"] = value
+
+
 class HelpCommand(DeclaredHelp, TyperCommand):
     """A command whose ``--help`` is rendered by :mod:`hopscore.cli.help` (whole at any width).
     The command line's words are kept in ``ctx.meta`` for the help: ``hopscore run NAME --help``
     shows the options of benchmark NAME only, ``hopscore run --help`` folds them."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:  # an option's help with a placeholder is filled when read
+            if type(param) is TyperOption and "{benchmark " in (param.help or ""):
+                param.__class__ = DeclaredOption
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         ctx.meta["hopscore.words"] = tuple(args)

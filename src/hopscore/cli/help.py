@@ -43,9 +43,12 @@ _FOR_ONE = re.compile(r"\(hopscore \w+ ([\w-]+)\)$")
 #: a line ``{benchmark examples: hopscore score}`` of a help text or epilog stands for the
 #: examples the benchmarks declare for that command (Benchmark.help_examples), each a paragraph
 #: indented as the line is; ``{benchmark titles: qa}`` for the titles of the benchmarks a model
-#: runs on that way (Benchmark.runner), in registry order
+#: runs on that way (Benchmark.runner), in registry order; ``{benchmark titles reading:
+#: --tables-dir}`` (in an option's help) for the titles of the benchmarks that read that option
+#: of hopscore run (Benchmark.reads_run_option)
 _DECLARED_EXAMPLES = re.compile(r"^([ \t]*)\{benchmark examples: ([\w -]+)\}[ \t]*$", re.M)
 _DECLARED_TITLES = re.compile(r"\{benchmark titles: (\w+)\}")
+_DECLARED_READERS = re.compile(r"\{benchmark titles reading: (--[\w-]+)\}")
 STYLE_OPTION = "bold cyan"
 STYLE_SWITCH = "bold green"
 STYLE_METAVAR = "bold yellow"
@@ -363,9 +366,9 @@ def _names_of(name: str) -> set[str]:
 
 
 def with_declared(text: str) -> str:
-    """A help text or epilog with what the benchmarks declare put in its placeholders
-    (:data:`_DECLARED_EXAMPLES`, :data:`_DECLARED_TITLES`): the command line's own help names
-    no benchmark."""
+    """A help text or epilog (or an option's help) with what the benchmarks declare put in its
+    placeholders (:data:`_DECLARED_EXAMPLES`, :data:`_DECLARED_TITLES`,
+    :data:`_DECLARED_READERS`): the command line's own help names no benchmark."""
     from hopscore import benchmarks
 
     declared = [benchmarks.get(name) for name in benchmarks.names()]
@@ -379,4 +382,9 @@ def with_declared(text: str) -> str:
     def titles(match: re.Match[str]) -> str:
         return ", ".join(bench.title for bench in declared if bench.runner == match.group(1))
 
-    return _DECLARED_TITLES.sub(titles, _DECLARED_EXAMPLES.sub(examples, text))
+    def readers(match: re.Match[str]) -> str:
+        return ", ".join(bench.title for bench in declared
+                         if bench.reads_run_option(match.group(1))) or "no benchmark"
+
+    text = _DECLARED_TITLES.sub(titles, _DECLARED_EXAMPLES.sub(examples, text))
+    return _DECLARED_READERS.sub(readers, text)

@@ -37,18 +37,43 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class ReadBySome:
+    """Inputs only some benchmarks read (``Benchmark.reads_run_option``): their help names those
+    benchmarks, and one given to another benchmark is ignored with a warning
+    (:func:`ignored_options`)."""
+
+    aliases: Annotated[Path | None, typer.Option(
+        None, "--aliases", rich_help_panel=PANEL_PROMPT, metavar="FILE",
+        help="{benchmark titles reading: --aliases} id_aliases.json.")]
+    tables_dir: Annotated[Path | None, typer.Option(
+        None, "--tables-dir", rich_help_panel=PANEL_PROMPT, metavar="DIR",
+        help="{benchmark titles reading: --tables-dir}: WikiTables-WithLinks folder (tables_tok/, "
+        "request_tok/).")]
+    context_tokens: Annotated[int, typer.Option(
+        3000, "--context-tokens", rich_help_panel=PANEL_PROMPT, metavar="N", min=100,
+        help="Budget for table + passages ({benchmark titles reading: --context-tokens}).")]
+
+
+@dataclass(frozen=True)
 class WikiOptions:
-    """The wiki database of an open-book run (a benchmark that reads one)."""
+    """The wiki database of an open-book run (``Benchmark.reads_wiki_db``), as
+    :class:`ReadBySome`."""
 
     wiki_db: Annotated[Path | None, typer.Option(
         None, "--wiki-db", metavar="FILE", rich_help_panel=METHODS,
-        help="FEVEROUS: feverous_wikiv1.db, for open-book runs that cite element ids.")]
+        help="{benchmark titles reading: --wiki-db}: feverous_wikiv1.db, for open-book runs "
+        "that cite element ids.")]
     wiki_pages: Annotated[int, typer.Option(
         5, "--wiki-pages", metavar="N", min=1, rich_help_panel=METHODS,
-        help="FEVEROUS open book: pages retrieved per claim.")]
+        help="{benchmark titles reading: --wiki-pages} open book: pages retrieved per claim.")]
     wiki_elements: Annotated[int, typer.Option(
         20, "--wiki-elements", metavar="N", min=1, rich_help_panel=METHODS,
-        help="FEVEROUS open book: elements shown per claim.")]
+        help="{benchmark titles reading: --wiki-elements} open book: elements shown per claim.")]
+
+
+#: given to a benchmark that does not read it, this option is refused (RunSettings.check), so
+#: it gets no warning that it is ignored
+REFUSED = ("--wiki-db",)
 
 
 def summary_table(result: RunResult) -> Table:
@@ -88,8 +113,9 @@ def summary_table(result: RunResult) -> Table:
 
 @app.command(name="run", rich_help_panel="Run models and agents")
 @gathered(requests=RequestOptions, search=SearchOptions, job=JobOptions, chain=ChainOptions,
-          intervals=IntervalOptions, wiki=WikiOptions)
+          intervals=IntervalOptions, some=ReadBySome, wiki=WikiOptions)
 def run_command(
+    ctx: typer.Context,
     benchmark: str = typer.Argument(
         ..., show_default=False,
         help=f"One of: {', '.join(benchmarks.names())}."),
@@ -132,15 +158,7 @@ def run_command(
     extraction: str = typer.Option(
         "flexible", "--extraction", rich_help_panel=PANEL_PROMPT, metavar="flexible|strict",
         help="Which extracted answer is scored: flexible or strict."),
-    aliases: Path | None = typer.Option(
-        None, "--aliases", rich_help_panel=PANEL_PROMPT, metavar="FILE",
-        help="2WikiMultihopQA id_aliases.json."),
-    tables_dir: Path | None = typer.Option(
-        None, "--tables-dir", rich_help_panel=PANEL_PROMPT, metavar="DIR",
-        help="HybridQA: WikiTables-WithLinks folder (tables_tok/, request_tok/)."),
-    context_tokens: int = typer.Option(
-        3000, "--context-tokens", rich_help_panel=PANEL_PROMPT, metavar="N", min=100,
-        help="Budget for table + passages (HybridQA)."),
+    some: ReadBySome = ...,  # type: ignore[assignment]
     corpus: Path | None = ro.CORPUS,
     retrieve_k: int = ro.RETRIEVE_K,
     search: SearchOptions = ...,  # type: ignore[assignment]
@@ -167,17 +185,9 @@ def run_command(
 
     Examples:
 
-      hopscore run hotpotqa --gold hotpot_dev_distractor_v1.json --model openai/gpt-4o-mini \
-          --limit 200
-
-      hopscore run strategyqa --gold dev.json --model openai/Qwen2.5-7B-Instruct \
-          --base-url http://localhost:8000/v1 --shots 2
-
-      hopscore run strategyqa --gold dev.json --model local/smollm2 --limit 20
-
-      hopscore run strategyqa --gold dev.json --model openai/gpt-4o-mini --strategy mcr \
-          --chains 5 --corpus wiki.jsonl --protocol mcr
+      {benchmark examples: hopscore run}
     """
+    aliases, tables_dir, context_tokens = some.aliases, some.tables_dir, some.context_tokens
     wiki_db, wiki_pages, wiki_elements = wiki.wiki_db, wiki.wiki_pages, wiki.wiki_elements
     resamples, ci, ci_level, cluster, cluster_file = (
         intervals.resamples, intervals.ci, intervals.ci_level, intervals.cluster,
@@ -197,6 +207,8 @@ def run_command(
     if bench.runner == "agent":
         raise HopscoreError(f"an agent runs on {bench.title}: hopscore agent {bench.name}")
     bench.require_prompting("hopscore run")
+    for warning in ignored_options(bench, ctx):
+        err_console.print(warning, style="yellow", markup=False, highlight=False)
     claim_for_command(
         directory(out, "--output-dir", writes=run_writes(bench.predictions_file)),
         inputs=ro.run_inputs(gold=gold, aliases=aliases, tables_dir=tables_dir, corpus=corpus,
@@ -276,6 +288,36 @@ def run_command(
     err_console.print(f"wrote {settings.output_dir}", markup=False, highlight=False)
     if result.summary.get("errors") or result.summary.get("truncated_unscored"):
         raise typer.Exit(1)
+
+
+def ignored_options(bench: Any, ctx: Any) -> list[str]:
+    """A warning for each option of :class:`ReadBySome` and :class:`WikiOptions` given on the
+    command line (or by an environment variable) to a benchmark that does not read it, naming
+    those that do."""
+    from hopscore.cli.gathered import options_of
+
+    lines = []
+    for name, _, info in [*options_of(ReadBySome), *options_of(WikiOptions)]:
+        option = next(decl for decl in info.param_decls if decl.startswith("--"))
+        source = None if ctx is None else ctx.get_parameter_source(name)
+        if option in REFUSED or bench.reads_run_option(option) or source is None \
+                or source.name not in ("COMMANDLINE", "ENVIRONMENT"):
+            continue
+        readers = ", ".join(other.name for other in _benchmarks() if other.reads_run_option(option))
+        lines.append(f"warning: {bench.name} does not read {option}, so it is ignored (read "
+                     f"by {readers or 'no benchmark'})")
+    return lines
+
+
+def _benchmarks() -> list[Any]:
+    """Every benchmark that can be loaded (a broken plugin is left out of a warning)."""
+    found = []
+    for name in benchmarks.names():
+        try:
+            found.append(benchmarks.get(name))
+        except HopscoreError:
+            continue
+    return found
 
 
 def print_failures(summary: dict[str, Any], unit: str) -> int:

@@ -163,6 +163,10 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
             "hopscore score hotpotqa -g hf:hotpotqa/hotpot_qa:distractor@validation "
             "-p samples.jsonl --from lm-eval",
         ),
+        "hopscore run": (
+            "hopscore run hotpotqa --gold hotpot_dev_distractor_v1.json "
+            "--model openai/gpt-4o-mini --limit 200",
+        ),
     }
     metrics = (
         "em", "f1", "prec", "recall",

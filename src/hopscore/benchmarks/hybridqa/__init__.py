@@ -83,6 +83,7 @@ class HybridQA(Benchmark[HybridQAExample, Prediction]):
     hub_id_field = "question_id"
     gold_is_json_list = True
     title = "HybridQA"
+    run_options = ("--tables-dir", "--context-tokens")
     metric_functions = "hopscore.benchmarks.hybridqa.per_example"
     error_categories = "hopscore.benchmarks.hybridqa.categories"
     metrics = ("em", "f1")

@@ -36,7 +36,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from hopscore.benchmarks.base import (
     Benchmark,
@@ -182,6 +182,13 @@ class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
     hub_copies = hub.COPIES
     hub_id_field = "qid"
     title = "StrategyQA"
+    help_examples: ClassVar[dict[str, tuple[str, ...]]] = {"hopscore run": (
+        "hopscore run strategyqa --gold dev.json --model openai/Qwen2.5-7B-Instruct "
+        "--base-url http://localhost:8000/v1 --shots 2",
+        "hopscore run strategyqa --gold dev.json --model local/smollm2 --limit 20",
+        "hopscore run strategyqa --gold dev.json --model openai/gpt-4o-mini --strategy mcr "
+        "--chains 5 --corpus wiki.jsonl --protocol mcr",
+    )}
     metric_functions = "hopscore.benchmarks.strategyqa.per_example"
     error_categories = "hopscore.benchmarks.strategyqa.categories"
     metrics = ("accuracy", "sari", "recall@10")

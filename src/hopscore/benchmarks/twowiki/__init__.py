@@ -234,6 +234,7 @@ class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
     metric_functions = "hopscore.benchmarks.twowiki.per_example"
     error_categories = "hopscore.benchmarks.twowiki.categories"
     recorded_as = ("2wiki", "twowiki")
+    run_options = ("--aliases",)
     help_examples: ClassVar[dict[str, tuple[str, ...]]] = {"hopscore score": (
         "hopscore score 2wikimultihopqa -g dev.json --aliases id_aliases.json -p pred.json "
         "--strict",
