@@ -24,7 +24,7 @@ SPELLINGS = ("hybrid_deep_research",)
 
 #: the run side (place-run, agent): being cleaned at the same time
 RUN_SIDE = {
-    "cli/agent_files.py", "cli/suite.py",
+    "cli/agent_files.py",
 }
 
 #: the scoring, loading and analysis side: not yet moved into the benchmark folders

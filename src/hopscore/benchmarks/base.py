@@ -443,6 +443,19 @@ class Benchmark(Loading[E, P], Scoring[E, P], Prompting[E, P], Analysis[E, P]):
         :attr:`reads_wiki_db`."""
         return option in self.run_options or (self.reads_wiki_db and option in WIKI_OPTIONS)
 
+    # --- declared by the suite (cliside) ---
+
+    #: How ``hopscore suite mcr --help`` names it in its list of datasets (``"2WikiMQA"``);
+    #: "" means its :attr:`title`. For a benchmark in the suite (:attr:`suite_files`).
+    suite_title: ClassVar[str] = ""
+    #: How ``hopscore suite mcr --help`` tells where its gold lies in the data folder
+    #: (``"strategyqa/dev.json"``, the join of :meth:`suite_gold` in words); "" means the first
+    #: of :attr:`SuiteFiles.folders`, a slash and its :attr:`SuiteFiles.files` joined by "or".
+    suite_layout: ClassVar[str] = ""
+    #: Files :meth:`suite_gold` writes in the suite directory (``fermi_realfp.json``): the
+    #: suite claims them as its outputs beside ``suite.json``.
+    suite_writes: ClassVar[tuple[str, ...]] = ()
+
 
 #: The options of ``hopscore run`` that a benchmark which :attr:`Benchmark.reads_wiki_db` reads.
 WIKI_OPTIONS = ("--wiki-db", "--wiki-pages", "--wiki-elements")

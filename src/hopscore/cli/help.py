@@ -45,10 +45,18 @@ _FOR_ONE = re.compile(r"\(hopscore \w+ ([\w-]+)\)$")
 #: indented as the line is; ``{benchmark titles: qa}`` for the titles of the benchmarks a model
 #: runs on that way (Benchmark.runner), in registry order; ``{benchmark titles reading:
 #: --tables-dir}`` (in an option's help) for the titles of the benchmarks that read that option
-#: of hopscore run (Benchmark.reads_run_option)
+#: of hopscore run (Benchmark.reads_run_option); ``{benchmark short titles: agent}`` for their
+#: abbreviations (Benchmark.short_title, else the title); ``{benchmark suite titles}``,
+#: ``{benchmark suite layouts}`` and ``{benchmark suite count}`` for the benchmarks of hopscore
+#: suite mcr in table order: how it names them, where their gold lies (Benchmark.suite_title,
+#: suite_layout), how many they are, in words
 _DECLARED_EXAMPLES = re.compile(r"^([ \t]*)\{benchmark examples: ([\w -]+)\}[ \t]*$", re.M)
-_DECLARED_TITLES = re.compile(r"\{benchmark titles: (\w+)\}")
+_DECLARED_TITLES = re.compile(r"\{benchmark (short )?titles: (\w+)\}")
 _DECLARED_READERS = re.compile(r"\{benchmark titles reading: (--[\w-]+)\}")
+_DECLARED_SUITE = re.compile(r"\{benchmark suite (titles|layouts|count)\}")
+#: a count of benchmarks in a help text, in words (beyond: digits)
+NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                "ten", "eleven", "twelve")
 STYLE_OPTION = "bold cyan"
 STYLE_SWITCH = "bold green"
 STYLE_METAVAR = "bold yellow"
@@ -342,6 +350,8 @@ def render(obj: Any, ctx: Any, console: Console | None = None) -> None:
                 continue
             summary = command.short_help or (paragraphs(command.help or "") or [""])[0]
             title = getattr(command, "rich_help_panel", None) or "Commands"
+            if "{benchmark " in title:  # a panel named after what the benchmarks declare
+                title = with_declared(title)
             by_panel.setdefault(title, []).append(
                 Row("", Text(name, STYLE_OPTION), _highlight(Text(summary))))
         for title, rows in by_panel.items():
@@ -366,9 +376,10 @@ def _names_of(name: str) -> set[str]:
 
 
 def with_declared(text: str) -> str:
-    """A help text or epilog (or an option's help) with what the benchmarks declare put in its
-    placeholders (:data:`_DECLARED_EXAMPLES`, :data:`_DECLARED_TITLES`,
-    :data:`_DECLARED_READERS`): the command line's own help names no benchmark."""
+    """A help text or epilog (or an option's or argument's help, a panel's title) with what the
+    benchmarks declare put in its placeholders (:data:`_DECLARED_EXAMPLES`,
+    :data:`_DECLARED_TITLES`, :data:`_DECLARED_READERS`, :data:`_DECLARED_SUITE`): the command
+    line's own help names no benchmark."""
     from hopscore import benchmarks
 
     declared = [benchmarks.get(name) for name in benchmarks.names()]
@@ -380,11 +391,26 @@ def with_declared(text: str) -> str:
         return "\n\n".join(indent + line for line in lines)
 
     def titles(match: re.Match[str]) -> str:
-        return ", ".join(bench.title for bench in declared if bench.runner == match.group(1))
+        short, runner = match.group(1), match.group(2)
+        return ", ".join((short and bench.short_title) or bench.title for bench in declared
+                         if bench.runner == runner)
 
     def readers(match: re.Match[str]) -> str:
         return ", ".join(bench.title for bench in declared
                          if bench.reads_run_option(match.group(1))) or "no benchmark"
 
     text = _DECLARED_TITLES.sub(titles, _DECLARED_EXAMPLES.sub(examples, text))
-    return _DECLARED_READERS.sub(readers, text)
+    text = _DECLARED_READERS.sub(readers, text)
+    return _DECLARED_SUITE.sub(_suite, text) if _DECLARED_SUITE.search(text) else text
+
+
+def _suite(match: re.Match[str]) -> str:
+    """The benchmarks of ``hopscore suite mcr``: their names, where their gold lies, or how many
+    they are (:data:`_DECLARED_SUITE`)."""
+    from hopscore.run.suite import described
+
+    found = described()
+    if match.group(1) == "count":
+        return NUMBER_WORDS[len(found)] if len(found) < len(NUMBER_WORDS) else str(len(found))
+    return ("; " if match.group(1) == "layouts" else ", ").join(
+        layout if match.group(1) == "layouts" else title for title, layout in found)

@@ -1,4 +1,9 @@
-"""``hopscore suite mcr``: the MCR protocol on its seven datasets with one model, one table."""
+"""``hopscore suite mcr``: the MCR protocol on its datasets with one model, one table.
+
+The datasets are the benchmarks that declare their place in the suite
+(:attr:`~hopscore.benchmarks.base.Benchmark.suite_files`): the default of ``--datasets``, the
+table's order, and the help's list of them and of where their gold lies (placeholders filled by
+:func:`hopscore.cli.help.with_declared`) all come from the registry."""
 
 from __future__ import annotations
 
@@ -42,11 +47,9 @@ def suite_mcr(
     output_dir: Path | None = typer.Option(
         None, "--output-dir", "-o", metavar="DIR", rich_help_panel=PANEL_OUTPUT,
         help="Suite directory (default runs/mcr__<model>)."),
-    datasets: str = typer.Option(
-        ",".join(("strategyqa", "fermi", "quartz", "hotpotqa", "2wikimultihopqa", "bamboogle",
-                  "feverous")),
-        "--datasets", metavar="NAME,NAME,...", show_default=False,
-        help="Comma-separated subset, in table order (default: all seven)."),
+    datasets: str | None = typer.Option(
+        None, "--datasets", metavar="NAME,NAME,...", show_default=False,
+        help="Comma-separated subset, in table order (default: all {benchmark suite count})."),
     requests: RequestOptions = ...,  # type: ignore[assignment]
     shots: int | None = typer.Option(
         None, "--shots", min=0, show_default=False, metavar="N", rich_help_panel=PANEL_PROMPT,
@@ -70,14 +73,11 @@ def suite_mcr(
     json_output: bool = ro.JSON_OUTPUT,
     job: JobOptions = ...,  # type: ignore[assignment]
 ) -> None:
-    """The MCR protocol on its seven datasets (StrategyQA, Fermi, QuaRTz, HotpotQA, 2WikiMQA,
-    Bamboogle, FEVEROUS), each run like hopscore run --protocol mcr, then one table.
+    """The MCR protocol on its {benchmark suite count} datasets ({benchmark suite titles}),
+    each run like hopscore run --protocol mcr, then one table.
 
-    DATA-DIR layout (first file found wins): strategyqa/dev.json; fermi/train_realfp.json +
-    val_realfp.json (joined, deduplicated by question); quartz/dev.jsonl;
-    hotpotqa/hotpot_dev_fullwiki_v1.json or hotpot_dev_distractor_v1.json; 2wikimultihopqa/dev.json;
-    bamboogle/bamboogle_prerelease_random.csv (or Bamboogle_Prerelease.tsv, bamboogle.json);
-    feverous/feverous_dev_challenges.jsonl. Missing datasets are reported and skipped.
+    DATA-DIR layout (first file found wins): {benchmark suite layouts}. Missing datasets are
+    reported and skipped.
 
     Examples:
 
@@ -105,9 +105,17 @@ def suite_mcr(
     from hopscore.run.finish import truncation_warning
     from hopscore.run.run_job import run
     from hopscore.run.settings import RunSettings, default_output_dir
-    from hopscore.run.suite import BENCHMARKS, SuiteRow, locate, suite_inputs, suite_settings
+    from hopscore.run.suite import (
+        BENCHMARKS,
+        SuiteRow,
+        locate,
+        suite_inputs,
+        suite_settings,
+        suite_writes,
+    )
 
-    chosen = [name.strip().lower() for name in datasets.split(",") if name.strip()]
+    chosen = ([name.strip().lower() for name in datasets.split(",") if name.strip()]
+              if datasets is not None else list(BENCHMARKS))
     unknown = [name for name in chosen if name not in BENCHMARKS]
     if unknown:
         raise HopscoreError(f"--datasets: {', '.join(unknown)} not in {', '.join(BENCHMARKS)}")
@@ -117,7 +125,7 @@ def suite_mcr(
     rerun = o.rerun_policy(restart, resume_any)
     claim_for_command(
         directory(root, "--output-dir",
-                  writes=("suite.json", "fermi_realfp.json", *(f"{name}/" for name in chosen))),
+                  writes=("suite.json", *suite_writes(), *(f"{name}/" for name in chosen))),
         inputs=[*suite_inputs(data_dir), *ro.run_inputs(corpus=corpus)])
     local = model.startswith("local/")
     base = RunSettings(

@@ -34,6 +34,25 @@ def _layout() -> list[tuple[str, SuiteFiles]]:
     return sorted(found, key=lambda entry: entry[1].position)
 
 
+def described() -> list[tuple[str, str]]:
+    """How ``hopscore suite mcr --help`` names each benchmark of the suite, in table order, and
+    tells where its gold lies (:attr:`~hopscore.benchmarks.base.Benchmark.suite_title`,
+    :attr:`~hopscore.benchmarks.base.Benchmark.suite_layout`, else what ``suite_files`` says)."""
+    out = []
+    for name, files in _layout():
+        bench = benchmarks.get(name)
+        layout = bench.suite_layout or f"{files.folders[0]}/{' or '.join(files.files)}"
+        out.append((bench.suite_title or bench.title, layout))
+    return out
+
+
+def suite_writes() -> tuple[str, ...]:
+    """The files the benchmarks of the suite build in the suite directory (their
+    :attr:`~hopscore.benchmarks.base.Benchmark.suite_writes`), in table order."""
+    return tuple(written for name, _ in _layout()
+                 for written in benchmarks.get(name).suite_writes)
+
+
 def __getattr__(name: str) -> Any:
     if name == "BENCHMARKS":  # read when asked: the registry's plugins are found lazily
         return suite_benchmarks()

@@ -147,6 +147,8 @@ class Bamboogle(Benchmark[BamboogleExample, Prediction]):
     suite_files = SuiteFiles(5, ("bamboogle",),
                              ("bamboogle_prerelease_random.csv", "Bamboogle_Prerelease.tsv",
                               "bamboogle.json", "bamboogle_test_questions_and_answers.json"))
+    suite_layout = ("bamboogle/bamboogle_prerelease_random.csv (or Bamboogle_Prerelease.tsv, "
+                    "bamboogle.json)")
     mcr_metric = "F1"
 
     def mcr_score(self, prediction: str, gold: str) -> float | None:

@@ -33,7 +33,7 @@ from hopscore.benchmarks.base import (
 from hopscore.benchmarks.fast_init import fast_init
 from hopscore.benchmarks.fermi import hub
 from hopscore.benchmarks.fermi.quantities import answer_quantity, fp_score, mcr_fermi_score
-from hopscore.benchmarks.fermi.realfp import join_realfp
+from hopscore.benchmarks.fermi.realfp import REALFP_JOINED, join_realfp
 from hopscore.errors import InputError, Location
 from hopscore.files.io import Fields, json_type, load_json, sniff_json_kind, write_json_atomic
 from hopscore.text.quantities import Quantity
@@ -167,6 +167,10 @@ class Fermi(Benchmark[FermiExample, FermiPrediction]):
     demo_position = 4
     suite_files = SuiteFiles(1, ("fermi", "realFP", "realfp"), ("train_realfp.json", "realfp.json"),
                              companions=("val_realfp.json",))
+    suite_title = "Fermi"
+    suite_layout = ("fermi/train_realfp.json + val_realfp.json (joined, deduplicated by "
+                    "question)")
+    suite_writes = (REALFP_JOINED,)
     mcr_metric = "fp_score"
 
     def mcr_score(self, prediction: str, gold: str) -> float | None:
@@ -178,7 +182,7 @@ class Fermi(Benchmark[FermiExample, FermiPrediction]):
         """realFP train + val joined (:func:`join_realfp`), when both are in ``folder``."""
         train, val = folder / "train_realfp.json", folder / "val_realfp.json"
         if train.is_file() and val.is_file():
-            return join_realfp(train, val, work_dir / "fermi_realfp.json")
+            return join_realfp(train, val, work_dir / REALFP_JOINED)
         return None
 
     def prompt_variables(self, example: FermiExample, inputs: PromptInputs) -> dict[str, Any]:

@@ -9,6 +9,9 @@ from typing import Any
 from hopscore.errors import HopscoreError
 from hopscore.files.io import load_json, write_json_atomic
 
+#: the joined file the suite reads, written in the suite directory
+REALFP_JOINED = "fermi_realfp.json"
+
 
 def join_realfp(train: Path, val: Path, target: Path) -> Path:
     """realFP train + val, first occurrence of each question kept (MCR: 292 questions)."""

@@ -151,6 +151,7 @@ class QuaRTz(Benchmark[QuartzExample, QuartzPrediction]):
     demo_position = 2
     suite_files = SuiteFiles(2, ("quartz", "quartz-dataset-v1-aug2019"),
                              ("dev.jsonl", "quartz-dataset-v1-aug2019/dev.jsonl"))
+    suite_layout = "quartz/dev.jsonl"
     mcr_metric = "accuracy"
 
     def mcr_score(self, prediction: str, gold: str) -> float | None:

@@ -337,6 +337,7 @@ class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
     demo_position = 1
     suite_files = SuiteFiles(0, ("strategyqa", "sqa", "strategy_qa"),
                              ("dev.json", "strategyqa_train.json", "train.json"))
+    suite_layout = "strategyqa/dev.json"
 
     def prompt_variables(self, example: StrategyQAExample, inputs: PromptInputs) -> dict[str, Any]:
         return {"question": example.question, "mcr_question": example.question}

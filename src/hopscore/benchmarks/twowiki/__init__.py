@@ -356,6 +356,8 @@ class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
     evidence = "context"
     suite_files = SuiteFiles(4, ("2wikimultihopqa", "2wikihop", "2wiki", "2wikimqa"),
                              ("dev.json", "data_ids/dev.json"))
+    suite_title = "2WikiMQA"
+    suite_layout = "2wikimultihopqa/dev.json"
 
     def prompt_variables(self, example: TwoWikiExample, inputs: PromptInputs) -> dict[str, Any]:
         """Paragraphs and question, and ``relations``: the relation names evidence triples
