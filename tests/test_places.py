@@ -22,10 +22,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "hopscore"
 #: spellings of the built-in benchmarks beyond their registry names
 SPELLINGS = ("hybrid_deep_research",)
 
-#: the run side (place-run, agent): being cleaned at the same time
-RUN_SIDE = {
-    "cli/agent_files.py",
-}
+#: the run side (place-run, agent): none left, and none may come back
+RUN_SIDE: set[str] = set()
 
 #: the scoring, loading and analysis side: not yet moved into the benchmark folders
 SCORE_SIDE = {

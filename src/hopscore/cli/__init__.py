@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 import typer.main
-from typer.core import TyperCommand, TyperGroup, TyperOption
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 from typer.models import DefaultPlaceholder
 
 from hopscore.version import __version__
@@ -87,6 +87,12 @@ class DeclaredOption(TyperOption):
         self.__dict__["help"] = value
 
 
+class DeclaredArgument(TyperArgument):
+    """An argument whose help may hold a placeholder, as :class:`DeclaredOption`'s."""
+
+    help = DeclaredOption.help
+
+
 class HelpCommand(DeclaredHelp, TyperCommand):
     """A command whose ``--help`` is rendered by :mod:`hopscore.cli.help` (whole at any width).
     The command line's words are kept in ``ctx.meta`` for the help: ``hopscore run NAME --help``
@@ -97,6 +103,8 @@ class HelpCommand(DeclaredHelp, TyperCommand):
         for param in self.params:  # an option's help with a placeholder is filled when read
             if type(param) is TyperOption and "{benchmark " in (param.help or ""):
                 param.__class__ = DeclaredOption
+            elif type(param) is TyperArgument and "{benchmark " in (param.help or ""):
+                param.__class__ = DeclaredArgument
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         ctx.meta["hopscore.words"] = tuple(args)

@@ -1,5 +1,11 @@
-"""HybridDeepResearch commands: ``validate-predictions``, ``hdr-tasks``, and the tables
-``hopscore agent`` prints (:mod:`hopscore.cli.agent`)."""
+"""The agent benchmark's file commands: ``validate-predictions``, ``hdr-tasks``, and the tables
+``hopscore agent`` prints (:mod:`hopscore.cli.agent`).
+
+The benchmark is the one the agent machinery runs on
+(:func:`hopscore.agent.benchmark.agent_benchmark`): its tasks are read by what it declares
+(:meth:`~hopscore.benchmarks.base.Benchmark.load_agent_tasks`), and the help and the tables
+name it by its declared title and abbreviation (placeholders filled by
+:func:`hopscore.cli.help.with_declared`)."""
 
 from __future__ import annotations
 
@@ -19,10 +25,15 @@ if TYPE_CHECKING:
     from hopscore.agent.agent_job import HdrRunResult
 
 
-@app.command("validate-predictions", rich_help_panel="HybridDeepResearch")
+#: the commands' panel in ``hopscore --help``: the agent benchmark's title
+PANEL = "{benchmark titles: agent}"
+
+
+@app.command("validate-predictions", rich_help_panel=PANEL)
 def validate_predictions(
     predictions: Annotated[Path, typer.Argument(
-        help="HDR submission: JSON Lines of {instance_id, final_answer}.", show_default=False)],
+        help="{benchmark short titles: agent} submission: JSON Lines of {instance_id, "
+        "final_answer}.", show_default=False)],
     tasks: Annotated[Path | None, typer.Option(
         "--tasks", metavar="PATH",
         help="Task file or category folder: check ids against it and find missing "
@@ -34,7 +45,8 @@ def validate_predictions(
     json_output: Annotated[Path | None, typer.Option(
         "--json", metavar="FILE", help="Also write every finding as JSON here.")] = None,
 ) -> None:
-    """Check an HDR predictions file and report every problem, not only the first.
+    """Check an {benchmark short titles: agent} predictions file and report every problem, not
+    only the first.
 
     Makes every check of the reference validator (JSON objects with exactly instance_id and
     final_answer, non-empty string ids without duplicates, non-empty string answers) on every
@@ -50,12 +62,13 @@ def validate_predictions(
       hopscore validate-predictions predictions.jsonl --tasks hdr_v1/ --overlay hdr_v2_patch/ \
           --allow-missing
     """
+    from hopscore.agent.benchmark import agent_benchmark
     from hopscore.agent.validate import validate_predictions as validate
-    from hopscore.benchmarks.hybrid_deep_research.tasks import load_tasks
 
     if overlay is not None and tasks is None:
         raise HopscoreError("--overlay needs --tasks")
-    task_list = load_tasks(tasks, overlay)[0] if tasks is not None else None
+    task_list = (agent_benchmark().load_agent_tasks(tasks, overlay)[0] if tasks is not None
+                 else None)
     source = None if tasks is None else str(tasks) + ("" if overlay is None else f" + {overlay}")
     report = validate(predictions, task_list, tasks_source=source, allow_missing=allow_missing)
     for finding in report.findings:
@@ -78,7 +91,7 @@ def validate_predictions(
     raise typer.Exit(1)
 
 
-@app.command("hdr-tasks", rich_help_panel="HybridDeepResearch")
+@app.command("hdr-tasks", rich_help_panel=PANEL)
 def hdr_tasks(
     tasks: Annotated[Path, typer.Argument(help="Task JSONL file or category folder (v1).",
                                           show_default=False)],
@@ -90,7 +103,8 @@ def hdr_tasks(
         "--output", "-o", metavar="FILE",
         help="Write the resulting task set as one JSONL file.")] = None,
 ) -> None:
-    """Check an HDR task set (and apply the v2 overlay): counts per family, overrides, sha256.
+    """Check an {benchmark short titles: agent} task set (and apply the v2 overlay): counts per
+    family, overrides, sha256.
 
     Examples:
 
@@ -98,19 +112,15 @@ def hdr_tasks(
 
       hopscore hdr-tasks hdr_v1/ --overlay hdr_v2_patch/ --output tasks.jsonl
     """
-    from hopscore.benchmarks.hybrid_deep_research.tasks import (
-        family_counts,
-        load_tasks,
-        tasks_jsonl,
-        tasks_sha256,
-    )
+    from hopscore.agent.benchmark import agent_benchmark, short_title
+    from hopscore.benchmarks.agent_tasks import family_counts, tasks_jsonl, tasks_sha256
     from hopscore.cli.options import claim_file_output
     from hopscore.files.io import write_text_atomic
 
     claim_file_output(output, tasks=tasks, overlay=overlay)
-    task_list, merged = load_tasks(tasks, overlay)
-    table = Table(title=f"HDR tasks: {tasks}" + ("" if overlay is None else f" + {overlay}"),
-                  title_justify="left")
+    task_list, merged = agent_benchmark().load_agent_tasks(tasks, overlay)
+    table = Table(title=f"{short_title()} tasks: {tasks}"
+                  + ("" if overlay is None else f" + {overlay}"), title_justify="left")
     table.add_column("family")
     table.add_column("tasks", justify="right")
     if merged is not None:
@@ -136,10 +146,12 @@ def pct(value: object) -> str:
 
 
 def result_table(result: HdrRunResult) -> Table:
+    from hopscore.agent.benchmark import agent_benchmark
+
     summary = result.summary
     k = result.prepared.settings.repeats
-    table = Table(title=f"HybridDeepResearch: {result.prepared.spec}, k={k} (in %; overall is the "
-                  "task-weighted mean, as the leaderboard)", title_justify="left")
+    table = Table(title=f"{agent_benchmark().title}: {result.prepared.spec}, k={k} (in %; "
+                  "overall is the task-weighted mean, as the leaderboard)", title_justify="left")
     table.add_column("family")
     table.add_column("tasks", justify="right")
     table.add_column(f"Avg@{k}" if k > 1 else "accuracy", justify="right")
