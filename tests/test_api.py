@@ -15,7 +15,7 @@ import pytest
 
 import hopscore
 from hopscore import benchmarks, metrics
-from hopscore.files import bundled
+from hopscore.benchmarks import sample_files
 from tests.conftest import SRC, run_cli
 from tests.openai_server import FakeOpenAI
 from tests.stub_models import judge_responder
@@ -110,8 +110,8 @@ def test_every_api_function_has_an_example() -> None:
         assert ">>>" in (getattr(metrics, name).__doc__ or ""), f"metrics.{name} has no example"
 
 
-@pytest.mark.parametrize("sample", bundled.discover(), ids=lambda s: s.benchmark)
-def test_score_equals_the_command_line(sample: bundled.Sample, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sample", sample_files.samples(), ids=lambda s: s.benchmark)
+def test_score_equals_the_command_line(sample: sample_files.Sample, tmp_path: Path) -> None:
     files = hopscore.sample_files(sample.benchmark)
     report = hopscore.score(sample.benchmark, files.gold, files.predictions,
                             aliases=files.aliases, output_dir=tmp_path / "api")
@@ -161,8 +161,8 @@ def _per_example(benchmark: str, example: object, prediction: object) -> dict[st
     raise AssertionError(benchmark)
 
 
-@pytest.mark.parametrize("sample", bundled.discover(), ids=lambda s: s.benchmark)
-def test_metrics_functions_equal_the_scorer(sample: bundled.Sample) -> None:
+@pytest.mark.parametrize("sample", sample_files.samples(), ids=lambda s: s.benchmark)
+def test_metrics_functions_equal_the_scorer(sample: sample_files.Sample) -> None:
     """Each per-example function gives the benchmark scorer's own values on every bundled
     example that has a prediction."""
     bench = benchmarks.get(sample.benchmark)

@@ -79,12 +79,9 @@ def sample_files(benchmark: str) -> SampleFiles:
     >>> sample_files("2wikimultihopqa").aliases.name
     'id_aliases.json'
     """
-    from hopscore.benchmarks.sample_files import sample_of, samples
+    from hopscore.benchmarks.sample_files import require
 
-    sample = sample_of(benchmark) if benchmark.lower() in benchmark_names() else None
-    if sample is None:
-        found = ", ".join(s.benchmark for s in samples())
-        raise HopscoreError(f"no bundled sample for {benchmark!r}; samples: {found}")
+    sample = require(benchmark)
     gold, predictions, aliases = _samples.enter_context(sample.paths())
     return SampleFiles(gold, predictions, aliases)
 
