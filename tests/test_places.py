@@ -28,9 +28,7 @@ RUN_SIDE = {
 }
 
 #: the scoring, loading and analysis side: not yet moved into the benchmark folders
-SCORE_SIDE = {
-    "api.py",
-}
+SCORE_SIDE: set[str] = set()
 
 #: modules naming a benchmark only by its title, another name or its package's folder (and on
 #: neither list above): none left, and none may come back.
