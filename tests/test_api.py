@@ -33,7 +33,8 @@ METRICS = {
     "hotpotqa_answer", "hotpotqa_supporting_facts", "twowiki_answer", "hybridqa_answer",
     "bamboogle_answer", "fermi_answer", "quartz_answer", "strategyqa_answer", "feverous_claim",
 }  # fmt: skip
-DOCUMENTED_MODULES = ("hopscore", "hopscore.api", "hopscore.api_commands", "hopscore.metrics")
+DOCUMENTED_MODULES = ("hopscore", "hopscore.api", "hopscore.api_grading", "hopscore.api_commands",
+                      "hopscore.metrics")
 #: the benchmark whose bundled sample the docstring examples read as ``SAMPLE`` (their outputs
 #: are its sample's: five questions, scored by exact match and F1)
 SAMPLE = "bamboogle"
@@ -103,9 +104,9 @@ def test_docstring_examples_run(module: str, judge_url: str, tmp_path: Path,
 
 
 def test_every_api_function_has_an_example() -> None:
-    from hopscore import api, api_commands
+    from hopscore import api, api_commands, api_grading
 
-    for name in [*api.__all__, *api_commands.__all__]:
+    for name in [*api.__all__, *api_grading.__all__, *api_commands.__all__]:
         value = getattr(hopscore, name)
         if callable(value) and not isinstance(value, type):
             assert ">>>" in (value.__doc__ or ""), f"hopscore.{name} has no example"
@@ -243,8 +244,9 @@ def test_the_version_loads_neither_the_api_nor_the_help() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={"PYTHONPATH": str(SRC)}, check=True)
     loaded = set(json.loads(proc.stdout))
-    assert loaded.isdisjoint({"hopscore.api", "hopscore.cli.help", "hopscore.scores.display",
-                              "hopscore.scores.scoring", "hopscore.cli.score"}), loaded
+    assert loaded.isdisjoint({"hopscore.api", "hopscore.api_grading", "hopscore.cli.help",
+                              "hopscore.scores.display", "hopscore.scores.scoring",
+                              "hopscore.cli.score"}), loaded
 
 
 def test_reports_carry_their_examples_and_compare_like_their_directories(
