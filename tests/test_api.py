@@ -15,7 +15,7 @@ import pytest
 
 import hopscore
 from hopscore import benchmarks, metrics
-from hopscore.files import bundled
+from hopscore.benchmarks import sample_files
 from tests.conftest import SRC, run_cli
 from tests.openai_server import FakeOpenAI
 from tests.stub_models import judge_responder
@@ -33,7 +33,11 @@ METRICS = {
     "hotpotqa_answer", "hotpotqa_supporting_facts", "twowiki_answer", "hybridqa_answer",
     "bamboogle_answer", "fermi_answer", "quartz_answer", "strategyqa_answer", "feverous_claim",
 }  # fmt: skip
-DOCUMENTED_MODULES = ("hopscore", "hopscore.api", "hopscore.api_commands", "hopscore.metrics")
+DOCUMENTED_MODULES = ("hopscore", "hopscore.api", "hopscore.api_grading", "hopscore.api_commands",
+                      "hopscore.metrics")
+#: the benchmark whose bundled sample the docstring examples read as ``SAMPLE`` (their outputs
+#: are its sample's: five questions, scored by exact match and F1)
+SAMPLE = "bamboogle"
 
 
 def test_no_public_name_disappears() -> None:
@@ -91,7 +95,7 @@ def test_docstring_examples_run(module: str, judge_url: str, tmp_path: Path,
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     monkeypatch.chdir(tmp_path)
     tests = finder.find(target, module, globs={"JUDGE_URL": judge_url, "MODEL_URL": judge_url,
-                                               "SAMPLE": "bamboogle",
+                                               "SAMPLE": sample_files.require(SAMPLE).benchmark,
                                                **vars(target)})
     assert sum(len(t.examples) for t in tests) > 0
     for test in tests:
@@ -100,9 +104,9 @@ def test_docstring_examples_run(module: str, judge_url: str, tmp_path: Path,
 
 
 def test_every_api_function_has_an_example() -> None:
-    from hopscore import api, api_commands
+    from hopscore import api, api_commands, api_grading
 
-    for name in [*api.__all__, *api_commands.__all__]:
+    for name in [*api.__all__, *api_grading.__all__, *api_commands.__all__]:
         value = getattr(hopscore, name)
         if callable(value) and not isinstance(value, type):
             assert ">>>" in (value.__doc__ or ""), f"hopscore.{name} has no example"
@@ -110,8 +114,8 @@ def test_every_api_function_has_an_example() -> None:
         assert ">>>" in (getattr(metrics, name).__doc__ or ""), f"metrics.{name} has no example"
 
 
-@pytest.mark.parametrize("sample", bundled.discover(), ids=lambda s: s.benchmark)
-def test_score_equals_the_command_line(sample: bundled.Sample, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sample", sample_files.samples(), ids=lambda s: s.benchmark)
+def test_score_equals_the_command_line(sample: sample_files.Sample, tmp_path: Path) -> None:
     files = hopscore.sample_files(sample.benchmark)
     report = hopscore.score(sample.benchmark, files.gold, files.predictions,
                             aliases=files.aliases, output_dir=tmp_path / "api")
@@ -161,8 +165,8 @@ def _per_example(benchmark: str, example: object, prediction: object) -> dict[st
     raise AssertionError(benchmark)
 
 
-@pytest.mark.parametrize("sample", bundled.discover(), ids=lambda s: s.benchmark)
-def test_metrics_functions_equal_the_scorer(sample: bundled.Sample) -> None:
+@pytest.mark.parametrize("sample", sample_files.samples(), ids=lambda s: s.benchmark)
+def test_metrics_functions_equal_the_scorer(sample: sample_files.Sample) -> None:
     """Each per-example function gives the benchmark scorer's own values on every bundled
     example that has a prediction."""
     bench = benchmarks.get(sample.benchmark)
@@ -240,8 +244,9 @@ def test_the_version_loads_neither_the_api_nor_the_help() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={"PYTHONPATH": str(SRC)}, check=True)
     loaded = set(json.loads(proc.stdout))
-    assert loaded.isdisjoint({"hopscore.api", "hopscore.cli.help", "hopscore.scores.display",
-                              "hopscore.scores.scoring", "hopscore.cli.score"}), loaded
+    assert loaded.isdisjoint({"hopscore.api", "hopscore.api_grading", "hopscore.cli.help",
+                              "hopscore.scores.display", "hopscore.scores.scoring",
+                              "hopscore.cli.score"}), loaded
 
 
 def test_reports_carry_their_examples_and_compare_like_their_directories(

@@ -28,9 +28,9 @@ def test_the_help_lists_every_exit_status_a_command_uses() -> None:
 def test_swapped_files_and_a_csv_of_predictions_get_a_hint(tmp_path) -> None:
     import json
 
-    from hopscore.files import bundled
+    from hopscore.benchmarks import sample_files
 
-    found = {s.benchmark: s for s in bundled.discover()}
+    found = {s.benchmark: s for s in sample_files.samples()}
     env = {"HOPSCORE_CACHE_DIR": str(tmp_path / "cache")}
     with found["bamboogle"].paths() as (gold, predictions, _aliases):
         swapped = run_cli("score", "bamboogle", "-g", predictions, "-p", gold, env=env)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from hopscore import benchmarks
+from hopscore.benchmarks import sample_files
 from hopscore.errors import HopscoreError
-from hopscore.files import bundled
 from hopscore.scores.scoring import score_files
 from tests.conftest import run_cli
 
@@ -18,7 +18,7 @@ MINE = ("2wikimultihopqa", "bamboogle", "hotpotqa", "hybridqa", "quartz")
 
 
 def test_every_sample_is_a_registered_benchmark_and_scores_cleanly() -> None:
-    found = {s.benchmark: s for s in bundled.discover()}
+    found = {s.benchmark: s for s in sample_files.samples()}
     assert set(MINE) <= set(found)
     for name in found:
         sample = found[name]
@@ -32,7 +32,7 @@ def test_every_sample_is_a_registered_benchmark_and_scores_cleanly() -> None:
 
 
 def test_twowiki_sample_shows_recall_above_one(tmp_path: Path) -> None:
-    sample = next(s for s in bundled.discover() if s.benchmark == "2wikimultihopqa")
+    sample = next(s for s in sample_files.samples() if s.benchmark == "2wikimultihopqa")
     with sample.paths() as (gold, predictions, aliases):
         assert aliases is not None
         bench = benchmarks.get("2wikimultihopqa")
@@ -52,23 +52,39 @@ def test_demo_prints_one_table(tmp_path: Path) -> None:
     assert result.stdout.count("hopscore demo") == 1
 
 
-def test_discovery_scans_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = tmp_path / "benchmarks"
-    shutil.copytree(Path(str(bundled.samples_root() / "bamboogle")), root / "bamboogle" / "samples")
-    (root / "not_a_benchmark").mkdir()
-    (root / "no_sample" / "samples").mkdir(parents=True)
-    monkeypatch.setattr(bundled, "samples_root", lambda: bundled.BuiltinSamples(root))
-    assert [s.benchmark for s in bundled.discover()] == ["bamboogle"]
-    broken = root / "hybridqa" / "samples"
-    broken.mkdir(parents=True)
-    (broken / "manifest.json").write_text('{"gold": "missing.json", "predictions": "p.json"}')
+def test_samples_are_found_through_the_registry(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A benchmark's sample is the folder it declares (``sample_folder``, found through
+    ``Benchmark.resource``); a folder without a manifest is no sample; a bad manifest is an
+    error naming it."""
+    sample = sample_files.require("bamboogle")
+    shutil.copytree(Path(str(sample.folder)), tmp_path / "samples")
+    bench = type(benchmarks.get("bamboogle"))
+    monkeypatch.setattr(bench, "resource", classmethod(lambda cls, name: tmp_path / name))
+    assert Path(str(sample_files.require("bamboogle").folder)) == tmp_path / "samples"
+    monkeypatch.setattr(bench, "sample_folder", "elsewhere")
+    (tmp_path / "elsewhere").mkdir()
+    assert sample_files.sample_of("bamboogle") is None
+    assert "bamboogle" not in [s.benchmark for s in sample_files.samples()]
+    with pytest.raises(HopscoreError, match=r"no bundled sample for 'bamboogle'; samples: "):
+        sample_files.require("bamboogle")
+    monkeypatch.setattr(bench, "sample_folder", "samples")
+    manifest = tmp_path / "samples" / "manifest.json"
+    manifest.write_text('{"gold": "missing.json", "predictions": "p.json"}')
     with pytest.raises(
         HopscoreError, match=r"gold file 'missing\.json' is not in the sample folder"
     ):
-        bundled.discover()
-    (broken / "manifest.json").write_text("[1]")
+        sample_files.samples()
+    manifest.write_text("[1]")
     with pytest.raises(HopscoreError, match="expected a JSON object"):
-        bundled.discover()
+        sample_files.samples()
+
+
+def test_where_the_samples_lie() -> None:
+    found = sample_files.samples()
+    packages = Path(str(found[0].folder)).parent.parent
+    assert sample_files.where(found) == str(packages / "*" / "samples")
+    assert sample_files.where(found[:1]) == str(found[0].folder)
 
 
 def test_demo_without_the_local_extra_says_how_to_install_and_scores_the_samples(

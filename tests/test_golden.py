@@ -39,7 +39,7 @@ from typing import Any
 
 import pytest
 
-from hopscore.files import bundled
+from hopscore.benchmarks import sample_files
 from tests.conftest import SRC, run_cli
 from tests.hdr.world import SCRIPTS, build_world, is_agent_request, scripted
 from tests.openai_server import FakeOpenAI, Reply
@@ -131,13 +131,13 @@ def _compare(case: str, command: str, outputs: dict[str, str]) -> None:
 
 
 def _score_cases() -> list[str]:
-    return sorted(s.benchmark for s in bundled.discover())
+    return sorted(s.benchmark for s in sample_files.samples())
 
 
 @pytest.mark.parametrize("json_flag", [False, True])
 @pytest.mark.parametrize("bench", _score_cases())
 def test_score_sample(bench: str, json_flag: bool, tmp_path: Path) -> None:
-    source = bundled.samples_root() / bench
+    source = sample_files.require(bench).folder
     manifest = json.loads((source / "manifest.json").read_text(encoding="utf-8"))
     shutil.copytree(str(source), tmp_path / "s")
     args = [bench, "--gold", f"s/{manifest['gold']}", "--predictions",
@@ -211,7 +211,7 @@ RUN_CASES = [(bench, "") for bench in RUN_BENCHMARKS]
 
 @pytest.mark.parametrize(("bench", "extra"), RUN_CASES)
 def test_run_sample(bench: str, extra: str, server: FakeOpenAI, tmp_path: Path) -> None:
-    source = bundled.samples_root() / bench
+    source = sample_files.require(bench).folder
     manifest = json.loads((source / "manifest.json").read_text(encoding="utf-8"))
     shutil.copytree(str(source), tmp_path / "s")
     args = [bench, "--gold", f"s/{manifest['gold']}", "--model", "m", "--base-url",
@@ -233,7 +233,7 @@ def test_run_sample(bench: str, extra: str, server: FakeOpenAI, tmp_path: Path) 
 def _sample(bench: str, key: str = "gold") -> str:
     """The path of the bundled sample's gold (or ``key``: predictions, aliases) file in a
     copy at s/<bench>/, relative to where the commands run."""
-    source = bundled.samples_root() / bench
+    source = sample_files.require(bench).folder
     manifest = json.loads((source / "manifest.json").read_text(encoding="utf-8"))
     return f"s/{bench}/{manifest[key]}" if manifest.get(key) else ""
 
@@ -274,7 +274,7 @@ def made(tmp_path_factory: pytest.TempPathFactory, server: FakeOpenAI) -> Path:
     with its score directory (score-<bench>/), and a default run of hotpotqa (run-hotpotqa/)."""
     root = tmp_path_factory.mktemp("made")
     for bench in RUN_BENCHMARKS:
-        shutil.copytree(str(bundled.samples_root() / bench), root / "s" / bench)
+        shutil.copytree(str(sample_files.require(bench).folder), root / "s" / bench)
         aliases = ["--aliases", _sample(bench, "aliases")] if _sample(bench, "aliases") else []
         result = run_cli("score", bench, "--gold", _sample(bench), "--predictions",
                          _sample(bench, "predictions"), *aliases, "-o", f"score-{bench}",

@@ -9,8 +9,8 @@ import json
 import shutil
 from pathlib import Path
 
+from hopscore.benchmarks import sample_files
 from hopscore.benchmarks.hybrid_deep_research.tasks import CATEGORY_FILES
-from hopscore.files import bundled
 from tests.conftest import CliResult, run_cli
 from tests.fsfaults import holding, interrupt_cli_when
 from tests.sql.dbs import build_shop
@@ -34,7 +34,7 @@ def _records(path: Path, sqls: list[str]) -> Path:
 
 
 def _score_dir(tmp_path: Path, name: str = "scored") -> Path:
-    found = {s.benchmark: s for s in bundled.discover()}
+    found = {s.benchmark: s for s in sample_files.samples()}
     out = tmp_path / name
     with found["bamboogle"].paths() as (gold, predictions, _aliases):
         result = run_cli("score", "bamboogle", "--gold", gold, "--predictions", predictions,

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from hopscore.benchmarks import sample_files
 from hopscore.cli import COMMANDS, app
 from hopscore.cli.options import PathValue
-from hopscore.files import bundled
 from tests.conftest import run_cli
 
 NOBODY = "~nosuchuser-hopscore"
@@ -94,7 +94,7 @@ def test_empty_and_unknown_home_paths_are_refused(words: tuple[str, ...], flag: 
 
 
 def test_a_tilde_is_expanded_once_and_dot_slash_keeps_it_literal(tmp_path: Path) -> None:
-    found = {s.benchmark: s for s in bundled.discover()}
+    found = {s.benchmark: s for s in sample_files.samples()}
     home = tmp_path / "home"
     home.mkdir()
     work = tmp_path / "work"

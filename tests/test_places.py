@@ -26,9 +26,7 @@ SPELLINGS = ("hybrid_deep_research",)
 RUN_SIDE: set[str] = set()
 
 #: the scoring, loading and analysis side: not yet moved into the benchmark folders
-SCORE_SIDE = {
-    "api.py",
-}
+SCORE_SIDE: set[str] = set()
 
 #: modules naming a benchmark only by its title, another name or its package's folder (and on
 #: neither list above): none left, and none may come back.

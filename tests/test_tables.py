@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hopscore.files import bundled
+from hopscore.benchmarks import sample_files
 from tests.conftest import run_cli
 from tests.openai_server import FakeOpenAI
 from tests.stub_models import docs_model
@@ -53,8 +53,8 @@ def cli(*args: object, width: int, cwd: Path | None = None,
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("sample", bundled.discover(), ids=lambda s: s.benchmark)
-def test_score_tables(sample: bundled.Sample, width: int, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sample", sample_files.samples(), ids=lambda s: s.benchmark)
+def test_score_tables(sample: sample_files.Sample, width: int, tmp_path: Path) -> None:
     with sample.paths() as (gold, predictions, aliases):
         args: list[object] = ["score", sample.benchmark, "-g", gold, "-p", predictions,
                               "-o", tmp_path]
@@ -70,7 +70,7 @@ def test_score_tables(sample: bundled.Sample, width: int, tmp_path: Path) -> Non
 def test_demo_scores_table(width: int) -> None:
     status, text = cli("demo", "--scores-only", width=width)
     assert status == 0, text
-    check(text, width, [s.benchmark for s in bundled.discover()])
+    check(text, width, [s.benchmark for s in sample_files.samples()])
     assert "hopscore score BENCHMARK" in text
 
 

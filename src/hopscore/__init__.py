@@ -47,9 +47,9 @@ _PUBLIC = {
     "benchmark_names": "hopscore.api",
     "sample_files": "hopscore.api",
     "SampleFiles": "hopscore.api",
-    "judge": "hopscore.api",
-    "judge_rows": "hopscore.api",
-    "sql_match": "hopscore.api",
+    "judge": "hopscore.api_grading",
+    "judge_rows": "hopscore.api_grading",
+    "sql_match": "hopscore.api_grading",
     "compare": "hopscore.api",
     "run_benchmark": "hopscore.api_commands",
     "judge_file": "hopscore.api_commands",
@@ -76,18 +76,18 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__
     from hopscore.api import SampleFiles as SampleFiles
     from hopscore.api import benchmark_names as benchmark_names
     from hopscore.api import compare as compare
-    from hopscore.api import judge as judge
-    from hopscore.api import judge_rows as judge_rows
     from hopscore.api import load_gold as load_gold
     from hopscore.api import load_predictions as load_predictions
     from hopscore.api import sample_files as sample_files
     from hopscore.api import score as score
-    from hopscore.api import sql_match as sql_match
     from hopscore.api_commands import analyze as analyze
     from hopscore.api_commands import judge_file as judge_file
     from hopscore.api_commands import read_report as read_report
     from hopscore.api_commands import run_benchmark as run_benchmark
     from hopscore.api_commands import write_report as write_report
+    from hopscore.api_grading import judge as judge
+    from hopscore.api_grading import judge_rows as judge_rows
+    from hopscore.api_grading import sql_match as sql_match
     from hopscore.benchmarks.base import Example as Example
     from hopscore.benchmarks.base import Prediction as Prediction
     from hopscore.benchmarks.base import Predictions as Predictions

@@ -1,28 +1,30 @@
-"""hopscore's Python API: the same scoring, grading and comparison as the command line, for
-notebooks, scripts and training loops. Everything here is re-exported by ``hopscore`` itself
+"""hopscore's Python API: the same scoring and comparison as the command line, for notebooks,
+scripts and training loops (grading: :mod:`hopscore.api_grading`; the commands that run models:
+:mod:`hopscore.api_commands`). Everything here is re-exported by ``hopscore`` itself
 (``hopscore.score(...)``); docs/python-api.md lists it. The rest of the package is internal.
 
 >>> import hopscore
->>> files = hopscore.sample_files("hotpotqa")
->>> report = hopscore.score("hotpotqa", files.gold, files.predictions)
+>>> files = hopscore.sample_files(SAMPLE)
+>>> report = hopscore.score(SAMPLE, files.gold, files.predictions)
 >>> report.n_gold, round(report.metrics["em"], 2), report.missing_ids
 (5, 0.6, [])
 
 Every function takes plain paths and values and raises :class:`hopscore.HopscoreError` (or
 its subclass :class:`hopscore.InputError`, naming the file, line and field) for bad input.
+
+The examples read a benchmark's bundled sample, ``SAMPLE`` (the tests name one whose sample has
+five questions; docs/python-api.md shows the same calls on named benchmarks).
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import tempfile
-import threading
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hopscore.errors import HopscoreError
 from hopscore.scores.results import ScoreReport
@@ -35,23 +37,20 @@ __all__ = [
     "SampleFiles",
     "benchmark_names",
     "compare",
-    "judge",
-    "judge_rows",
     "load_gold",
     "load_predictions",
     "sample_files",
     "score",
-    "sql_match",
 ]
 
 PathLike = str | os.PathLike[str]
 #: predictions given in memory: {id: answer}, {id: record} or records with an "id"
 InMemory = Mapping[str, Any] | Iterable[Mapping[str, Any]]
-T = TypeVar("T")
 
 
 class SampleFiles(NamedTuple):
-    """The files of a bundled sample: gold, predictions, and 2WikiMultihopQA's aliases."""
+    """The files of a bundled sample: gold, predictions, and the aliases file where the sample's
+    manifest names one (None otherwise)."""
 
     gold: Path
     predictions: Path
@@ -64,8 +63,8 @@ _samples = ExitStack()  # keeps extracted sample files alive (a zip install) unt
 def benchmark_names() -> list[str]:
     """The benchmarks hopscore scores, by the names every function takes.
 
-    >>> benchmark_names()[:3]
-    ['hotpotqa', 'hybridqa', '2wikimultihopqa']
+    >>> SAMPLE in benchmark_names()
+    True
     """
     from hopscore import benchmarks
 
@@ -76,15 +75,13 @@ def sample_files(benchmark: str) -> SampleFiles:
     """The small invented sample that ships with hopscore for ``benchmark`` (gold and
     predictions in the official formats), for trying the API.
 
-    >>> sample_files("2wikimultihopqa").aliases.name
-    'id_aliases.json'
+    >>> files = sample_files(SAMPLE)
+    >>> files.gold.is_file(), files.predictions.is_file(), files.aliases
+    (True, True, None)
     """
-    from hopscore.benchmarks.sample_files import sample_of, samples
+    from hopscore.benchmarks.sample_files import require
 
-    sample = sample_of(benchmark) if benchmark.lower() in benchmark_names() else None
-    if sample is None:
-        found = ", ".join(s.benchmark for s in samples())
-        raise HopscoreError(f"no bundled sample for {benchmark!r}; samples: {found}")
+    sample = require(benchmark)
     gold, predictions, aliases = _samples.enter_context(sample.paths())
     return SampleFiles(gold, predictions, aliases)
 
@@ -98,9 +95,9 @@ def load_gold(benchmark: str, gold: PathLike, *, aliases: PathLike | None = None
     parquet or arrow file, a ``save_to_disk`` folder, a JSON Lines export), as ``--gold``
     takes it (docs/getting-the-data.md).
 
-    >>> examples = load_gold("hotpotqa", sample_files("hotpotqa").gold)
-    >>> len(examples), examples[0].groups()
-    (5, {'type': 'bridge', 'level': 'easy'})
+    >>> examples = load_gold(SAMPLE, sample_files(SAMPLE).gold)
+    >>> len(examples), examples[0].id, examples[0].gold_answers()
+    (5, '0', ('Jonas Arden',))
     """
     from hopscore import benchmarks
     from hopscore.hub import official_gold
@@ -123,7 +120,7 @@ def load_predictions(
     reads another harness's output instead, joined to ``gold`` by id, else by question
     (docs/integrations.md).
 
-    >>> predictions = load_predictions("bamboogle", {"0": "Jonas Arden", "1": "1854"})
+    >>> predictions = load_predictions(SAMPLE, {"0": "Jonas Arden", "1": "1854"})
     >>> sorted(predictions.by_id), predictions.by_id["1"].answer
     (['0', '1'], '1854')
     """
@@ -172,8 +169,8 @@ def score(
     ``cluster`` and ``cluster_file`` are ``--ci`` and friends (docs/statistics.md);
     ``resamples=0`` or ``ci="none"`` skips the intervals.
 
-    >>> files = sample_files("bamboogle")
-    >>> report = score("bamboogle", files.gold, {"0": "Jonas Arden"}, ci="wilson")
+    >>> files = sample_files(SAMPLE)
+    >>> report = score(SAMPLE, files.gold, {"0": "Jonas Arden"}, ci="wilson")
     >>> report.metrics["em"], report.ci["em"].method, len(report.missing_ids)
     (0.2, 'wilson', 4)
     """
@@ -212,148 +209,6 @@ def score(
     return report
 
 
-def judge_rows(
-    rows: Iterable[Mapping[str, Any]],
-    *,
-    model: str,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    prompt_file: PathLike | None = None,
-    concurrency: int = 8,
-    timeout: float = 120.0,
-    max_retries: int = 5,
-    max_tokens: int | None = 2048,
-    cache: bool = True,
-    max_cell_chars: int = 20_000,
-    max_row_bytes: int = 1_000_000,
-    output: PathLike | None = None,
-) -> list[dict[str, Any]]:
-    """Grade each row's ``response`` against its ``correct_answer`` with an LLM judge, as
-    ``hopscore judge`` does; returns one output row per input row, in order.
-
-    Each output row is the input row plus ``correct`` (True, False, or None when the judge
-    gave no decision), ``parse_ok``, ``extracted_final_answer``, ``reasoning``,
-    ``confidence``, ``raw_judge_output``, ``error`` and a ``judge`` object (status, model,
-    prompt hash, attempts, tokens). ``model`` and ``base_url`` name any OpenAI-compatible
-    endpoint (default: OpenAI); the key is ``api_key``, else ``$JUDGE_API_KEY``. Responses
-    are cached (``~/.cache/hopscore``, ``$HOPSCORE_CACHE_DIR``) unless ``cache=False``;
-    with ``output`` (a JSON Lines path) the run resumes where an earlier one stopped. Text
-    fields longer than ``max_cell_chars`` and rows longer than ``max_row_bytes`` are cut in
-    the output (``judge.truncated``); the verdict is parsed from the full reply.
-
-    >>> judged = judge_rows([
-    ...     {"question": "Capital of France?", "response": "Paris", "correct_answer": "Paris"},
-    ...     {"question": "2 + 2?", "response": "5", "correct_answer": "4"},
-    ... ], model="judge", base_url=JUDGE_URL)
-    >>> [row["correct"] for row in judged], judged[0]["judge"]["status"]
-    ([True, False], 'judged')
-
-    (``JUDGE_URL`` is an OpenAI-compatible endpoint such as ``http://localhost:8000/v1``; the
-    tests run this example against a local one.)
-    """
-    from hopscore.engine import RetryPolicy, default_cache_dir
-    from hopscore.errors import Location
-    from hopscore.files.io import iter_jsonl
-    from hopscore.judge import JudgeConfig, JudgePrompt
-    from hopscore.judge.judge_job import judge_items
-    from hopscore.judge.rows import items_of
-
-    items = items_of((Location("rows", index=i), _plain(row)) for i, row in enumerate(rows))
-    if not items:
-        return []
-    prompt = JudgePrompt.from_file(Path(prompt_file)) if prompt_file else JudgePrompt.builtin()
-    config = JudgeConfig(
-        model=model, base_url=base_url or None,
-        api_key=api_key or os.environ.get("JUDGE_API_KEY") or "EMPTY", prompt=prompt,
-        max_tokens=max_tokens or None, concurrency=concurrency, timeout=timeout,
-        retry=RetryPolicy(max_retries=max_retries),
-        cache_dir=default_cache_dir() if cache else None,
-        max_cell_chars=max_cell_chars, max_row_bytes=max_row_bytes)
-    with tempfile.TemporaryDirectory(prefix="hopscore-judge-") as folder:
-        path = Path(output) if output is not None else Path(folder) / "judged.jsonl"
-        summary = _run(judge_items(items, path, config))
-        if summary.aborted:
-            raise HopscoreError(f"the judge stopped early: {summary.aborted}")
-        return [value for _, value in iter_jsonl(path)]
-
-
-def judge(question: str, response: str | None, correct_answer: str, *, model: str,
-          **options: Any) -> dict[str, Any]:
-    """Grade one answer with an LLM judge: :func:`judge_rows` on one row (same options).
-
-    >>> row = judge("Who wrote Hamlet?", "Shakespeare", "William Shakespeare",
-    ...             model="judge", base_url=JUDGE_URL)
-    >>> row["correct"], row["extracted_final_answer"]
-    (True, 'Shakespeare')
-    """
-    rows = judge_rows([{"question": question, "response": response,
-                        "correct_answer": correct_answer}], model=model, **options)
-    return rows[0]
-
-
-def sql_match(
-    records: PathLike | Iterable[Mapping[str, Any]],
-    *,
-    db_root: PathLike | None = None,
-    db_template: str = "{db}/{db}_template.sqlite",
-    compare: str = "reference",
-    extract: str = "reference",
-    timeout: float | None = 120.0,
-    max_rows: int = 100_000,
-    table_rows: int = 20,
-    workers: int | None = None,
-    memory_mb: int = 2048,
-    max_cell_chars: int = 1000,
-    max_row_bytes: int = 1_000_000,
-    output: PathLike | None = None,
-) -> list[dict[str, Any]]:
-    """Grade Search-to-SQL answers by execution match, as ``hopscore sql-match`` does: the
-    agent's SQL and the gold SQL run read-only in sandboxed workers and their result tables are
-    compared (``compare``: reference, strict, rows, spider or bird; docs/sql-grading.md).
-
-    ``records`` is a JSON Lines file or records in memory, each with ``instance_id``, the
-    answer in ``response``, ``gold_sql`` and the database as ``db_path`` (or ``db`` below
-    ``db_root``). Returns one verdict per record, in order: ``match`` (True, False, or None
-    for an invalid record), ``score``, ``reason``, ``reason_kind``, ``agent_sql`` and more.
-    ``timeout`` bounds each record (queries and comparison), ``memory_mb`` the executor's
-    processes together; ``max_cell_chars`` and ``max_row_bytes`` cap each verdict's table
-    cells and line (a cut verdict says ``truncated``).
-
-    >>> import sqlite3, tempfile
-    >>> db = tempfile.mkdtemp() + "/shop.sqlite"
-    >>> with sqlite3.connect(db) as connection:
-    ...     _ = connection.executescript("CREATE TABLE item(name TEXT, price REAL);"
-    ...                                  "INSERT INTO item VALUES ('pen', 1.5), ('ink', 3.0);")
-    >>> answer = "```sql\\nSELECT name FROM item WHERE price >= 3\\n```"
-    >>> verdicts = sql_match([{"instance_id": "q1", "db_path": db, "response": answer,
-    ...                        "gold_sql": "SELECT name FROM item WHERE price > 2"}])
-    >>> verdicts[0]["match"], verdicts[0]["agent_sql"]
-    (True, 'SELECT name FROM item WHERE price >= 3')
-    """
-    from hopscore.files.io import iter_jsonl
-    from hopscore.sql.match_job import MatchOptions, run_sql_match
-    from hopscore.sql.sandbox import SqlExecutor
-
-    options = MatchOptions(
-        db_root=None if db_root is None else Path(db_root).expanduser().resolve(),
-        db_template=db_template, timeout_s=timeout if timeout else None, max_rows=max_rows,
-        compare=compare, table_rows=table_rows, extract=extract,
-        max_cell_chars=max_cell_chars, max_row_bytes=max_row_bytes)
-    with ExitStack() as stack:
-        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hopscore-sql-")))
-        if isinstance(records, (str, os.PathLike)):
-            source = Path(records)
-        else:
-            from hopscore.files.io import json_line
-
-            source = folder / "records.jsonl"
-            source.write_text("".join(json_line(_plain(r)) for r in records), encoding="utf-8")
-        path = Path(output) if output is not None else folder / "verdicts.jsonl"
-        with SqlExecutor(workers, memory_mb=memory_mb) as executor:
-            run_sql_match(source, path, options, executor=executor)
-        return [value for _, value in iter_jsonl(path)]
-
-
 def compare(
     a: PathLike | ScoreReport,
     b: PathLike | ScoreReport,
@@ -382,15 +237,15 @@ def compare(
     ``test``, ``flips``, ``significant``); ``pair.groups`` the same per group.
 
     >>> import tempfile
-    >>> files, out = sample_files("bamboogle"), tempfile.mkdtemp()
-    >>> _ = score("bamboogle", files.gold, files.predictions, output_dir=out + "/a")
-    >>> _ = score("bamboogle", files.gold, {"0": "Jonas Arden"}, output_dir=out + "/b")
+    >>> files, out = sample_files(SAMPLE), tempfile.mkdtemp()
+    >>> _ = score(SAMPLE, files.gold, files.predictions, output_dir=out + "/a")
+    >>> _ = score(SAMPLE, files.gold, {"0": "Jonas Arden"}, output_dir=out + "/b")
     >>> pair = compare(out + "/a", out + "/b")
     >>> em = next(row for row in pair.metrics if row.metric == "em")
     >>> pair.n, em.a, em.b, em.flips.right_to_wrong, em.significant
     (5, 0.6, 0.2, 2, False)
-    >>> same = compare(score("bamboogle", files.gold, files.predictions),
-    ...                score("bamboogle", files.gold, {"0": "Jonas Arden"}))
+    >>> same = compare(score(SAMPLE, files.gold, files.predictions),
+    ...                score(SAMPLE, files.gold, {"0": "Jonas Arden"}))
     >>> next(row.delta for row in same.metrics if row.metric == "em") == em.delta
     True
     """
@@ -435,7 +290,8 @@ def _path(value: Any) -> PathLike:
     return value
 
 
-def _plain(row: Mapping[str, Any]) -> dict[str, Any]:
+def plain_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row given in memory as a dict (an error for anything but a mapping)."""
     if not isinstance(row, Mapping):
         raise HopscoreError(f"each row must be a mapping (a dict), got {type(row).__name__}")
     return dict(row)
@@ -490,7 +346,7 @@ class _predictions_file:
             records = given
         with path.open("w", encoding="utf-8") as out:
             for record in records:
-                out.write(json_line(_plain(record)))
+                out.write(json_line(plain_row(record)))
         return path, self.rename
 
     def __exit__(self, kind: object, error: BaseException | None, trace: object) -> None:
@@ -498,29 +354,3 @@ class _predictions_file:
             self.folder.cleanup()
             if isinstance(error, HopscoreError):
                 error.args = (self.rename.text(str(error)),)
-
-
-def _run(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to its end, also from a thread whose event loop is already running (a
-    notebook cell)."""
-    from hopscore.engine.sync import run_sync
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return run_sync(coroutine)
-    result: list[T] = []
-    failure: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            result.append(run_sync(coroutine))
-        except BaseException as exc:  # handed to the caller's thread
-            failure.append(exc)
-
-    thread = threading.Thread(target=target, name="hopscore-api")
-    thread.start()
-    thread.join()
-    if failure:
-        raise failure[0]
-    return result[0]

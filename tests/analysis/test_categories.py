@@ -402,9 +402,9 @@ def test_hybridqa_real_sample_with_real_tables(tmp_path):
 
 
 def _score_sample(tmp_path: Path, benchmark: str) -> tuple[Path, Path]:
-    from hopscore.files import bundled
+    from hopscore.benchmarks import sample_files
 
-    found = {s.benchmark: s for s in bundled.discover()}
+    found = {s.benchmark: s for s in sample_files.samples()}
     with found[benchmark].paths() as (gold, predictions, aliases):
         out = tmp_path / benchmark
         args = ["score", benchmark, "--gold", gold, "--predictions", predictions, "-o", out]

@@ -8,14 +8,14 @@ from pathlib import Path
 
 from rich.cells import cell_len
 
-from hopscore.files import bundled
+from hopscore.benchmarks import sample_files
 from tests.conftest import run_cli
 
 LOOP = "the island of the band that wrote Salt Hours is " * 60
 
 
 def _two_runs(tmp_path: Path) -> tuple[Path, Path]:
-    found = {s.benchmark: s for s in bundled.discover()}
+    found = {s.benchmark: s for s in sample_files.samples()}
     with found["bamboogle"].paths() as (gold, predictions, _aliases):
         rows = [json.loads(line) for line in predictions.read_text().splitlines()]
         looping = tmp_path / "looping.jsonl"

@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hopscore.benchmarks import get
-from hopscore.files import bundled
+from hopscore.benchmarks import get, sample_files
 from hopscore.scores.scoring import ExampleScore, ScoreReport, score_examples
 from tests.conftest import FIXTURES, shared_file
 
@@ -21,7 +20,7 @@ class _Samples:
 
     def __truediv__(self, rel: str) -> Path:
         name, _, rest = rel.partition("/")
-        folder = Path(str(bundled.samples_root() / name))
+        folder = Path(str(sample_files.require(name).folder))
         return folder / rest if rest else folder
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from hopscore.files import bundled
+from hopscore.benchmarks import sample_files
 from tests.conftest import run_cli
 from tests.openai_server import FakeOpenAI, Reply
 from tests.run.chain_script import Plan, parse_call, scripted_chains
@@ -21,8 +21,8 @@ STEPS = [("What is asked first?", "the first fact"), ("What follows?", "the seco
 
 
 def sample_gold(name: str) -> Path:
-    found = {s.benchmark: s for s in bundled.discover()}
-    return bundled.samples_root() / name / found[name].gold
+    sample = sample_files.require(name)
+    return Path(str(sample.folder / sample.gold))
 
 
 QUESTIONS = [

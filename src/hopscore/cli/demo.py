@@ -19,9 +19,9 @@ import typer
 from rich.table import Table
 
 from hopscore import benchmarks
+from hopscore.benchmarks import sample_files
 from hopscore.cli import app, console, err_console
 from hopscore.errors import HopscoreError
-from hopscore.files import bundled
 from hopscore.scores.display import percent, print_table
 from hopscore.scores.scoring import ScoreReport, score_files
 
@@ -124,7 +124,7 @@ def _model_demo(output_dir: Path | None, count: int) -> None:
     from hopscore.run.run_job import RunResult, execute
     from hopscore.run.settings import RunSettings
 
-    found = {s.benchmark: s for s in bundled.discover()}
+    found = {s.benchmark: s for s in sample_files.samples()}
     names = model_benchmarks(found)
     if not names:
         raise HopscoreError("no built-in samples found (is the package installed completely?)")
@@ -223,7 +223,7 @@ def _cut(text: str, limit: int) -> str:
 
 def _scores_demo(output_dir: Path | None) -> None:
     """Score every built-in sample's prediction file and print one summary table."""
-    found = bundled.discover()
+    found = sample_files.samples()
     if not found:
         raise HopscoreError("no built-in samples found (is the package installed completely?)")
     table = Table(
@@ -249,7 +249,7 @@ def _scores_demo(output_dir: Path | None) -> None:
         ids = f"{len(report.missing_ids)} missing, {len(report.extra_ids)} extra"
         table.add_row(sample.benchmark, str(report.n_gold), headline(report, bench.headline), ids)
     print_table(console, table)
-    console.print(f"Sample files: {bundled.samples_root()}", markup=False, highlight=False,
+    console.print(f"Sample files: {sample_files.where(found)}", markup=False, highlight=False,
                   soft_wrap=True)
     print_command(console, "Score your own:", "hopscore score BENCHMARK --gold GOLD "
                   "--predictions PRED --output-dir DIR")
