@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from hopscore.files.shard import Shard
     from hopscore.inference.clusters import ClusterSpec
     from hopscore.inference.spec import IntervalSpec
+    from hopscore.run.evidence import SearchSettings
+    from hopscore.run.strategy import StrategySettings
 from hopscore.defaults import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 PROTOCOLS = ("default", "mcr")
@@ -39,6 +41,25 @@ class ScoringSettings:
     #: the intervals of the scores, and their clustering
     intervals: IntervalSpec
     clusters: ClusterSpec | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptSettings:
+    """What turning one example into its request reads of a run's settings
+    (:meth:`RunSettings.prompting`, for :mod:`hopscore.run.tasks`)."""
+
+    protocol: str
+    answer_marker: str
+    #: the scored extraction (part of every resume key)
+    extraction: str
+    #: --corpus: documents retrieved per question
+    retrieve_k: int
+    #: open book (--wiki-db): pages retrieved per question, and elements shown from them
+    wiki_pages: int
+    wiki_elements: int
+    temperature: float | None
+    max_tokens: int | None
+    seed: int | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -200,6 +221,35 @@ class RunSettings:
         return ScoringSettings(output_dir=self.output_dir, protocol=self.protocol,
                                extraction=self.extraction, on_truncation=self.on_truncation,
                                max_tokens=self.max_tokens, intervals=spec, clusters=clusters)
+
+    def prompting(self) -> PromptSettings:
+        """What the requests of the run's examples read (:mod:`hopscore.run.tasks`)."""
+        return PromptSettings(protocol=self.protocol, answer_marker=self.answer_marker,
+                              extraction=self.extraction, retrieve_k=self.retrieve_k,
+                              wiki_pages=self.wiki_pages, wiki_elements=self.wiki_elements,
+                              temperature=self.temperature, max_tokens=self.max_tokens,
+                              seed=self.seed)
+
+    def strategy_settings(self) -> StrategySettings:
+        """What the plan of a chain strategy reads (:func:`hopscore.run.strategy.make_plan`)."""
+        from hopscore.run.strategy import StrategySettings
+
+        return StrategySettings(strategy=self.strategy, chains=self.chains,
+                                num_retries=self.num_retries, meta_facts=self.meta_facts,
+                                shots=self.shots, temperature=self.temperature,
+                                chain_temperature=self.chain_temperature,
+                                chain_calls=self.chain_calls, protocol=self.protocol,
+                                max_tokens=self.max_tokens, seed=self.seed)
+
+    def search(self) -> SearchSettings:
+        """The search options of a chain strategy's evidence
+        (:func:`hopscore.run.evidence.make_source`)."""
+        from hopscore.run.evidence import SearchSettings
+
+        return SearchSettings(search_backend=self.search_backend, search_url=self.search_url,
+                              fetch_url=self.fetch_url,
+                              search_api_key_env=self.search_api_key_env,
+                              search_timeout=self.search_timeout)
 
     def inputs(self) -> list[Any]:
         """The files and folders the run reads, by option (an output never writes over one)."""
