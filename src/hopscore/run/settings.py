@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hopscore import benchmarks
 from hopscore.errors import HopscoreError
+from hopscore.files.settings_json import option_inputs, settings_json
 from hopscore.run.extract import DEFAULT_MARKER
 
 if TYPE_CHECKING:
+    from hopscore.files.outputs import Input
     from hopscore.files.shard import Shard
     from hopscore.inference.clusters import ClusterSpec
     from hopscore.inference.spec import IntervalSpec
@@ -251,27 +253,17 @@ class RunSettings:
                               search_api_key_env=self.search_api_key_env,
                               search_timeout=self.search_timeout)
 
-    def inputs(self) -> list[Any]:
+    def inputs(self) -> list[Input]:
         """The files and folders the run reads, by option (an output never writes over one)."""
-        from hopscore.files.outputs import Input
-
-        paths = {"--gold": self.gold, "--aliases": self.aliases, "--tables-dir": self.tables_dir,
-                 "--corpus": self.corpus, "--prompt-template": self.prompt_template,
-                 "--cluster-file": self.cluster_file, "--wiki-db": self.wiki_db}
-        return [Input(Path(path), option) for option, path in paths.items() if path is not None]
+        return option_inputs({
+            "--gold": self.gold, "--aliases": self.aliases, "--tables-dir": self.tables_dir,
+            "--corpus": self.corpus, "--prompt-template": self.prompt_template,
+            "--cluster-file": self.cluster_file, "--wiki-db": self.wiki_db})
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, Path):
-                value = str(value)
-            elif isinstance(value, tuple):
-                value = list(value)
-            elif hasattr(value, "to_json"):
-                value = value.to_json()
-            out[f.name] = value
-        return out
+        """Every setting (paths as strings, tuples as lists): config.json's and the
+        fingerprint's."""
+        return settings_json(self, tuples_as_lists=True)
 
 
 #: Settings that say how a run is executed, not what it computes: left out of its fingerprint,
