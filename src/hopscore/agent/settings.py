@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import os
 import string
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hopscore.defaults import DEFAULT_MAX_OUTAGE
 from hopscore.errors import HopscoreError
+from hopscore.files.settings_json import option_inputs, settings_json
 
 if TYPE_CHECKING:
+    from hopscore.files.outputs import Input
     from hopscore.files.shard import Shard
 
 SEARCH_BACKENDS = ("bm25", "http")
@@ -156,25 +158,16 @@ class HdrSettings:
     def db_path(self, db: str) -> Path:
         return self.db_root / self.db_template.format(db=db)
 
-    def inputs(self) -> list[Any]:
+    def inputs(self) -> list[Input]:
         """The files and folders the run reads, by option (the run directory never writes over
         one, and is never inside the task folder or the database root)."""
-        from hopscore.files.outputs import Input
-
-        paths = {"--tasks": self.tasks, "--overlay": self.overlay, "--db-root": self.db_root,
-                 "--corpus": self.corpus, "--judge-prompt-file": self.judge_prompt_file}
-        return [Input(Path(path), option) for option, path in paths.items() if path is not None]
+        return option_inputs({
+            "--tasks": self.tasks, "--overlay": self.overlay, "--db-root": self.db_root,
+            "--corpus": self.corpus, "--judge-prompt-file": self.judge_prompt_file})
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, Path):
-                value = str(value)
-            elif hasattr(value, "to_json"):
-                value = value.to_json()
-            out[f.name] = value
-        return out
+        """Every setting (paths as strings): config.json's and the fingerprint's."""
+        return settings_json(self)
 
     def fingerprint(self, attempts: str) -> str:
         """What the run computes, with ``attempts`` (the fingerprint in every attempt's key),

@@ -81,6 +81,17 @@ def contains(text: str, span: str) -> bool:
     return f" {span} " in f" {text} "
 
 
+def settled_or_span(sample: Sample) -> tuple[str | None, str]:
+    """The opening of a category of where a wrong answer occurs: ``(NO_PREDICTION, "")``
+    without a prediction, ``("correct", "")`` for an exact match (``em`` 1), else
+    ``(None, span)``: the normalized prediction, to be placed (it may be empty)."""
+    if sample.missing or sample.prediction is None:
+        return NO_PREDICTION, ""
+    if sample.metrics.get("em", 0.0) >= 1:
+        return "correct", ""
+    return None, normalize_answer(sample.prediction)
+
+
 # --- short answers: the outcome, and how a wrong answer relates to the gold one ---------------
 
 OUTCOMES = ("right", "partial", "wrong", NO_PREDICTION)

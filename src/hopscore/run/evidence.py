@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -34,6 +35,20 @@ from hopscore.run.selfask import Evidence
 
 SNIPPET_CHARS = 300
 _WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchSettings:
+    """The search options :func:`make_source` reads (:meth:`RunSettings.search
+    <hopscore.run.settings.RunSettings.search>`)."""
+
+    #: "http": a search service (else --corpus or none)
+    search_backend: str | None
+    search_url: str | None
+    fetch_url: str | None
+    #: the environment variable holding the service's key (None: no key)
+    search_api_key_env: str | None
+    search_timeout: float
 
 
 class EvidenceSource(Protocol):
@@ -173,10 +188,9 @@ class WikiSource:
         return self.wiki.describe()
 
 
-def make_source(settings: Any, benchmark: Benchmark[Any, Any], corpus: Any,
+def make_source(settings: SearchSettings, benchmark: Benchmark[Any, Any], corpus: Any,
                 wiki_db: Path | None = None) -> EvidenceSource | None:
-    """The evidence source of a strategy run (see the module docstring), or None; ``settings``
-    holds the search options (``search_backend``, ``search_url``, ...)."""
+    """The evidence source of a strategy run (see the module docstring), or None."""
     if corpus is not None:
         return CorpusSource(corpus)
     if settings.search_backend == "http":

@@ -242,7 +242,7 @@ def run_fingerprint(settings: RunSettings, prepared: PreparedRun) -> str:
     from hopscore.run.settings import EXECUTION_FIELDS, HASHED_PATHS
     from hopscore.run.tasks import corpus_info, shots_sha256
 
-    corpus = corpus_info(prepared.corpus, settings)
+    corpus = corpus_info(prepared.corpus, settings.retrieve_k)
     return fingerprint({
         **settings.to_json(), "gold_sha256": prepared.gold_sha256,
         "template_sha256": prepared.template.sha256, "shots_sha256": shots_sha256(prepared.shots),
@@ -304,7 +304,7 @@ def config_record(settings: RunSettings, prepared: PreparedRun, status: str) -> 
                    "shots_sha256": shots_sha256(prepared.shots)},
         "context": {"tables_dir": None if settings.tables_dir is None else str(settings.tables_dir),
                     "context_tokens": settings.context_tokens,
-                    "corpus": corpus_info(prepared.corpus, settings),
+                    "corpus": corpus_info(prepared.corpus, settings.retrieve_k),
                     "wiki_db": _wiki_info(settings)},
         "strategy": None if prepared.plan is None else prepared.plan.to_json(),
         "settings": settings.to_json(),

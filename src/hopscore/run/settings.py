@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hopscore import benchmarks
 from hopscore.errors import HopscoreError
+from hopscore.files.settings_json import option_inputs, settings_json
 from hopscore.run.extract import DEFAULT_MARKER
 
 if TYPE_CHECKING:
+    from hopscore.files.outputs import Input
     from hopscore.files.shard import Shard
     from hopscore.inference.clusters import ClusterSpec
     from hopscore.inference.spec import IntervalSpec
+    from hopscore.run.evidence import SearchSettings
+    from hopscore.run.strategy import StrategySettings
 from hopscore.defaults import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 PROTOCOLS = ("default", "mcr")
@@ -39,6 +43,25 @@ class ScoringSettings:
     #: the intervals of the scores, and their clustering
     intervals: IntervalSpec
     clusters: ClusterSpec | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptSettings:
+    """What turning one example into its request reads of a run's settings
+    (:meth:`RunSettings.prompting`, for :mod:`hopscore.run.tasks`)."""
+
+    protocol: str
+    answer_marker: str
+    #: the scored extraction (part of every resume key)
+    extraction: str
+    #: --corpus: documents retrieved per question
+    retrieve_k: int
+    #: open book (--wiki-db): pages retrieved per question, and elements shown from them
+    wiki_pages: int
+    wiki_elements: int
+    temperature: float | None
+    max_tokens: int | None
+    seed: int | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -201,27 +224,46 @@ class RunSettings:
                                extraction=self.extraction, on_truncation=self.on_truncation,
                                max_tokens=self.max_tokens, intervals=spec, clusters=clusters)
 
-    def inputs(self) -> list[Any]:
-        """The files and folders the run reads, by option (an output never writes over one)."""
-        from hopscore.files.outputs import Input
+    def prompting(self) -> PromptSettings:
+        """What the requests of the run's examples read (:mod:`hopscore.run.tasks`)."""
+        return PromptSettings(protocol=self.protocol, answer_marker=self.answer_marker,
+                              extraction=self.extraction, retrieve_k=self.retrieve_k,
+                              wiki_pages=self.wiki_pages, wiki_elements=self.wiki_elements,
+                              temperature=self.temperature, max_tokens=self.max_tokens,
+                              seed=self.seed)
 
-        paths = {"--gold": self.gold, "--aliases": self.aliases, "--tables-dir": self.tables_dir,
-                 "--corpus": self.corpus, "--prompt-template": self.prompt_template,
-                 "--cluster-file": self.cluster_file, "--wiki-db": self.wiki_db}
-        return [Input(Path(path), option) for option, path in paths.items() if path is not None]
+    def strategy_settings(self) -> StrategySettings:
+        """What the plan of a chain strategy reads (:func:`hopscore.run.strategy.make_plan`)."""
+        from hopscore.run.strategy import StrategySettings
+
+        return StrategySettings(strategy=self.strategy, chains=self.chains,
+                                num_retries=self.num_retries, meta_facts=self.meta_facts,
+                                shots=self.shots, temperature=self.temperature,
+                                chain_temperature=self.chain_temperature,
+                                chain_calls=self.chain_calls, protocol=self.protocol,
+                                max_tokens=self.max_tokens, seed=self.seed)
+
+    def search(self) -> SearchSettings:
+        """The search options of a chain strategy's evidence
+        (:func:`hopscore.run.evidence.make_source`)."""
+        from hopscore.run.evidence import SearchSettings
+
+        return SearchSettings(search_backend=self.search_backend, search_url=self.search_url,
+                              fetch_url=self.fetch_url,
+                              search_api_key_env=self.search_api_key_env,
+                              search_timeout=self.search_timeout)
+
+    def inputs(self) -> list[Input]:
+        """The files and folders the run reads, by option (an output never writes over one)."""
+        return option_inputs({
+            "--gold": self.gold, "--aliases": self.aliases, "--tables-dir": self.tables_dir,
+            "--corpus": self.corpus, "--prompt-template": self.prompt_template,
+            "--cluster-file": self.cluster_file, "--wiki-db": self.wiki_db})
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, Path):
-                value = str(value)
-            elif isinstance(value, tuple):
-                value = list(value)
-            elif hasattr(value, "to_json"):
-                value = value.to_json()
-            out[f.name] = value
-        return out
+        """Every setting (paths as strings, tuples as lists): config.json's and the
+        fingerprint's."""
+        return settings_json(self, tuples_as_lists=True)
 
 
 #: Settings that say how a run is executed, not what it computes: left out of its fingerprint,

@@ -71,6 +71,31 @@ def load_exemplars(name: str, kind: str, count: int) -> list[dict[str, Any]]:
     return available[:count]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StrategySettings:
+    """What :func:`make_plan` reads of a run's settings (:meth:`RunSettings.strategy_settings
+    <hopscore.run.settings.RunSettings.strategy_settings>`)."""
+
+    #: self-ask, sc or mcr
+    strategy: str
+    #: chains per question (None: 1 for self-ask, 5 for sc and mcr)
+    chains: int | None
+    #: re-runs of an abstaining question (None: 2 for mcr, else 0)
+    num_retries: int | None
+    #: what the meta-reasoner reads (None: both with retrieval, else qa)
+    meta_facts: str | None
+    #: exemplars (None: DEFAULT_SHOTS)
+    shots: int | None
+    #: the temperature of chain 0, and of the sampled chains
+    temperature: float | None
+    chain_temperature: float
+    #: model calls per chain
+    chain_calls: int
+    protocol: str
+    max_tokens: int | None
+    seed: int | None
+
+
 class ChainFailed(Exception):
     def __init__(self, failure: CallFailure) -> None:
         super().__init__(str(failure))
@@ -159,8 +184,8 @@ class StrategyPlan:
                            stop=[*META_STOP, *self.stop][:4])
 
 
-def make_plan(settings: Any, benchmark: Benchmark[Any, Any], kind: str,
-              source: EvidenceSource | None, model: str, stop: list[str]) -> StrategyPlan:
+def make_plan(settings: StrategySettings, kind: str, source: EvidenceSource | None, model: str,
+              stop: list[str]) -> StrategyPlan:
     strategy = settings.strategy
     chains = settings.chains if settings.chains is not None else (
         1 if strategy == "self-ask" else DEFAULT_CHAINS)

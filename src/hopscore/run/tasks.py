@@ -20,7 +20,7 @@ from hopscore.run.extract import DEFAULT_MARKER, KINDS, MCR_MARKER, Hints
 from hopscore.run.prompts import PromptTemplate, builtin_template_name, load_shots
 from hopscore.run.providers import ModelSpec, endpoint_for, resolve_base_url
 from hopscore.run.retrieval import Corpus, Document
-from hopscore.run.settings import RunSettings
+from hopscore.run.settings import PromptSettings, RunSettings
 from hopscore.run.strategy import StrategyPlan
 
 #: Under --protocol mcr with exemplars, generation stops where a new exemplar would begin, as
@@ -67,16 +67,17 @@ class PreparedRun:
     plan: StrategyPlan | None = None
 
 
-def select(examples: list[Example], settings: RunSettings) -> list[Example]:
+def select(examples: list[Example], *, limit: int | None, sample: int | None,
+           sample_seed: int) -> list[Example]:
     """``--limit K``: the first K in gold order; ``--sample N``: MCR's seeded random sample
-    (``random.seed(seed); random.sample(examples, N)``), in sample order."""
-    if settings.limit is not None:
-        return examples[: settings.limit]
-    if settings.sample is not None:
-        if settings.sample >= len(examples):
+    (``random.seed(sample_seed); random.sample(examples, N)``), in sample order."""
+    if limit is not None:
+        return examples[:limit]
+    if sample is not None:
+        if sample >= len(examples):
             return examples
         # the same draw as MCR's random.seed(seed); random.sample(...), without global state
-        return random.Random(settings.sample_seed).sample(examples, settings.sample)
+        return random.Random(sample_seed).sample(examples, sample)
     return examples
 
 
@@ -89,10 +90,11 @@ def _answer_kind(benchmark: Benchmark[Any, Any], protocol: str) -> str:
     return kind
 
 
-def load_template(settings: RunSettings) -> PromptTemplate:
-    if settings.prompt_template is not None:
-        return PromptTemplate.from_file(settings.prompt_template)
-    return PromptTemplate.builtin(builtin_template_name(settings.benchmark, settings.protocol))
+def load_template(prompt_template: Path | None, benchmark: str, protocol: str) -> PromptTemplate:
+    """``--prompt-template``, or the benchmark's built-in template for the protocol."""
+    if prompt_template is not None:
+        return PromptTemplate.from_file(prompt_template)
+    return PromptTemplate.builtin(builtin_template_name(benchmark, protocol))
 
 
 def prepare(settings: RunSettings) -> PreparedRun:
@@ -112,14 +114,15 @@ def prepare(settings: RunSettings) -> PreparedRun:
         raise HopscoreError("--prompt-template replaces the cot prompt; the chain strategies "
                             "use the built-in selfask.jinja and meta.jinja")
     gold = benchmark.load_gold(settings.gold, aliases=settings.aliases)
-    examples = select(gold, settings)
+    examples = select(gold, limit=settings.limit, sample=settings.sample,
+                      sample_seed=settings.sample_seed)
     if settings.shard is not None:  # --shard I/N: this shard's examples, in the same order
         examples = [example for example in examples if settings.shard.owns(example.id)]
     chained = settings.strategy != "cot"
     # the chain strategies ask MCR's question form (a claim: "Is it true that ...?": yes/no)
     kind = _answer_kind(benchmark, "mcr" if chained else settings.protocol)
     marker = MCR_MARKER if settings.protocol == "mcr" or chained else settings.answer_marker
-    template = load_template(settings)
+    template = load_template(settings.prompt_template, settings.benchmark, settings.protocol)
     shots = [] if chained else load_shots(benchmark.name, settings.protocol, settings.shots or 0)
     corpus = Corpus(settings.corpus) if settings.corpus is not None else None
     wiki = None
@@ -130,16 +133,18 @@ def prepare(settings: RunSettings) -> PreparedRun:
         from hopscore.run.evidence import make_source
         from hopscore.run.strategy import make_plan
 
-        source = make_source(settings, benchmark, corpus, wiki_db=settings.wiki_db)
-        plan = make_plan(settings, benchmark, kind, source, spec.name, list(settings.stop))
+        source = make_source(settings.search(), benchmark, corpus, wiki_db=settings.wiki_db)
+        plan = make_plan(settings.strategy_settings(), kind, source, spec.name,
+                         list(settings.stop))
     inputs = PromptInputs(tables_dir=settings.tables_dir, context_tokens=settings.context_tokens)
     stop = list(settings.stop)
+    prompting = settings.prompting()
     if settings.protocol == "mcr" and shots and MCR_STOP not in stop:
         stop.insert(0, MCR_STOP)
     tasks = [
-        _task(benchmark, example, settings, inputs, template, shots, corpus, kind, marker,
+        _task(benchmark, example, prompting, inputs, template, shots, corpus, kind, marker,
               spec, endpoint, stop, wiki) if plan is None
-        else _chain_task(benchmark, example, settings, inputs, plan, kind, endpoint)
+        else _chain_task(benchmark, example, settings.extraction, inputs, plan, kind, endpoint)
         for example in examples
     ]
     if settings.repeats > 1:
@@ -154,7 +159,7 @@ def prepare(settings: RunSettings) -> PreparedRun:
 
 
 def _chain_task(
-    benchmark: Benchmark[Any, Any], example: Example, settings: RunSettings, inputs: PromptInputs,
+    benchmark: Benchmark[Any, Any], example: Example, extraction: str, inputs: PromptInputs,
     plan: StrategyPlan, kind: str, endpoint: str,
 ) -> Task:
     """A question of a chain strategy: its request is the first call of chain 0 before any
@@ -167,7 +172,7 @@ def _chain_task(
     request = plan.chain_request(prompt_tail(question, [], ""), 0, 0)
     key = sha256_text(canonical_json({
         "id": example.id, "question": question, "endpoint": endpoint,
-        "plan": plan.fingerprint(), "extraction": settings.extraction,
+        "plan": plan.fingerprint(), "extraction": extraction,
     }))  # fmt: skip
     return Task(example, request, kind_hints(kind, variables), None, key,
                 sha256_text(canonical_json(request.messages)), question=question)
@@ -200,9 +205,10 @@ def render_messages(
 
 
 def _task(
-    benchmark: Benchmark[Any, Any], example: Example, settings: RunSettings, inputs: PromptInputs,
-    template: PromptTemplate, shots: list[dict[str, Any]], corpus: Corpus | None, kind: str,
-    marker: str, spec: ModelSpec, endpoint: str, stop: list[str], wiki: Wiki | None = None,
+    benchmark: Benchmark[Any, Any], example: Example, settings: PromptSettings,
+    inputs: PromptInputs, template: PromptTemplate, shots: list[dict[str, Any]],
+    corpus: Corpus | None, kind: str, marker: str, spec: ModelSpec, endpoint: str,
+    stop: list[str], wiki: Wiki | None = None,
 ) -> Task:
     variables = benchmark.prompt_variables(example, inputs)
     query = variables["mcr_question"] if settings.protocol == "mcr" else variables["question"]
@@ -232,11 +238,11 @@ def _task(
     return Task(example, request, hints, retrieved, key, sha256_text(messages_json))
 
 
-def corpus_info(corpus: Corpus | None, settings: RunSettings) -> dict[str, Any] | None:
+def corpus_info(corpus: Corpus | None, retrieve_k: int) -> dict[str, Any] | None:
     if corpus is None:
         return None
     return {"path": str(corpus.path), "sha256": corpus.sha256, "documents": len(corpus.documents),
-            "retrieve_k": settings.retrieve_k}
+            "retrieve_k": retrieve_k}
 
 
 def shots_sha256(shots: list[dict[str, Any]]) -> str | None:

@@ -20,6 +20,7 @@ from hopscore.benchmarks.error_categories import (
     Inputs,
     Sample,
     contains,
+    settled_or_span,
 )
 from hopscore.text.normalize import normalize_answer
 
@@ -48,11 +49,9 @@ def answer_location(examples: Mapping[str, Any], sample: Sample) -> str | None:
     example = examples.get(sample.id)
     if example is None or not getattr(example, "context", None):
         return None
-    if sample.missing or sample.prediction is None:
-        return NO_PREDICTION
-    if sample.metrics.get("em", 0.0) >= 1:
-        return "correct"
-    span = normalize_answer(sample.prediction)
+    settled, span = settled_or_span(sample)
+    if settled is not None:
+        return settled
     if not span:
         return "empty after normalization"
     if span in ("yes", "no"):

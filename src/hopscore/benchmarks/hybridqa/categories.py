@@ -25,6 +25,7 @@ from hopscore.benchmarks.error_categories import (
     Sample,
     contains,
     outcome,
+    settled_or_span,
 )
 from hopscore.errors import InputError, Location
 from hopscore.files.io import Fields, json_type, load_json
@@ -128,11 +129,9 @@ def prediction_place(golds: Mapping[str, HybridGold], tables: Path, sample: Samp
     table = load_table(tables, gold.table_id)
     if table is None:
         return None
-    if sample.missing or sample.prediction is None:
-        return NO_PREDICTION
-    if sample.metrics.get("em", 0.0) >= 1:
-        return "correct"
-    span = normalize_answer(sample.prediction)
+    settled, span = settled_or_span(sample)
+    if settled is not None:
+        return settled
     if not span:
         place = PREDICTION_PLACES[3]
     elif any(contains(cell, span) for cell in table.cells):
