@@ -3,7 +3,7 @@
     python bench/sql_compare.py [--rows 10000] [--reference /path/to/HybridDeepResearch]
 
 Builds 10,000-row x 5-column result tables (id, name, score needing rounding, date, category)
-and times, per scenario, ``hopscore.sql.compare.compare_tables`` against the reference's
+and times, per scenario, ``hopscore.sql.table_match.compare_tables`` against the reference's
 ``compare_execution_results`` on the same tables, checking that (score, column precision,
 column recall) are identical. The reference needs numpy, pandas, scipy and sqlglot: run this
 script with a Python that has them (hopscore itself needs numpy and scipy). Without
@@ -28,8 +28,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from hopscore.sql.compare import compare_tables
 from hopscore.sql.sandbox import SqlExecutor
+from hopscore.sql.table_match import compare_tables
 
 Rows = list[tuple[Any, ...]]
 

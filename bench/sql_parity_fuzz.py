@@ -24,7 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from hopscore.sql.compare import compare_tables
+from hopscore.sql.table_match import compare_tables
 
 Columns = list[list[Any]]
 TEXT = ["a", "A", " a ", "b", "B", "5", "10", "9", "x1", "0.25", "25", "ß", "SS", "", "[1]",

@@ -25,7 +25,7 @@ from hopscore.errors import HopscoreError
 from hopscore.scores.results import ExampleScore, ScoreReport
 
 if TYPE_CHECKING:
-    from hopscore.analysis.errors import Analysis
+    from hopscore.analysis.error_analysis import Analysis
 
 __all__ = ["analyze", "judge_file", "read_report", "run_benchmark", "write_report"]
 
@@ -122,7 +122,7 @@ def analyze(source: PathLike, *, gold: PathLike | None = None,
     >>> analysis.example("4")["categories"]
     {'outcome': 'wrong', 'wrong answer x gold answer': 'no word in common'}
     """
-    from hopscore.analysis.errors import analyze_source
+    from hopscore.analysis.error_analysis import analyze_source
 
     return analyze_source(Path(source), gold=_maybe(gold), tables=_maybe(tables),
                           judge=_maybe(judge), examples=examples, whole=True)

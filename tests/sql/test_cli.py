@@ -64,7 +64,7 @@ def test_sql_match_usage_errors(tmp_path: Path) -> None:
 
 def test_cli_constants_match_the_library() -> None:
     from hopscore.cli import sql_match
-    from hopscore.sql import compare, match_job
+    from hopscore.sql import match_job, table_match
 
-    assert sql_match.MODES == compare.MODES
+    assert sql_match.MODES == table_match.MODES
     assert sql_match.DEFAULT_TEMPLATE == match_job.DEFAULT_TEMPLATE

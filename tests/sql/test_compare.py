@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hopscore.sql.cells import Column, json_equal, multiset_equal, ordered_equal, values_equal
-from hopscore.sql.compare import compare_tables
+from hopscore.sql.table_match import compare_tables
 
 
 def cmp(agent: list[tuple[Any, ...]], gold: list[tuple[Any, ...]], *, ordered: bool = False,

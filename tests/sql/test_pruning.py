@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from hopscore.sql import compare
+from hopscore.sql import table_match
 from hopscore.sql.cells import multiset_equal, ordered_equal
 from tests.sql.dbs import factorial_columns
 
@@ -47,8 +47,8 @@ def brute_similarity(agent: Any, gold: Any, ordered: bool) -> float:
 def brute_rows_match(agent: Any, gold: Any, ordered: bool) -> bool:
     if not gold.width <= agent.width <= gold.width + 3 or agent.n_rows != gold.n_rows:
         return False
-    a_keys = [compare._canonical(agent, i) for i in range(agent.width)]
-    g_keys = [compare._canonical(gold, j) for j in range(gold.width)]
+    a_keys = [table_match._canonical(agent, i) for i in range(agent.width)]
+    g_keys = [table_match._canonical(gold, j) for j in range(gold.width)]
     target = list(zip(*g_keys, strict=True))
     for chosen in permutations(range(agent.width), gold.width):
         projected = list(zip(*(a_keys[i] for i in chosen), strict=True))
@@ -79,9 +79,9 @@ def test_pruned_similarity_equals_the_full_assignment(gold_width: int, extra: in
             column[rnd.randrange(len(column))] = rnd.choice(POOL)
         agent_columns.append(column)
     agent_rows = list(zip(*agent_columns, strict=True)) if n_rows else []
-    agent = compare._Table(agent_rows, len(agent_columns))
-    gold = compare._Table(gold_rows, gold_width)
-    assert compare._similarity(agent, gold, ordered)[0] == \
+    agent = table_match._Table(agent_rows, len(agent_columns))
+    gold = table_match._Table(gold_rows, gold_width)
+    assert table_match._similarity(agent, gold, ordered)[0] == \
         brute_similarity(agent, gold, ordered)
 
 
@@ -108,15 +108,15 @@ def test_pruned_alignment_search_equals_every_permutation(gold_width: int, extra
         row = list(agent_rows[0])
         row[rnd.randrange(len(row))] = "changed"
         agent_rows[0] = tuple(row)
-    agent = compare._Table(agent_rows, gold_width + extra)
-    gold = compare._Table(gold_rows, gold_width)
-    found = compare._rows_match(agent, gold, compare._canonical, ordered, gold_width + 3)
+    agent = table_match._Table(agent_rows, gold_width + extra)
+    gold = table_match._Table(gold_rows, gold_width)
+    found = table_match._rows_match(agent, gold, table_match._canonical, ordered, gold_width + 3)
     assert (found is not None) == brute_rows_match(agent, gold, ordered)
     if found is not None:  # the alignment found really gives the gold's rows
         chosen = [i for i, _ in sorted(found, key=lambda pair: pair[1])]
-        keys = [compare._canonical(agent, i) for i in chosen]
+        keys = [table_match._canonical(agent, i) for i in chosen]
         projected = list(zip(*keys, strict=True)) if n_rows else []
-        target = list(zip(*[compare._canonical(gold, j) for j in range(gold_width)],
+        target = list(zip(*[table_match._canonical(gold, j) for j in range(gold_width)],
                           strict=True)) if n_rows else []
         assert projected == target if ordered else Counter(projected) == Counter(target)
 
@@ -128,12 +128,12 @@ def factorial_case(n: int) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]
 
 def test_the_factorial_case_keeps_its_verdict() -> None:
     agent, gold = factorial_case(3000)
-    result = compare.compare_tables(agent, 8, gold, 5, mode="reference")
+    result = table_match.compare_tables(agent, 8, gold, 5, mode="reference")
     # Every column is a permutation of the same values: the reference matches column by
     # column, while no alignment of 5 of the 8 columns gives the gold's rows.
     assert result.match and result.decided_by == "columns"
     assert "rows_mode_mismatch" in result.flags
-    assert not compare.compare_tables(agent, 8, gold, 5, mode="rows").match
+    assert not table_match.compare_tables(agent, 8, gold, 5, mode="rows").match
     # The same rows with their columns permuted are found without trying every alignment.
     permuted = [(r[3], r[1], r[4], r[0], r[2], r[0], r[1], r[2]) for r in gold]
-    assert compare.compare_tables(permuted, 8, gold, 5, mode="rows").match
+    assert table_match.compare_tables(permuted, 8, gold, 5, mode="rows").match

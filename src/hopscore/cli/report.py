@@ -19,7 +19,7 @@ from hopscore.scores.display import print_table
 from hopscore.text.words import counted
 
 if TYPE_CHECKING:  # analysis and report modules (numpy, jinja2) load when a command runs
-    from hopscore.analysis.errors import Analysis
+    from hopscore.analysis.error_analysis import Analysis
     from hopscore.analysis.judging import AgreementTable
     from hopscore.analysis.scored import ScoredSet
 
@@ -170,7 +170,7 @@ def analyze(
 
       hopscore analyze verdicts.jsonl --output categories.json
     """
-    from hopscore.analysis.errors import analyze_source
+    from hopscore.analysis.error_analysis import analyze_source
 
     o.claim_file_output(output, sources=[source], gold=gold, tables=tables, judge=judge)
     analysis = analyze_source(source, gold=gold, tables=tables, judge=judge, examples=examples,
@@ -209,7 +209,7 @@ def print_categories(analysis: Analysis) -> None:
 
 def example_table(example: dict[str, Any]) -> Table:
     """One example whole, a field per row (nothing cut: long answers wrap)."""
-    from hopscore.analysis.errors import text_of
+    from hopscore.analysis.error_analysis import text_of
 
     table = Table(title=f"example {example['id']}", title_justify="left", show_header=False)
     table.add_column("field", style="bold")

@@ -12,7 +12,7 @@ Modules (import them directly; this package imports nothing so that query worker
 * :mod:`hopscore.sql.observation`: the ``run_sql`` tool's observation text;
 * :mod:`hopscore.sql.extract`: the agent's final SQL from its answer or trajectory;
 * :mod:`hopscore.sql.order`: whether a query's outermost SELECT is ordered;
-* :mod:`hopscore.sql.compare`: result-table comparison (reference, strict, rows, spider, bird);
+* :mod:`hopscore.sql.table_match`: result-table comparison (reference, strict, rows, spider, bird);
 * :mod:`hopscore.sql.inputs`, :mod:`hopscore.sql.records`: input lines and verdict rows;
 * :mod:`hopscore.sql.evaluate`: one record graded;
 * :mod:`hopscore.sql.keys`: settings-keyed resume keys;

@@ -12,7 +12,7 @@ first for the verdict, others for the other extraction), ``max_rows``, ``timeout
 ``compare``, ``order_matters``, ``table_rows``, ``max_cell_chars``. The reply: ``gold`` and
 ``agents`` (one each), every side with ``ok``, ``error``, ``kind``, ``columns``, ``row_count``,
 ``truncated``, ``duplicate_column_names``, ``table``; each agent side also ``comparison`` (the
-:class:`~hopscore.sql.compare.Comparison` fields) or ``limit`` (``compare_timeout`` or
+:class:`~hopscore.sql.table_match.Comparison` fields) or ``limit`` (``compare_timeout`` or
 ``result_too_large``).
 """
 
@@ -24,8 +24,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from hopscore.sql.compare import compare_tables
 from hopscore.sql.query import run_query
+from hopscore.sql.table_match import compare_tables
 from hopscore.sql.tables import render_table
 
 #: Gold results kept per worker (by database, query and row cap), when at most this many cells.
