@@ -17,7 +17,7 @@ from hopscore.engine import RowResult
 from hopscore.engine.outage import EndpointDown
 from hopscore.errors import Interrupted
 from hopscore.files.reruns import REFUSE, RESUME_ANY, RerunRefused, side_path
-from hopscore.jobs import Job, open_results, run_rows
+from hopscore.jobs import Job, open_results, run_rows, stream_rows
 
 
 def key_of(row: dict[str, Any]) -> str | None:
@@ -143,3 +143,61 @@ def test_an_outage_names_the_endpoint_and_the_rows_kept(tmp_path: Path) -> None:
     assert caught.value.url == "http://x" and caught.value.seconds == 300
     assert caught.value.cause == (f"refused; 0 of 1 rows are saved in {out}; rerun the same "
                                   "command to resume")
+
+
+class Counting(Work):
+    """Work that counts the rows in flight at once."""
+
+    def __init__(self, stop_at: str | None = None, stop: BaseException | None = None) -> None:
+        super().__init__(stop_at, stop)
+        self.now = self.most = 0
+
+    async def __call__(self, item: str, key: str) -> RowResult:
+        self.now += 1
+        self.most = max(self.most, self.now)
+        try:
+            return await super().__call__(item, key)
+        finally:
+            self.now -= 1
+
+
+def test_streamed_rows_keep_the_limit_and_end_in_input_order(tmp_path: Path) -> None:
+    out = tmp_path / "rows.jsonl"
+    items = [c * n for n, c in enumerate("abcdefghij", 1)]
+    job, work, seen = job_of(out, items), Counting(), []
+    read: list[str] = []
+
+    def pending() -> Any:  # read as needed: one waiting beside the limit in flight, no more
+        for key, item in zip(job.keys, items, strict=True):
+            read.append(item)
+            assert len(read) - len(seen) <= 3 + 1
+            yield key, item
+
+    async def go() -> dict[str, Any]:
+        log = open_results(job, warn=None, rerun=None)
+        ran = await stream_rows(log, work.execution(workers=3), pending(), on_row=seen.append)
+        log.finalize(job.keys)
+        return ran
+
+    assert asyncio.run(go()) == {"executor": "local"}
+    assert work.most == 3 and work.closed and len(seen) == 10
+    assert [row["answer"] for row in rows_of(out)] == [item.upper() for item in items]
+
+
+def test_a_stopped_stream_keeps_its_finished_rows_and_closes(tmp_path: Path) -> None:
+    out = tmp_path / "rows.jsonl"
+    items = ["a", "bb", "ccc", "dddd", "eeeee", "ffffff"]
+    job, work = job_of(out, items), Counting(stop_at="dddd", stop=KeyboardInterrupt())
+
+    async def go() -> None:
+        log = open_results(job, warn=None, rerun=None)
+        try:
+            await stream_rows(log, work.execution(workers=2), zip(job.keys, items, strict=True))
+        finally:
+            log.close()
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(go())
+    kept = rows_of(out)
+    assert work.closed and work.now == 0 and "dddd" not in {row["answer"].lower() for row in kept}
+    assert all(row["answer"] == row["key"][3:].upper() for row in kept)

@@ -22,8 +22,8 @@ What differs per command is passed in: the rows (:class:`Job`), how its executio
 what it does before the first row and when it stops. A command's work asks its model through
 the engine :func:`chat_engine` makes, the same in this process and on a Ray worker.
 ``sql-match`` grades CPU-bound rows: its steps 2 and 3 run them in threads
-(:func:`run_in_threads`), streamed from its input and written in input order as they finish
-(on Ray workers it uses its own loop).
+(:func:`run_in_threads`), or on Ray workers (:func:`stream_rows`), streamed from its input as
+they are needed (the input is never held in memory).
 """
 
 from __future__ import annotations
@@ -201,6 +201,38 @@ def run_in_threads(job: Job[Any], log: ResultLog, pending: Iterator[tuple[str, T
     finally:
         log.close()
     log.finalize(job.keys)
+
+
+async def stream_rows(log: ResultLog, execution: Execution, pending: Iterator[tuple[str, T]], *,
+                      on_row: Callable[[Row], None] | None = None) -> dict[str, Any]:
+    """Steps 2 and 3 for rows read as they are needed: each of the ``pending`` (key, item) pairs
+    through ``execution`` (closed at the end, whatever happens), at most its ``workers`` in
+    flight, each row appended (and passed to ``on_row``) as it finishes. The caller puts the
+    file in the job's order (:meth:`~hopscore.engine.ResultLog.finalize`). Returns where the
+    rows ran (:attr:`~hopscore.distributed.Execution.describe`)."""
+    slots = asyncio.Semaphore(execution.workers)
+
+    async def one(key: str, item: T) -> None:
+        try:
+            result = await execution.work(item, key)
+            log.append(result.row)
+            if on_row is not None:
+                on_row(result.row)
+        finally:
+            slots.release()
+
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        for key, item in pending:
+            await slots.acquire()
+            tasks.append(asyncio.create_task(one(key, item)))
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await execution.close()
+    return execution.describe()
 
 
 class EngineSettings(Protocol):

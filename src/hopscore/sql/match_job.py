@@ -29,7 +29,7 @@ from hopscore.engine.resume import ResultLog
 from hopscore.engine.types import CallFailure
 from hopscore.errors import InputError
 from hopscore.files.shard import write_sidecar
-from hopscore.jobs import Job, open_results, run_in_threads
+from hopscore.jobs import Job, open_results, run_in_threads, stream_rows
 from hopscore.sql.evaluate import (
     DEFAULT_TEMPLATE,
     NEEDS_DB,
@@ -271,28 +271,6 @@ async def _grade_on_ray(input_path: Path, todo: dict[int, str], work: SqlWork,
     execution = await ray_execution(work, limits={}, per_worker=2, workers=workers,
                                     local=local, local_workers=2 * sandbox.workers,
                                     rows=len(todo), local_cpus=sandbox.workers)
-    slots = asyncio.Semaphore(execution.workers)
-
-    async def one(item: InputLine) -> None:
-        try:
-            result = await execution.work(item, todo[item.line])
-            log.append(result.row)
-            if on_row is not None:
-                on_row(result.row)
-        finally:
-            slots.release()
-
-    tasks: list[asyncio.Task[None]] = []
-    try:
-        for item in read_lines(input_path):  # read again, one window at a time
-            if item.line not in todo:
-                continue
-            await slots.acquire()
-            tasks.append(asyncio.create_task(one(item)))
-        await asyncio.gather(*tasks)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await execution.close()
-    return execution.describe()
+    pending = ((todo[item.line], item) for item in read_lines(input_path)  # read again
+               if item.line in todo)
+    return await stream_rows(log, execution, pending, on_row=on_row)
