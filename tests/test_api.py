@@ -115,7 +115,7 @@ def test_every_api_function_has_an_example() -> None:
 
 
 @pytest.mark.parametrize("sample", sample_files.samples(), ids=lambda s: s.benchmark)
-def test_score_equals_the_command_line(sample: sample_files.Sample, tmp_path: Path) -> None:
+def test_score_equals_the_command_line(sample: sample_files.BundledSample, tmp_path: Path) -> None:
     files = hopscore.sample_files(sample.benchmark)
     report = hopscore.score(sample.benchmark, files.gold, files.predictions,
                             aliases=files.aliases, output_dir=tmp_path / "api")
@@ -166,7 +166,7 @@ def _per_example(benchmark: str, example: object, prediction: object) -> dict[st
 
 
 @pytest.mark.parametrize("sample", sample_files.samples(), ids=lambda s: s.benchmark)
-def test_metrics_functions_equal_the_scorer(sample: sample_files.Sample) -> None:
+def test_metrics_functions_equal_the_scorer(sample: sample_files.BundledSample) -> None:
     """Each per-example function gives the benchmark scorer's own values on every bundled
     example that has a prediction."""
     bench = benchmarks.get(sample.benchmark)

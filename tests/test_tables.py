@@ -54,7 +54,7 @@ def cli(*args: object, width: int, cwd: Path | None = None,
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("sample", sample_files.samples(), ids=lambda s: s.benchmark)
-def test_score_tables(sample: sample_files.Sample, width: int, tmp_path: Path) -> None:
+def test_score_tables(sample: sample_files.BundledSample, width: int, tmp_path: Path) -> None:
     with sample.paths() as (gold, predictions, aliases):
         args: list[object] = ["score", sample.benchmark, "-g", gold, "-p", predictions,
                               "-o", tmp_path]

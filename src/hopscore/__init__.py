@@ -21,7 +21,7 @@ Grading and comparing
 
 Running, analysing, reporting (the commands' options as keyword arguments)
     run_benchmark(benchmark, gold, model=..., **options) -> ScoreReport;  judge_file(...)
-    analyze(source) -> Analysis (error categories);  write_report(*dirs, output=...) -> Path
+    analyze(source) -> ErrorAnalysis (error categories);  write_report(*dirs, output=...) -> Path
     read_report(directory) -> ScoreReport;  report.examples, report.to_pandas()
 
 >>> import hopscore

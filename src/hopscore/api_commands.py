@@ -25,7 +25,7 @@ from hopscore.errors import HopscoreError
 from hopscore.scores.results import ExampleScore, ScoreReport
 
 if TYPE_CHECKING:
-    from hopscore.analysis.error_analysis import Analysis
+    from hopscore.analysis.error_analysis import ErrorAnalysis
 
 __all__ = ["analyze", "judge_file", "read_report", "run_benchmark", "write_report"]
 
@@ -108,7 +108,7 @@ def judge_file(input_path: PathLike, output_path: PathLike, *, model: str,
 
 def analyze(source: PathLike, *, gold: PathLike | None = None,
             tables: PathLike | None = None, judge: PathLike | None = None,
-            examples: int = 3) -> Analysis:
+            examples: int = 3) -> ErrorAnalysis:
     """Error analysis of a score or run directory (or judge / sql-match output), as
     ``hopscore analyze``: ``dimensions`` (each with ``categories``: name, count, example
     ids), ``example(id)`` one example whole, ``to_json()`` what ``analyze -o`` writes.

@@ -14,13 +14,13 @@ from hopscore.analysis.judging import AgreementTable
 from hopscore.analysis.scored import ScoredSet
 from hopscore.errors import HopscoreError
 
-#: record fields shown by :meth:`Analysis.example`, in this order, when the row has them
+#: record fields shown by :meth:`ErrorAnalysis.example`, in this order, when the row has them
 RECORD_FIELDS = ("question", "raw_output", "answer", "extracted", "abstained", "finish_reason",
                  "error", "latency_s", "prompt_tokens", "completion_tokens")
 
 
 @dataclass(slots=True)
-class Analysis:
+class ErrorAnalysis:
     """The error categories of one input (``dimensions``), judge agreement when a judge file
     was given, and every example (``samples``) with its categories."""
 
@@ -78,7 +78,7 @@ class Analysis:
 
 def analyze_source(source: Path, *, gold: Path | None = None, tables: Path | None = None,
                    judge: Path | None = None, examples: int = 3,
-                   whole: bool = False) -> Analysis:
+                   whole: bool = False) -> ErrorAnalysis:
     """Sort the examples of ``source`` (a score or run directory, a judge or sql-match output)
     into its benchmark's error categories. ``whole``: keep the records' texts uncut."""
     from hopscore.analysis.categories import Inputs, analyze, dimensions_for, samples_of
@@ -94,7 +94,7 @@ def analyze_source(source: Path, *, gold: Path | None = None, tables: Path | Non
     inputs = Inputs(benchmark=scored.benchmark, gold=gold, tables=tables)
     samples = samples_of(scored, records, judge_rows)
     results = analyze(samples, dimensions_for(inputs), examples=examples)
-    return Analysis(scored, samples, results, agreement)
+    return ErrorAnalysis(scored, samples, results, agreement)
 
 
 def text_of(value: Any) -> str:

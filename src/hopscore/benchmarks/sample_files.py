@@ -36,7 +36,7 @@ MANIFEST = "manifest.json"
 
 
 @dataclass(frozen=True, slots=True)
-class Sample:
+class BundledSample:
     """One benchmark's sample: where its files are inside the package."""
 
     benchmark: str
@@ -60,7 +60,7 @@ class Sample:
             yield gold, predictions, aliases
 
 
-def sample_of(name: str) -> Sample | None:
+def sample_of(name: str) -> BundledSample | None:
     """The sample benchmark ``name`` ships; None when it ships none."""
     bench = benchmarks.get(name)
     folder = type(bench).resource(bench.sample_folder)
@@ -69,7 +69,7 @@ def sample_of(name: str) -> Sample | None:
     return read_sample(folder, bench.name)
 
 
-def require(name: str) -> Sample:
+def require(name: str) -> BundledSample:
     """The sample benchmark ``name`` ships; a :class:`HopscoreError` naming the samples there
     are when it is no benchmark or ships none."""
     sample = sample_of(name) if name.lower() in benchmarks.names() else None
@@ -79,13 +79,13 @@ def require(name: str) -> Sample:
     return sample
 
 
-def samples() -> list[Sample]:
+def samples() -> list[BundledSample]:
     """Every registered benchmark's sample, sorted by benchmark name."""
     found = (sample_of(name) for name in sorted(benchmarks.names()))
     return [sample for sample in found if sample is not None]
 
 
-def where(found: list[Sample]) -> str:
+def where(found: list[BundledSample]) -> str:
     """Where the samples lie, for people: the folders that share a parent of packages and a
     name as one pattern (``.../hopscore/benchmarks/*/samples``), any other folder as itself."""
     places: dict[tuple[str, str], list[str]] = {}
@@ -117,7 +117,7 @@ def _text_field(manifest: dict[str, object], key: str, where: str, *, optional: 
     return value
 
 
-def read_sample(folder: Traversable, benchmark: str | None = None) -> Sample:
+def read_sample(folder: Traversable, benchmark: str | None = None) -> BundledSample:
     """The sample in ``folder``, for ``benchmark`` (default: the one its manifest names)."""
     where = f"sample manifest {folder / MANIFEST}"
     manifest = _manifest(folder)
@@ -129,7 +129,7 @@ def read_sample(folder: Traversable, benchmark: str | None = None) -> Sample:
         if name is not None and not (folder / name).is_file():
             raise HopscoreError(f"{where}: {key} file {name!r} is not in the sample folder")
     note = manifest.get("note", "")
-    return Sample(
+    return BundledSample(
         benchmark=benchmark or str(manifest.get("benchmark", folder.name)),
         folder=folder,
         gold=str(names["gold"]),

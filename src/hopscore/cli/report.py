@@ -19,7 +19,7 @@ from hopscore.scores.display import print_table
 from hopscore.text.words import counted
 
 if TYPE_CHECKING:  # analysis and report modules (numpy, jinja2) load when a command runs
-    from hopscore.analysis.error_analysis import Analysis
+    from hopscore.analysis.error_analysis import ErrorAnalysis
     from hopscore.analysis.judging import AgreementTable
     from hopscore.analysis.scored import ScoredSet
 
@@ -190,7 +190,7 @@ def analyze(
         err_console.print(f"wrote {output}", markup=False, highlight=False)
 
 
-def print_categories(analysis: Analysis) -> None:
+def print_categories(analysis: ErrorAnalysis) -> None:
     if not analysis.dimensions:
         err_console.print("no error category applies to this input", markup=False)
     for result in analysis.dimensions:
