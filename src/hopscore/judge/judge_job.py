@@ -37,7 +37,8 @@ from hopscore.engine.providers import NO_KEY, ModelSpec, ModelTarget
 from hopscore.engine.providers import make_backend as provider_backend
 from hopscore.engine.types import API_ERROR
 from hopscore.errors import HopscoreError
-from hopscore.files.outputs import Input, claim, output_file
+from hopscore.files.output_specs import Input
+from hopscore.files.outputs import claim, output_file
 from hopscore.files.reruns import REFUSE
 from hopscore.files.shard import Shard, clear_sidecar, write_sidecar
 from hopscore.jobs import Job, chat_engine, open_results, run_rows
