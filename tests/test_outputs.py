@@ -202,7 +202,7 @@ def test_written_files_follow_the_umask(tmp_path: Path, mask: int) -> None:
         import os, sys
         from pathlib import Path
         from hopscore.engine import ResultLog
-        from hopscore.files.io import write_json_atomic, write_text_atomic
+        from hopscore.files.atomic import write_json_atomic, write_text_atomic
         from hopscore.scores.scoring import ScoresWriter
         out = Path(sys.argv[1])
         write_json_atomic(out / "a.json", {})

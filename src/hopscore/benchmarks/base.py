@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from hopscore.benchmarks.fast_init import fast_init
 from hopscore.errors import HopscoreError, InputError
-from hopscore.files.io import Fields, iter_jsonl_numbered
+from hopscore.files.fields import Fields
+from hopscore.files.io import iter_jsonl_numbered
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable

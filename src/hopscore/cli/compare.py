@@ -12,7 +12,7 @@ from rich.text import Text
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.errors import HopscoreError
-from hopscore.files.io import write_json_atomic
+from hopscore.files.atomic import write_json_atomic
 
 if TYPE_CHECKING:  # the analysis modules (numpy) load when the command runs, not for --help
     from rich.console import Console

@@ -16,7 +16,7 @@ from hopscore.cli.gathered import gathered
 from hopscore.cli.request_options import JobOptions
 from hopscore.defaults import DEFAULT_MAX_OUTAGE, DEFAULT_MAX_TOKENS
 from hopscore.errors import HopscoreError
-from hopscore.files.io import write_json_atomic
+from hopscore.files.atomic import write_json_atomic
 from hopscore.scores.display import print_table
 from hopscore.text.words import agree, counted
 

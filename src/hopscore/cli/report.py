@@ -13,7 +13,7 @@ from rich.text import Text
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.errors import HopscoreError
-from hopscore.files.io import write_json_atomic, write_text_atomic
+from hopscore.files.atomic import write_json_atomic, write_text_atomic
 from hopscore.report import COMPRESS_CHOICES, DEFAULT_MAX_TEXT
 from hopscore.scores.display import print_table
 from hopscore.text.words import counted

@@ -24,8 +24,8 @@ from hopscore.benchmarks.base import Benchmark, E, P
 from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.engine import ChatBackend, run_sync
 from hopscore.errors import HopscoreError, Location
+from hopscore.files.atomic import write_json_atomic
 from hopscore.files.digest import file_sha256
-from hopscore.files.io import write_json_atomic
 from hopscore.files.reruns import REFUSE
 from hopscore.inference.agreement import agreement_of
 from hopscore.inference.clusters import ClusterSpec

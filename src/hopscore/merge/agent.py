@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hopscore.engine import run_key_of
-from hopscore.files.io import load_json, write_json_atomic, write_text_atomic
+from hopscore.files.atomic import write_json_atomic, write_text_atomic
+from hopscore.files.io import load_json
 from hopscore.files.shard import differences, shard_of
 from hopscore.merge.common import (
     ShardOutput,

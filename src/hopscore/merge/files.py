@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hopscore.files.atomic import write_json_atomic, write_text_atomic
 from hopscore.files.digest import file_sha256
-from hopscore.files.io import write_json_atomic, write_text_atomic
 from hopscore.files.shard import clear_sidecar, differences, shard_of
 from hopscore.merge.common import (
     MergeError,

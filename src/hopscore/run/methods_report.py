@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hopscore.benchmarks.base import Benchmark, ModelAnswer, Predictions
-from hopscore.files.io import write_json_atomic
+from hopscore.files.atomic import write_json_atomic
 from hopscore.run.methods import TITLES
 from hopscore.run.strategy import answer_metric, method_names
 from hopscore.scores.scoring import ScoresWriter, score_examples
