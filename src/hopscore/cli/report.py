@@ -109,7 +109,8 @@ def report(
         raise HopscoreError(f"--compress must be one of {', '.join(COMPRESS_CHOICES)}")
     o.claim_file_output(output, sources=inputs, gold=gold, tables=tables, judge=judge,
                         cluster_file=cluster_file)
-    from hopscore.analysis.compare import CompareOptions, adjust_family, compare_pair
+    from hopscore.analysis.compare import adjust_family, compare_pair
+    from hopscore.analysis.compare_records import CompareOptions
     from hopscore.analysis.judging import bind_judge_files
     from hopscore.analysis.scored import cluster_codes, load_many, require_same_benchmark
     from hopscore.analysis.summary import ensure_summary

@@ -138,7 +138,8 @@ def _pairs(root: Path, names: list[str], metric: str,
            intervals: IntervalSpec) -> list[dict[str, Any]]:
     """SC vs SA, MCR vs SA, MCR vs SC on ``metric``, by ``hopscore compare``'s row machinery
     (its interval and test per row); the three p-values are adjusted together (Holm)."""
-    from hopscore.analysis.compare import CompareOptions, compare_pair
+    from hopscore.analysis.compare import compare_pair
+    from hopscore.analysis.compare_records import CompareOptions
     from hopscore.analysis.scored import load_scored
     from hopscore.inference.multiplicity import adjust
     from hopscore.inference.paired import TestResult
