@@ -31,7 +31,9 @@ from hopscore.inference.agreement import agreement_of
 from hopscore.inference.clusters import ClusterSpec
 from hopscore.inference.spec import IntervalSpec
 from hopscore.inference.values import ExampleValues
-from hopscore.judge.judge_job import JudgeConfig, JudgeSummary, judge_items
+from hopscore.judge.judge_config import JudgeConfig
+from hopscore.judge.judge_job import judge_items
+from hopscore.judge.judge_summary import JudgeSummary
 from hopscore.judge.rows import JudgeItem, item_key, key_of
 from hopscore.scores.display import print_table
 from hopscore.scores.scoring import (

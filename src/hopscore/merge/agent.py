@@ -39,7 +39,7 @@ from hopscore.merge.runs import add_merged_from, batch_totals
 if TYPE_CHECKING:
     from hopscore.agent.agent_job import HdrRunResult
     from hopscore.agent.protocol import ToolProtocol
-    from hopscore.judge.judge_job import JudgeSummary
+    from hopscore.judge.judge_summary import JudgeSummary
 
 
 def settings_differences(a: ShardOutput, b: ShardOutput) -> list[str]:

@@ -80,7 +80,8 @@ def merge_judge(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str],
                 input_path: Path | None = None, ready: Callable[[], None] = lambda: None
                 ) -> MergedFile:
     from hopscore.engine import BatchOutcome, EngineStats, ResultLog
-    from hopscore.judge.judge_job import JudgeConfig, summarize
+    from hopscore.judge.judge_config import JudgeConfig
+    from hopscore.judge.judge_job import summarize
     from hopscore.judge.rows import is_done, item_key, key_of, load_items, shard_key
 
     count = check_set(outputs, _differences)
