@@ -38,7 +38,8 @@ from harness import REPO, machine, print_table, write_results
 
 sys.path.insert(0, str(REPO / "src"))
 
-from hopscore.analysis.compare import CompareOptions, adjust_family, compare_pair
+from hopscore.analysis.compare import adjust_family, compare_pair
+from hopscore.analysis.compare_records import CompareOptions
 from hopscore.analysis.scored import GroupColumn, ScoredSet
 from hopscore.inference.intervals import set_intervals
 from hopscore.inference.spec import IntervalSpec

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from hopscore.benchmarks.base import Prediction, load_universal
 from hopscore.errors import InputError, Location
-from hopscore.files.io import Fields, bulk_load, iter_jsonl, json_line, sniff_json_kind
+from hopscore.files.fields import Fields
+from hopscore.files.io import bulk_load, iter_jsonl, json_line, sniff_json_kind
 from tests.conftest import run_cli
 
 

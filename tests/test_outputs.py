@@ -15,20 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from hopscore.files.outputs import (
-    DIR_LOCK,
-    MIN_FREE_BYTES,
-    Input,
-    OutputError,
-    check_location,
-    claim,
-    environment_error,
-    holds,
-    lock_path,
-    output_dir,
-    output_file,
-    refuse_inputs,
-)
+from hopscore.files.output_checks import MIN_FREE_BYTES, check_location, refuse_inputs
+from hopscore.files.output_locks import DIR_LOCK, holds, lock_path
+from hopscore.files.output_specs import Input, OutputError
+from hopscore.files.outputs import claim, environment_error, output_dir, output_file
 from tests.conftest import SRC
 
 HOLDER = textwrap.dedent("""
@@ -56,7 +46,8 @@ def _second(path: Path, kind: str) -> subprocess.CompletedProcess[str]:
     script = textwrap.dedent("""
         import sys
         from pathlib import Path
-        from hopscore.files.outputs import OutputBusy, claim, output_dir, output_file
+        from hopscore.files.output_specs import OutputBusy
+        from hopscore.files.outputs import claim, output_dir, output_file
         path, kind = Path(sys.argv[1]), sys.argv[2]
         out = output_dir(path) if kind == "dir" else output_file(path)
         try:
@@ -155,9 +146,9 @@ def test_location_checks(tmp_path: Path) -> None:
 
 
 def test_too_little_space_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import hopscore.files.outputs as outputs
+    import hopscore.files.output_checks as output_checks
 
-    monkeypatch.setattr(outputs, "free_bytes", lambda path: MIN_FREE_BYTES - 1)
+    monkeypatch.setattr(output_checks, "free_bytes", lambda path: MIN_FREE_BYTES - 1)
     with pytest.raises(OutputError, match="no space left"):
         check_location(output_file(tmp_path / "out.jsonl"))
 
@@ -211,7 +202,7 @@ def test_written_files_follow_the_umask(tmp_path: Path, mask: int) -> None:
         import os, sys
         from pathlib import Path
         from hopscore.engine import ResultLog
-        from hopscore.files.io import write_json_atomic, write_text_atomic
+        from hopscore.files.atomic import write_json_atomic, write_text_atomic
         from hopscore.scores.scoring import ScoresWriter
         out = Path(sys.argv[1])
         write_json_atomic(out / "a.json", {})

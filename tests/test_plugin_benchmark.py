@@ -45,7 +45,9 @@ from hopscore.benchmarks.base import (
     load_universal,
 )
 from hopscore.errors import InputError
-from hopscore.files.io import Fields, json_type, load_json, write_jsonl_atomic
+from hopscore.files.atomic import write_jsonl_atomic
+from hopscore.files.fields import Fields, json_type
+from hopscore.files.io import load_json
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -62,7 +62,7 @@ _PUBLIC = {
     "Predictions": "hopscore.benchmarks.base",
     "Example": "hopscore.benchmarks.base",
     "Prediction": "hopscore.benchmarks.base",
-    "PairComparison": "hopscore.analysis.compare",
+    "PairComparison": "hopscore.analysis.compare_records",
     "HopscoreError": "hopscore.errors",
     "InputError": "hopscore.errors",
 }
@@ -72,7 +72,7 @@ __all__ = ["__version__", *_PUBLIC, *_MODULES]
 
 if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__ loads them
     from hopscore import metrics as metrics
-    from hopscore.analysis.compare import PairComparison as PairComparison
+    from hopscore.analysis.compare_records import PairComparison as PairComparison
     from hopscore.api import SampleFiles as SampleFiles
     from hopscore.api import benchmark_names as benchmark_names
     from hopscore.api import compare as compare

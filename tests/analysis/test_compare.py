@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from hopscore.analysis.compare import CompareOptions, compare_pair, compare_to_baseline
+from hopscore.analysis.compare import compare_pair, compare_to_baseline
+from hopscore.analysis.compare_records import CompareOptions
 from hopscore.analysis.scored import load_many, load_scored
 from hopscore.errors import HopscoreError
 from tests.analysis.builders import (

@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from hopscore.analysis.compare import CompareOptions, compare_pair, compare_to_baseline
+from hopscore.analysis.compare import compare_pair, compare_to_baseline
+from hopscore.analysis.compare_records import CompareOptions
 from hopscore.analysis.scored import GroupColumn, ScoredSet, load_scored
 from hopscore.inference.clusters import ClusterSpec
 from hopscore.inference.multiplicity import adjust

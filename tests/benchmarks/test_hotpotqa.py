@@ -22,7 +22,7 @@ from hopscore.benchmarks.hotpotqa import (
     supporting_fact_scores,
 )
 from hopscore.errors import InputError
-from hopscore.files.io import Fields
+from hopscore.files.fields import Fields
 from tests.benchmarks.helpers import close, score, write_json, write_jsonl
 from tests.conftest import FIXTURES
 from tests.parity.adversarial import hotpot_predictions

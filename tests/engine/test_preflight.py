@@ -22,7 +22,7 @@ import pytest
 
 from hopscore.engine.providers import ModelSpec, make_backend, resolve
 from hopscore.errors import HopscoreError
-from hopscore.judge.judge_job import JudgeConfig, split_model
+from hopscore.judge.judge_config import JudgeConfig, split_model
 from tests.conftest import CliResult, run_cli
 from tests.hdr.world import build_world
 from tests.openai_server import FakeOpenAI, Reply, ServerBehaviour

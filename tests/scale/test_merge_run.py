@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from hopscore import benchmarks
-from hopscore.files.outputs import Output, lock_output
+from hopscore.files.output_locks import lock_output
+from hopscore.files.output_specs import Output
 from hopscore.files.shard import Shard
 from tests.conftest import SRC, run_cli
 from tests.openai_server import FakeOpenAI, Reply

@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.console import Console
@@ -50,9 +48,19 @@ from hopscore.agent.report import (
     write_config,
     write_predictions,
 )
+from hopscore.agent.run_dir import (
+    CONVERSATION,
+    DROPPABLE,
+    SAMPLES_FILE,
+    TRAJECTORIES,
+    previous_protocol,
+    run_writes,
+    set_trajectory_aside,
+    writing_trajectories,
+)
 from hopscore.agent.settings import HdrSettings
 from hopscore.agent.tools import SCHEMAS, ToolLimits, Toolset, openai_tools
-from hopscore.agent.trajectory import file_name, read_trajectory, write_trajectory
+from hopscore.agent.trajectory import file_name, read_trajectory
 from hopscore.agent.wire import content_style_for
 from hopscore.benchmarks.agent_tasks import HdrTask
 from hopscore.distributed import Built, Gate, local_execution, ray_execution
@@ -72,7 +80,7 @@ from hopscore.engine import (
 from hopscore.engine.outage import EndpointDown
 from hopscore.errors import HopscoreError, Interrupted
 from hopscore.files.outputs import claim, output_dir
-from hopscore.files.reruns import REFUSE, SIDE
+from hopscore.files.reruns import REFUSE
 from hopscore.jobs import Job, open_results, run_rows
 from hopscore.run.caps import cap_sample
 from hopscore.run.providers import (
@@ -85,9 +93,6 @@ from hopscore.run.search import Bm25Search, HttpSearch, SearchBackend
 from hopscore.scores.scoring import ScoreReport
 from hopscore.sql.match_job import MatchOptions
 from hopscore.sql.sandbox import SqlExecutor
-
-SAMPLES_FILE = "samples.jsonl"
-TRAJECTORIES = "trajectories"
 
 
 @dataclass(slots=True)
@@ -204,26 +209,6 @@ class _AttemptWorker:
         return RowResult(row, done=done, failure=attempt.failure)
 
 
-#: The field of an attempt's row that carries its conversation until it is written.
-CONVERSATION = "_trajectory"
-#: What of an attempt's row may be replaced by a note of its size when the row is over the
-#: caps of a sample row (:mod:`hopscore.run.caps`; the rest is only cut a text at a time).
-DROPPABLE = ("tool_calls", "request_attempts", "tools_used")
-
-
-def writing_trajectories(out: Path, work: Callable[[Any, str], Awaitable[RowResult]]
-                         ) -> Callable[[Any, str], Awaitable[RowResult]]:
-    """``work`` whose rows' conversations are written to their trajectory files here (by the
-    one process that writes the run's output) before the row is logged."""
-
-    async def write(item: Any, key: str) -> RowResult:
-        result = await work(item, key)
-        record = result.row.pop(CONVERSATION, None)
-        if record is not None:
-            write_trajectory(out / str(result.row["trajectory_file"]), record)
-        return result
-
-    return write
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,15 +257,6 @@ class HdrWork:
                 "final_answer": None, "error": failure.to_json()}
 
 
-def previous_protocol(out: Path) -> dict[str, Any] | None:
-    """The tool_protocol block of the config.json an earlier run left here, if readable."""
-    import json
-
-    try:
-        block = json.loads((out / "config.json").read_text(encoding="utf-8")).get("tool_protocol")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return block if isinstance(block, dict) else None
 
 
 def note_no_tool_calls(prepared: PreparedAgentRun, rows: dict[str, dict[str, Any]]) -> None:
@@ -320,35 +296,6 @@ def outcomes_of(prepared: PreparedAgentRun,
     return outcomes
 
 
-def run_writes(repeats: int) -> tuple[str, ...]:
-    """What an agent run writes in its directory."""
-    from hopscore.agent.grade import GRADES, JUDGE_OUTPUT, S2SQL_INPUT, SQL_MATCH
-    from hopscore.agent.report import predictions_name
-    from hopscore.files.reruns import side_path
-
-    return ("config.json", SAMPLES_FILE, side_path(Path(SAMPLES_FILE)).name, f"{TRAJECTORIES}/",
-            f"{TRAJECTORIES}{SIDE}/", *(predictions_name(i) for i in range(repeats)), GRADES,
-            S2SQL_INPUT, SQL_MATCH, JUDGE_OUTPUT, side_path(Path(JUDGE_OUTPUT)).name,
-            "metrics.json", "scores.jsonl")
-
-
-def set_trajectory_aside(out: Path, row: dict[str, Any]) -> dict[str, Any]:
-    """An attempt of other settings moves to ``samples.other-settings.jsonl`` (--resume-any)
-    with its trajectory, into ``trajectories.other-settings/`` (this run's attempt of the same
-    task and number writes the same trajectory name)."""
-    relative = row.get("trajectory_file")
-    key = row.get("run_key")
-    if not isinstance(relative, str) or not isinstance(key, str) or \
-            not relative.startswith(TRAJECTORIES + "/"):
-        return row
-    target = f"{TRAJECTORIES}{SIDE}/{sha256_text(key)[:12]}__{Path(relative).name}"
-    source = out / relative
-    if source.is_file():
-        (out / target).parent.mkdir(exist_ok=True)
-        os.replace(source, out / target)
-    elif not (out / target).is_file():
-        return row
-    return {**row, "trajectory_file": target}
 
 
 async def execute(settings: HdrSettings, *, backend: ChatBackend | None = None,
@@ -473,9 +420,3 @@ async def finish(prepared: PreparedAgentRun, rows: dict[str, dict[str, Any]], ou
 
 def run(settings: HdrSettings, **kwargs: Any) -> HdrRunResult:
     return run_sync(execute(settings, **kwargs))
-
-
-def default_output_dir(model: str) -> Path:
-    import re
-
-    return Path("runs") / f"{agent_benchmark().name}__{re.sub(r'[^A-Za-z0-9._-]+', '-', model)}"

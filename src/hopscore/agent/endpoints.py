@@ -16,7 +16,7 @@ from hopscore.engine.capacity import ask_async
 from hopscore.engine.preflight import preflight, tool_support
 from hopscore.errors import HopscoreError
 from hopscore.jobs import retry_policy
-from hopscore.judge.judge_job import JudgeConfig
+from hopscore.judge.judge_config import JudgeConfig
 from hopscore.judge.prompt import JudgePrompt
 from hopscore.run.providers import resolve, target_of
 

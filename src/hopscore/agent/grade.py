@@ -32,9 +32,11 @@ from rich.console import Console
 from hopscore.benchmarks.agent_tasks import HdrTask
 from hopscore.engine import ChatBackend
 from hopscore.errors import Location
-from hopscore.files.io import write_jsonl_atomic
+from hopscore.files.atomic import write_jsonl_atomic
 from hopscore.files.reruns import RESUME_ANY
-from hopscore.judge.judge_job import JudgeConfig, JudgeSummary, judge_items
+from hopscore.judge.judge_config import JudgeConfig
+from hopscore.judge.judge_job import judge_items
+from hopscore.judge.judge_summary import JudgeSummary
 from hopscore.judge.rows import JudgeItem
 from hopscore.sql.match_job import MatchOptions, run_sql_match
 from hopscore.sql.sandbox import SqlExecutor

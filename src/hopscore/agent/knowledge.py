@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.errors import HopscoreError, InputError
-from hopscore.files.io import iter_jsonl, json_type
+from hopscore.files.fields import json_type
+from hopscore.files.io import iter_jsonl
 
 ALL_DEFINITIONS_LIMIT = 12_000
 KEY_REQUIRED = "[ERROR]: knowledge_name is required."

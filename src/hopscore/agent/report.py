@@ -13,7 +13,7 @@ from hopscore.agent.benchmark import agent_benchmark, agent_key
 from hopscore.agent.grade import GRADES, GradeSummary
 from hopscore.benchmarks.agent_tasks import FAMILIES, HdrTask, family_counts, tasks_sha256
 from hopscore.engine.failures import rerun_advice, tally
-from hopscore.files.io import write_json_atomic, write_jsonl_atomic
+from hopscore.files.atomic import write_json_atomic, write_jsonl_atomic
 from hopscore.inference.spec import IntervalSpec
 from hopscore.run.finish import versions
 from hopscore.scores.scoring import ScoreReport, ScoresWriter, score_examples

@@ -21,7 +21,9 @@ from typing import Any
 
 from hopscore.agent.tools import is_error_observation
 from hopscore.errors import InputError
-from hopscore.files.io import json_type, load_json, write_json_atomic
+from hopscore.files.atomic import write_json_atomic
+from hopscore.files.fields import json_type
+from hopscore.files.io import load_json
 
 FORMATS = ("openai", "anthropic")
 

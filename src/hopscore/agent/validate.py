@@ -39,7 +39,8 @@ from hopscore.benchmarks.agent_tasks import (
     HdrTask,
     family_of_id,
 )
-from hopscore.files.io import json_type, read_bytes
+from hopscore.files.fields import json_type
+from hopscore.files.io import read_bytes
 from hopscore.sql.extract import last_fenced_sql
 from hopscore.sql.guard import check_query
 

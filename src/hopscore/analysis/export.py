@@ -33,7 +33,8 @@ from typing import Any
 
 from hopscore.analysis.scored import ScoredSet
 from hopscore.errors import HopscoreError
-from hopscore.files.io import json_line, temp_beside
+from hopscore.files.atomic import temp_beside
+from hopscore.files.io import json_line
 from hopscore.files.jsontext import escape_surrogates
 
 FORMATS = ("parquet", "csv", "jsonl")

@@ -23,7 +23,8 @@ from typing import Any
 from hopscore.analysis.scored import ID_FIELDS, ScoredSet
 from hopscore.analysis.summary import group_names, group_rows
 from hopscore.errors import HopscoreError, InputError
-from hopscore.files.io import Fields, iter_jsonl
+from hopscore.files.fields import Fields
+from hopscore.files.io import iter_jsonl
 from hopscore.inference.agreement import Agreement, agreement_of
 
 MATCH_METRICS = ("em", "exact_match", "accuracy", "label_accuracy")

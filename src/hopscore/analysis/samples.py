@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hopscore.files.io import Fields, iter_jsonl
+from hopscore.files.fields import Fields
+from hopscore.files.io import iter_jsonl
 
 RAW_OUTPUT_KEYS = ("raw_output", "output", "raw", "completion", "response", "text")
 TRAJECTORY_KEYS = ("trajectory", "steps", "tool_calls")

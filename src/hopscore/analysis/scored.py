@@ -24,7 +24,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hopscore.errors import HopscoreError, InputError, Location
-from hopscore.files.io import Fields, iter_jsonl, json_type, load_json
+from hopscore.files.fields import Fields, json_type
+from hopscore.files.io import iter_jsonl, load_json
 from hopscore.inference.clusters import ClusterSpec
 from hopscore.inference.values import ExampleValues
 from hopscore.text.words import agree, counted

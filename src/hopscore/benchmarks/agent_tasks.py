@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.errors import HopscoreError, Location
-from hopscore.files.io import iter_jsonl, json_type
+from hopscore.files.fields import json_type
+from hopscore.files.io import iter_jsonl
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,20 +18,34 @@ A benchmark is one folder with one :class:`Benchmark` subclass, made of a few sm
 * :class:`Analysis` (optional): footnotes for numbers only its official semantics explain;
 
 plus the facts :class:`Benchmark` declares (name, title, how a model runs on it, ...).
+
+The records (:class:`Example`, :class:`Prediction`, :class:`Predictions`, ...) are defined in
+:mod:`hopscore.benchmarks.typed_records` and named here too.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic
 
-from hopscore.benchmarks.fast_init import fast_init
+# the records are defined in typed_records and named here too (``from hopscore.benchmarks.base
+# import Example`` is how benchmarks and the rest of the package read them)
+from hopscore.benchmarks.typed_records import E as E
+from hopscore.benchmarks.typed_records import Example as Example
+from hopscore.benchmarks.typed_records import ModelAnswer as ModelAnswer
+from hopscore.benchmarks.typed_records import P as P
+from hopscore.benchmarks.typed_records import Prediction as Prediction
+from hopscore.benchmarks.typed_records import Predictions as Predictions
+from hopscore.benchmarks.typed_records import PredictionStream as PredictionStream
+from hopscore.benchmarks.typed_records import PromptInputs as PromptInputs
+from hopscore.benchmarks.typed_records import SuiteFiles as SuiteFiles
+from hopscore.benchmarks.typed_records import Wiki as Wiki
 from hopscore.errors import HopscoreError, InputError
-from hopscore.files.io import Fields, iter_jsonl_numbered
+from hopscore.files.fields import Fields
+from hopscore.files.io import iter_jsonl_numbered
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable
@@ -41,123 +55,6 @@ if TYPE_CHECKING:
     from hopscore.benchmarks.error_categories import Dimension
     from hopscore.benchmarks.error_categories import Inputs as CategoryInputs
     from hopscore.benchmarks.hub_layout import HubLayout
-
-
-@fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Example:
-    """One gold example. Benchmarks subclass this with their own gold fields."""
-
-    id: str
-    question: str = ""
-
-    def groups(self) -> dict[str, str]:
-        """Group labels of this example, e.g. ``{"type": "bridge", "level": "hard"}``."""
-        return {}
-
-    def gold_answers(self) -> tuple[str, ...]:
-        """The gold answer(s) as text, for display, judging and error analysis."""
-        return ()
-
-
-@fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Prediction:
-    """One system prediction. Benchmarks subclass this with their own predicted fields."""
-
-    id: str
-    answer: str | None = None
-
-    def answer_text(self) -> str | None:
-        """The predicted answer as text, for display and judging."""
-        return self.answer
-
-
-@dataclass(frozen=True, slots=True)
-class ModelAnswer:
-    """What a model run read from one reply."""
-
-    #: the extracted answer text; None when nothing was extracted
-    text: str | None
-    #: the whole reply (supporting-fact citations are read from it)
-    output: str = ""
-    #: ids of the documents retrieved for the prompt, best first (None: no retrieval)
-    retrieved: tuple[str, ...] | None = None
-    #: ids of the evidence the answer rests on, when the run knows them without citations
-    #: (the chain strategies: the elements their contexts came from); None: read citations
-    evidence_ids: tuple[str, ...] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class PromptInputs:
-    """Run settings a benchmark may need to lay out an example's context."""
-
-    #: WikiTables-WithLinks folder (``tables_tok/``, ``request_tok/``) for HybridQA
-    tables_dir: Path | None = None
-    #: rough budget, in tokens, for long contexts (HybridQA tables and passages)
-    context_tokens: int = 3000
-
-
-@dataclass(frozen=True, slots=True)
-class SuiteFiles:
-    """Where ``hopscore suite mcr`` looks for a benchmark's gold: the first of ``folders``
-    under the data folder that holds one of ``files`` (tried in order)."""
-
-    #: the benchmark's place in the suite's table (MCR's order)
-    position: int
-    folders: tuple[str, ...]
-    files: tuple[str, ...]
-    #: further files :meth:`Benchmark.suite_gold` reads with the first of ``files``
-    companions: tuple[str, ...] = ()
-
-
-class Wiki(Protocol):
-    """A benchmark's wiki database (``--wiki-db``)."""
-
-    def describe(self) -> dict[str, Any]:
-        """What the run records about the database (path, size, hash)."""
-
-    def shown(self, question: str, pages: int, elements: int) -> list[dict[str, Any]]:
-        """The open-book template variable ``wiki``: the best ``elements`` elements of the best
-        ``pages`` pages for the question, by page (each ``{"title", "lines", "ids"}``)."""
-
-    def evidence(self, query: str, question: str) -> tuple[str, str, str] | None:
-        """A chain strategy's context for a follow-up ``query`` over the pages of it and of
-        the example's ``question``: ``(page title, text, element id)``; None: nothing found."""
-
-
-E = TypeVar("E", bound=Example)
-P = TypeVar("P", bound=Prediction)
-P_co = TypeVar("P_co", bound=Prediction, covariant=True)
-
-
-@dataclass(slots=True)
-class Predictions(Generic[P]):
-    """Predictions keyed by example id, with what the loader noticed on the way."""
-
-    by_id: dict[str, P]
-    source: str
-    format: str
-    warnings: list[str] = field(default_factory=list)
-    #: The file has no ids: ``by_id`` is keyed by 0-based position ("0", "1", ...) and the
-    #: i-th prediction belongs to the i-th gold example (FEVEROUS ``prepare_submission.py``).
-    by_position: bool = False
-    #: Predictions held compactly for one scoring pass instead of in ``by_id`` (which is then
-    #: empty): :meth:`Benchmark.predictions_for_scoring` of a benchmark whose files can be large.
-    stream: PredictionStream[P] | None = None
-
-
-class PredictionStream(Protocol[P_co]):
-    """Predictions that scoring takes one gold id at a time (each id asked for once)."""
-
-    def __len__(self) -> int:
-        """How many ids the file predicts."""
-
-    def take(self, example_id: str) -> P_co | None:
-        """The prediction of this id (None: not predicted); it is not kept afterwards."""
-
-    def unmatched(self) -> list[str]:
-        """The predicted ids never taken, in the file's order."""
 
 
 class Loading(ABC, Generic[E, P]):

@@ -11,7 +11,8 @@ from typing import Any
 
 from hopscore.benchmarks.base import Predictions
 from hopscore.errors import InputError
-from hopscore.files.io import json_type, load_json, sniff_json_kind
+from hopscore.files.fields import json_type
+from hopscore.files.io import load_json, sniff_json_kind
 from hopscore.text.words import agree, counted
 
 #: Returned by :func:`universal_or_json` when the file is in the universal JSON Lines format.

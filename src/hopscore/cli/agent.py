@@ -132,8 +132,8 @@ def agent_settings(world: WorldOptions, search: SearchOptions, loop: LoopOptions
                    follow_slots: bool) -> HdrSettings:
     """The agent run's settings from the command's options (the built-in world when no task,
     database or corpus is given)."""
-    from hopscore.agent.agent_job import default_output_dir
     from hopscore.agent.benchmark import short_title
+    from hopscore.agent.run_dir import default_output_dir
     from hopscore.agent.settings import HdrSettings
 
     local = model.startswith("local/")
@@ -205,9 +205,10 @@ def run_agent(settings: HdrSettings, *, progress: bool, json_output: bool = Fals
 
     ``share_local``: the agent is the local model and judges too: one loaded model serves both.
     """
-    from hopscore.agent.agent_job import run, run_writes
+    from hopscore.agent.agent_job import run
     from hopscore.agent.benchmark import agent_key
     from hopscore.agent.report import truncation_warning
+    from hopscore.agent.run_dir import run_writes
     from hopscore.cli.agent_files import activity_table, result_table
     from hopscore.cli.options import print_json
     from hopscore.files.outputs import claim_for_command, output_dir

@@ -12,12 +12,12 @@ from rich.text import Text
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.errors import HopscoreError
-from hopscore.files.io import write_json_atomic
+from hopscore.files.atomic import write_json_atomic
 
 if TYPE_CHECKING:  # the analysis modules (numpy) load when the command runs, not for --help
     from rich.console import Console
 
-    from hopscore.analysis.compare import CompareOptions, PairComparison, Row
+    from hopscore.analysis.compare_records import CompareOptions, PairComparison, Row
 
 TESTS = {"mcnemar-exact": "McNemar", "mcnemar-mid-p": "McNemar mid-p",
          "permutation": "permutation", "cluster-permutation": "cluster perm.",
@@ -244,7 +244,7 @@ def print_comparison(pairs: list[PairComparison], out: Console, show: int) -> No
 def compare_options(ci: str, ci_level: float, resamples: int, seed: int, cluster: str | None,
                     cluster_file: Path | None, correction: str, alpha: float, power: float,
                     mid_p: bool, permutations: int, flip_metric: str | None) -> CompareOptions:
-    from hopscore.analysis.compare import CompareOptions
+    from hopscore.analysis.compare_records import CompareOptions
     from hopscore.inference.clusters import ClusterSpec
 
     clusters = None

@@ -39,7 +39,8 @@ def export(
     from hopscore.analysis.export import export as write
     from hopscore.analysis.export import format_of
     from hopscore.analysis.scored import load_many
-    from hopscore.files.outputs import Input, claim_for_command, output_file
+    from hopscore.files.output_specs import Input
+    from hopscore.files.outputs import claim_for_command, output_file
 
     kind = format_of(output, fmt)
     claim_for_command(output_file(output, "--output", create_parents=True),

@@ -16,7 +16,7 @@ from hopscore.cli.gathered import gathered
 from hopscore.cli.request_options import JobOptions
 from hopscore.defaults import DEFAULT_MAX_OUTAGE, DEFAULT_MAX_TOKENS
 from hopscore.errors import HopscoreError
-from hopscore.files.io import write_json_atomic
+from hopscore.files.atomic import write_json_atomic
 from hopscore.scores.display import print_table
 from hopscore.text.words import agree, counted
 
@@ -134,7 +134,8 @@ def judge(
     shard, shards, on_truncation, restart, resume_any, executor, ray_workers = (
         job.shard, job.shards, job.on_truncation, job.restart, job.resume_any, job.executor,
         job.ray_workers)
-    from hopscore.files.outputs import Input, claim_for_command, output_file
+    from hopscore.files.output_specs import Input
+    from hopscore.files.outputs import claim_for_command, output_file
 
     inputs = [Input(input_path, "--input")]
     if prompt_file is not None:

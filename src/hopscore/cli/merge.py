@@ -68,7 +68,8 @@ WRITES = ("config.json", "samples.jsonl", "metrics.json", "scores.jsonl")
 def _claim(found: list[ShardOutput], output: Path) -> None:
     """One writer for the merged output, taken once the shards passed every check (so a
     refused merge leaves nothing behind), held until the command ends."""
-    from hopscore.files.outputs import Input, claim_for_command, output_dir, output_file
+    from hopscore.files.output_specs import Input
+    from hopscore.files.outputs import claim_for_command, output_dir, output_file
 
     directory = found[0].kind in ("run", "agent", "suite")
     target = output_dir(output, "--output", writes=WRITES) if directory \

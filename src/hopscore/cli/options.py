@@ -110,7 +110,8 @@ def claim_file_output(output: Path | None, *, sources: Sequence[Path] = (),
     hdr-tasks) before it reads anything: the location checked, never one of its inputs (a
     score or run directory among ``sources`` is read through :data:`SCORED_FILES`; the other
     inputs by option name: ``gold=``, ``tables=``, ...), and one writer at a time."""
-    from hopscore.files.outputs import Input, claim_for_command, output_file
+    from hopscore.files.output_specs import Input
+    from hopscore.files.outputs import claim_for_command, output_file
 
     if output is None:
         return

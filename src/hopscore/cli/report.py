@@ -13,7 +13,7 @@ from rich.text import Text
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.errors import HopscoreError
-from hopscore.files.io import write_json_atomic, write_text_atomic
+from hopscore.files.atomic import write_json_atomic, write_text_atomic
 from hopscore.report import COMPRESS_CHOICES, DEFAULT_MAX_TEXT
 from hopscore.scores.display import print_table
 from hopscore.text.words import counted
@@ -109,7 +109,8 @@ def report(
         raise HopscoreError(f"--compress must be one of {', '.join(COMPRESS_CHOICES)}")
     o.claim_file_output(output, sources=inputs, gold=gold, tables=tables, judge=judge,
                         cluster_file=cluster_file)
-    from hopscore.analysis.compare import CompareOptions, adjust_family, compare_pair
+    from hopscore.analysis.compare import adjust_family, compare_pair
+    from hopscore.analysis.compare_records import CompareOptions
     from hopscore.analysis.judging import bind_judge_files
     from hopscore.analysis.scored import cluster_codes, load_many, require_same_benchmark
     from hopscore.analysis.summary import ensure_summary

@@ -104,7 +104,7 @@ def response_cache(cache_dir: Path | None, no_cache: bool) -> Path | None:
 
 def run_inputs(**paths: Path | None) -> list[Any]:
     """The run's input files and folders, by option, for the output-is-an-input check."""
-    from hopscore.files.outputs import Input
+    from hopscore.files.output_specs import Input
 
     return [Input(path, "--" + name.replace("_", "-")) for name, path in paths.items()
             if path is not None]

@@ -127,7 +127,8 @@ def score(
 
       {benchmark examples: hopscore score}
     """
-    from hopscore.files.outputs import Input, claim_for_command
+    from hopscore.files.output_specs import Input
+    from hopscore.files.outputs import claim_for_command
     from hopscore.files.outputs import output_dir as directory
     from hopscore.hub import official_gold
 

@@ -175,7 +175,8 @@ def sql_match(
       hopscore sql-match -i records.jsonl -o strict.jsonl --db-root livesqlbench/ \
           --compare strict
     """
-    from hopscore.files.outputs import Input, claim_for_command, output_file
+    from hopscore.files.output_specs import Input
+    from hopscore.files.outputs import claim_for_command, output_file
     from hopscore.files.shard import clear_sidecar
     from hopscore.sql.match_job import MatchOptions, run_sql_match
     from hopscore.sql.sandbox import SqlExecutor, sqlite_version

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from hopscore.errors import HopscoreError, InputError, Location
-from hopscore.files.io import temp_beside
+from hopscore.files.atomic import temp_beside
 from hopscore.files.jsontext import dumps_encodable
 
 if TYPE_CHECKING:

@@ -1,11 +1,11 @@
 """Who holds the exclusive ``flock`` of a file: the process and the name it opened the file by.
 
-:mod:`hopscore.files.outputs` locks an output file itself (its inode), so that a second writer of
-the same file under another name (a hard link, a symbolic link) is refused. The kernel tells a
+:mod:`hopscore.files.output_locks` locks an output file itself (its inode), so that a second writer
+of the same file under another name (a hard link, a symbolic link) is refused. The kernel tells a
 process that the lock is taken, not by whom; on Linux ``/proc/locks`` lists each lock with its
-owner's pid and the file's device and inode, and ``/proc/PID/fd`` the names that process opened
-its files by (readable for one's own processes). Elsewhere, or when these cannot be read, the
-holder is unknown and the refusal says so.
+owner's pid and the file's device and inode, and ``/proc/PID/fd`` the names that process opened its
+files by (readable for one's own processes). Elsewhere, or when these cannot be read, the holder is
+unknown and the refusal says so.
 """
 
 from __future__ import annotations

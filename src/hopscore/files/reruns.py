@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.errors import HopscoreError
-from hopscore.files.io import temp_beside
+from hopscore.files.atomic import temp_beside
 
 REFUSE, RESTART, RESUME_ANY = "refuse", "restart", "resume-any"
 POLICIES = (REFUSE, RESTART, RESUME_ANY)

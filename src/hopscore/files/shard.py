@@ -184,7 +184,7 @@ def write_sidecar(output: Path, *, command: str, shard: Shard, fingerprint: str,
                   input_path: Path, rows: int, rows_total: int,
                   settings: Mapping[str, Any]) -> None:
     """Record that ``output`` holds ``shard`` of ``input_path`` (written before any row)."""
-    from hopscore.files.io import write_json_atomic
+    from hopscore.files.atomic import write_json_atomic
     from hopscore.version import __version__
 
     write_json_atomic(sidecar_path(output), {

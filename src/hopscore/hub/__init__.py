@@ -24,7 +24,8 @@ from typing import Any
 from hopscore.benchmarks.base import Benchmark
 from hopscore.benchmarks.hub_layout import HubLayout
 from hopscore.errors import HopscoreError
-from hopscore.files.io import json_line, write_json_atomic, write_text_atomic
+from hopscore.files.atomic import write_json_atomic, write_text_atomic
+from hopscore.files.io import json_line
 from hopscore.hub.source import (
     HF_PREFIX,
     HubSpec,

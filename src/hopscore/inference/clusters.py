@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.errors import HopscoreError, InputError, Location
-from hopscore.files.io import iter_delimited, iter_jsonl, json_type, load_json, sniff_json_kind
+from hopscore.files.fields import json_type
+from hopscore.files.io import iter_delimited, iter_jsonl, load_json, sniff_json_kind
 
 CLUSTER_COLUMNS = ("cluster", "cluster_id", "group")
 ID_COLUMNS = ("id", "instance_id", "question_id", "qid", "_id")

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from rich.console import Console
 
-from hopscore.defaults import DEFAULT_MAX_OUTAGE
 from hopscore.defaults import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
 from hopscore.distributed import Built, Gate, local_execution, ray_execution
 from hopscore.engine import (
@@ -22,34 +20,29 @@ from hopscore.engine import (
     ChatRequest,
     EngineStats,
     ResultLog,
-    RetryPolicy,
     RowResult,
     batch_workers,
-    canonical_json,
-    endpoint_of,
     run_sync,
-    sha256_text,
     warn_printer,
 )
 from hopscore.engine.failures import tally
 from hopscore.engine.preflight import preflight
-from hopscore.engine.providers import NO_KEY, ModelSpec, ModelTarget
 from hopscore.engine.providers import make_backend as provider_backend
 from hopscore.engine.types import API_ERROR
 from hopscore.errors import HopscoreError
-from hopscore.files.outputs import Input, claim, output_file
+from hopscore.files.output_specs import Input
+from hopscore.files.outputs import claim, output_file
 from hopscore.files.reruns import REFUSE
 from hopscore.files.shard import Shard, clear_sidecar, write_sidecar
 from hopscore.jobs import Job, chat_engine, open_results, run_rows
+from hopscore.judge.judge_config import ON_TRUNCATION, TEMPERATURE, JudgeConfig
+from hopscore.judge.judge_summary import JudgeSummary
 from hopscore.judge.parse import parse_judge_output, provider_error
-from hopscore.judge.prompt import JudgePrompt
 from hopscore.judge.rows import (
     EMPTY_RESPONSE,
     ERROR,
     INVALID_INPUT,
     JUDGED,
-    MAX_CELL_CHARS,
-    MAX_ROW_BYTES,
     META_FIELD,
     TRUNCATED,
     JudgeItem,
@@ -65,146 +58,6 @@ from hopscore.judge.rows import (
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-#: --on-truncation: score a cut reply's verdict, or give it none
-ON_TRUNCATION = ("score", "error")
-
-#: The reference's temperature and completion budget.
-TEMPERATURE = 0.0
-
-
-def split_model(model: str) -> tuple[str, str]:
-    """(provider, name sent) of a judge's ``--model``, read as every command reads
-    ``--model`` (:class:`hopscore.engine.providers.ModelSpec`): ``anthropic/NAME`` is Claude
-    through the Messages API, ``local/smollm2`` the model on this machine, ``openai/NAME`` and
-    any other name (``Qwen/Qwen3-8B`` included) NAME on the OpenAI-compatible endpoint."""
-    spec = ModelSpec.parse(model)
-    return spec.provider, spec.name
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class JudgeConfig:
-    model: str
-    base_url: str | None = None
-    api_key: str | None = None
-    prompt: JudgePrompt = field(default_factory=JudgePrompt.builtin)
-    #: None: do not send max_tokens (some reasoning-model endpoints reject it)
-    max_tokens: int | None = DEFAULT_MAX_TOKENS
-    concurrency: int = 8
-    timeout: float = 120.0
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    #: None: no response cache
-    cache_dir: Path | None = None
-    #: caps of each output row: characters of one text field, bytes of the JSON line
-    max_cell_chars: int = MAX_CELL_CHARS
-    max_row_bytes: int = MAX_ROW_BYTES
-    #: fit the requests in flight to the endpoint (up to concurrency), or keep concurrency
-    adaptive: bool = True
-    #: a reply cut at max_tokens (finish_reason "length"): "score" its verdict, or "error"
-    #: (status "truncated", no verdict, out of the accuracy); not part of the rows' keys
-    on_truncation: str = "score"
-    #: ask again, past the cache, for rows whose reply gave no verdict
-    retry_unparsed: bool = False
-    #: the variable api_key was read from (None: none), for messages
-    key_env: str | None = None
-    #: seconds the requests wait for an endpoint that stopped answering (--max-outage)
-    max_outage: float = DEFAULT_MAX_OUTAGE
-
-    @property
-    def provider(self) -> str:
-        """``openai`` (any OpenAI-compatible endpoint) or ``anthropic`` (the Messages API)."""
-        return split_model(self.model)[0]
-
-    @property
-    def model_name(self) -> str:
-        """The model name sent in every request."""
-        return split_model(self.model)[1]
-
-    def resolved_base_url(self) -> str | None:
-        """The endpoint's base URL: ``base_url``, else (Anthropic) ``ANTHROPIC_BASE_URL``."""
-        if self.provider == "anthropic":
-            return self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        return self.base_url
-
-    def target(self) -> ModelTarget:
-        """Where the judge's requests go, with which key (the key already checked)."""
-        key = self.api_key or NO_KEY
-        if self.provider == "anthropic" and key == NO_KEY:
-            key = os.environ.get("ANTHROPIC_API_KEY") or NO_KEY
-        return ModelTarget(ModelSpec.parse(self.model), self.resolved_base_url(), key,
-                           self.key_env)
-
-    def endpoint(self) -> str:
-        """The endpoint the judge's backend reports (part of cache and resume keys)."""
-        if self.provider == "local":
-            return self.target().endpoint
-        if self.provider == "anthropic":
-            from hopscore.engine.anthropic import anthropic_endpoint
-
-            return anthropic_endpoint(self.resolved_base_url())
-        return endpoint_of(self.base_url)
-
-    def describe(self, endpoint: str) -> dict[str, Any]:
-        """Everything that changes what the judge is asked."""
-        return {"model": self.model, "endpoint": endpoint, "prompt_sha256": self.prompt.sha256,
-                "temperature": TEMPERATURE, "max_tokens": self.max_tokens}
-
-    def fingerprint(self, endpoint: str) -> str:
-        """Everything that changes what the judge is asked; part of every row's resume key."""
-        return sha256_text(canonical_json(self.describe(endpoint)))
-
-
-@dataclass(slots=True)
-class JudgeSummary:
-    """Counts over the finished output file plus what this run did."""
-
-    rows: int = 0
-    judged: int = 0
-    correct: int = 0
-    parse_failures: int = 0
-    empty_responses: int = 0
-    invalid_inputs: int = 0
-    errors: int = 0
-    errors_by_kind: dict[str, int] = field(default_factory=dict)
-    #: each failure class with its first message (:func:`hopscore.engine.failures.tally`)
-    failures: dict[str, dict[str, Any]] = field(default_factory=dict)
-    differs_from_reference: int = 0
-    conflicting_verdicts: int = 0
-    #: replies cut at max_tokens (any status), and those kept out of the accuracy for it
-    truncated: int = 0
-    truncated_unscored: int = 0
-    #: rows whose reply had no verdict that this run asked again (--retry-unparsed)
-    retried_unparsed: int = 0
-    already_done: int = 0
-    processed: int = 0
-    requests_sent: int = 0
-    retries: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    wall_s: float = 0.0
-    model: str = ""
-    prompt_sha256: str = ""
-    aborted: str | None = None
-    #: where the rows ran (``--executor ray``: the pool's counts)
-    executor: dict[str, Any] = field(default_factory=lambda: {"executor": "local"})
-
-    @property
-    def accuracy(self) -> float:
-        """Correct over ALL rows: parse failures, empty responses and errors count as wrong."""
-        return self.correct / self.rows if self.rows else 0.0
-
-    @property
-    def accuracy_judged(self) -> float | None:
-        """Correct over rows with a verdict (parse failures, errors and truncated rows under
-        --on-truncation error left out)."""
-        decided = self.judged - self.parse_failures + self.empty_responses
-        return self.correct / decided if decided else None
-
-    def to_json(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        out["accuracy"] = self.accuracy
-        out["accuracy_judged"] = self.accuracy_judged
-        return out
 
 
 def make_backend(config: JudgeConfig) -> ChatBackend:

@@ -18,7 +18,8 @@ from typing import Any
 from hopscore.engine.types import CallResult, canonical_json, sha256_text
 from hopscore.errors import HopscoreError, InputError, Location
 from hopscore.files import rowcap
-from hopscore.files.io import Fields, iter_jsonl_checked, json_type
+from hopscore.files.fields import Fields, json_type
+from hopscore.files.io import iter_jsonl_checked
 from hopscore.judge.parse import JudgeVerdict, reference_verdict
 
 VERDICT_FIELDS = (

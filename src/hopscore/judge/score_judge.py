@@ -24,14 +24,16 @@ from hopscore.benchmarks.base import Benchmark, E, P
 from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.engine import ChatBackend, run_sync
 from hopscore.errors import HopscoreError, Location
+from hopscore.files.atomic import write_json_atomic
 from hopscore.files.digest import file_sha256
-from hopscore.files.io import write_json_atomic
 from hopscore.files.reruns import REFUSE
 from hopscore.inference.agreement import agreement_of
 from hopscore.inference.clusters import ClusterSpec
 from hopscore.inference.spec import IntervalSpec
 from hopscore.inference.values import ExampleValues
-from hopscore.judge.judge_job import JudgeConfig, JudgeSummary, judge_items
+from hopscore.judge.judge_config import JudgeConfig
+from hopscore.judge.judge_job import judge_items
+from hopscore.judge.judge_summary import JudgeSummary
 from hopscore.judge.rows import JudgeItem, item_key, key_of
 from hopscore.scores.display import print_table
 from hopscore.scores.scoring import (

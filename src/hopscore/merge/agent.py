@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hopscore.engine import run_key_of
-from hopscore.files.io import load_json, write_json_atomic, write_text_atomic
+from hopscore.files.atomic import write_json_atomic, write_text_atomic
+from hopscore.files.io import load_json
 from hopscore.files.shard import differences, shard_of
 from hopscore.merge.common import (
     ShardOutput,
@@ -38,7 +39,7 @@ from hopscore.merge.runs import add_merged_from, batch_totals
 if TYPE_CHECKING:
     from hopscore.agent.agent_job import HdrRunResult
     from hopscore.agent.protocol import ToolProtocol
-    from hopscore.judge.judge_job import JudgeSummary
+    from hopscore.judge.judge_summary import JudgeSummary
 
 
 def settings_differences(a: ShardOutput, b: ShardOutput) -> list[str]:

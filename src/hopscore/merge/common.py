@@ -2,8 +2,8 @@
 their rows without touching them, and the report of rows that are missing.
 
 Shard outputs are only read: a torn last line (a shard killed mid-write) is skipped here, not cut
-off, and nothing is written next to them. No shard is being written while it is read: its own
-lock (:mod:`hopscore.files.outputs`) is held for the read (:func:`reading`), one shard at a time, so
+off, and nothing is written next to them. No shard is being written while it is read: its own lock
+(:mod:`hopscore.files.output_locks`) is held for the read (:func:`reading`), one shard at a time, so
 that a merge of thousands of shards holds one descriptor for them, not one per shard.
 """
 
@@ -163,7 +163,8 @@ def reading(output: ShardOutput) -> Iterator[None]:
     """Hold ``output``'s own lock while the block reads it: a shard still being written is
     refused (:class:`MergeError` naming its pid). A shard in a place this process cannot
     write (read-only) cannot be written by anyone either, and is read as it is."""
-    from hopscore.files.outputs import Output, OutputBusy, OutputError, lock_output
+    from hopscore.files.output_locks import lock_output
+    from hopscore.files.output_specs import Output, OutputBusy, OutputError
 
     with ExitStack() as stack:
         try:

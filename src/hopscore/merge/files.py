@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hopscore.files.atomic import write_json_atomic, write_text_atomic
 from hopscore.files.digest import file_sha256
-from hopscore.files.io import write_json_atomic, write_text_atomic
 from hopscore.files.shard import clear_sidecar, differences, shard_of
 from hopscore.merge.common import (
     MergeError,
@@ -80,7 +80,8 @@ def merge_judge(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str],
                 input_path: Path | None = None, ready: Callable[[], None] = lambda: None
                 ) -> MergedFile:
     from hopscore.engine import BatchOutcome, EngineStats, ResultLog
-    from hopscore.judge.judge_job import JudgeConfig, summarize
+    from hopscore.judge.judge_config import JudgeConfig
+    from hopscore.judge.judge_job import summarize
     from hopscore.judge.rows import is_done, item_key, key_of, load_items, shard_key
 
     count = check_set(outputs, _differences)

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.engine import BatchOutcome, EngineStats, run_key_of
+from hopscore.files.atomic import write_json_atomic, write_text_atomic
 from hopscore.files.digest import file_sha256
-from hopscore.files.io import load_json, write_json_atomic, write_text_atomic
+from hopscore.files.io import load_json
 from hopscore.files.shard import differences, shard_of
 from hopscore.merge.common import (
     MergeError,

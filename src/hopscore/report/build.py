@@ -30,7 +30,8 @@ from hopscore.analysis.categories import (
     dimensions_for,
     samples_of,
 )
-from hopscore.analysis.compare import PairComparison, binary_metrics, choose_flip_metric
+from hopscore.analysis.compare import binary_metrics, choose_flip_metric
+from hopscore.analysis.compare_records import PairComparison
 from hopscore.analysis.gold import gold_index
 from hopscore.analysis.judging import agreement_table
 from hopscore.analysis.samples import (

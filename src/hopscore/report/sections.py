@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from hopscore.analysis.categories import DimensionResult
-from hopscore.analysis.compare import PairComparison, Row
+from hopscore.analysis.compare_records import PairComparison, Row
 from hopscore.analysis.scored import ScoredSet
 from hopscore.report.charts import Bar
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from hopscore.benchmarks.base import Benchmark, ModelAnswer, Predictions
 from hopscore.engine.failures import rerun_advice, tally
 from hopscore.errors import HopscoreError
-from hopscore.files.io import write_json_atomic
+from hopscore.files.atomic import write_json_atomic
 from hopscore.scores.scoring import ScoreReport, ScoresWriter, score_examples
 from hopscore.text.words import agree, counted
 from hopscore.version import __version__

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hopscore.benchmarks.base import Benchmark, ModelAnswer, Predictions
-from hopscore.files.io import write_json_atomic
+from hopscore.files.atomic import write_json_atomic
 from hopscore.run.methods import TITLES
 from hopscore.run.strategy import answer_metric, method_names
 from hopscore.scores.scoring import ScoresWriter, score_examples
@@ -138,7 +138,8 @@ def _pairs(root: Path, names: list[str], metric: str,
            intervals: IntervalSpec) -> list[dict[str, Any]]:
     """SC vs SA, MCR vs SA, MCR vs SC on ``metric``, by ``hopscore compare``'s row machinery
     (its interval and test per row); the three p-values are adjusted together (Holm)."""
-    from hopscore.analysis.compare import CompareOptions, compare_pair
+    from hopscore.analysis.compare import compare_pair
+    from hopscore.analysis.compare_records import CompareOptions
     from hopscore.analysis.scored import load_scored
     from hopscore.inference.multiplicity import adjust
     from hopscore.inference.paired import TestResult

@@ -16,7 +16,8 @@ from typing import Any
 
 from hopscore.errors import HopscoreError, InputError
 from hopscore.files.digest import file_sha256
-from hopscore.files.io import Fields, iter_jsonl
+from hopscore.files.fields import Fields
+from hopscore.files.io import iter_jsonl
 
 ID_FIELDS = ("id", "_id", "doc_id", "docid", "url")
 TEXT_FIELDS = ("text", "contents", "content")

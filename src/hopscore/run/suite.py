@@ -96,7 +96,7 @@ def suite_inputs(data_dir: Path) -> list[Any]:
     """Every gold file the suite may read under ``data_dir`` (for the output-is-an-input
     check: a suite directory inside the data folder is fine, one that would write over a gold
     file is not)."""
-    from hopscore.files.outputs import Input
+    from hopscore.files.output_specs import Input
 
     found = []
     for benchmark, files in _layout():

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from hopscore.benchmarks.base import Benchmark, E, P, Predictions
 from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.errors import HopscoreError
-from hopscore.files.io import bulk_load, json_line, temp_beside, write_json_atomic
+from hopscore.files.atomic import temp_beside, write_json_atomic
+from hopscore.files.io import bulk_load, json_line
 
 # the result records live in hopscore.scores.results (below the intervals); imported from here too
 from hopscore.scores.results import ExampleScore as ExampleScore

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hopscore.errors import InputError, Location
-from hopscore.files.io import json_type
+from hopscore.files.fields import json_type
 
 MESSAGE_FORMATS = ("openai", "anthropic")
 #: Reasons that leave a row without a verdict (``match`` is null).

@@ -52,7 +52,9 @@ from hopscore.benchmarks.base import (
 from hopscore.benchmarks.fast_init import fast_init
 from hopscore.benchmarks.formats import UNIVERSAL, universal_or_json
 from hopscore.errors import InputError, Location
-from hopscore.files.io import Fields, csv_rows, json_type, load_json, read_text, write_json_atomic
+from hopscore.files.atomic import write_json_atomic
+from hopscore.files.fields import Fields, json_type
+from hopscore.files.io import csv_rows, load_json, read_text
 from hopscore.text.normalize import normalize_answer, set_f1
 
 #: Column positions of the ``Bamboogle_Prerelease.tsv`` layout.

@@ -35,7 +35,9 @@ from hopscore.benchmarks.fermi import hub
 from hopscore.benchmarks.fermi.quantities import answer_quantity, fp_score, mcr_fermi_score
 from hopscore.benchmarks.fermi.realfp import REALFP_JOINED, join_realfp
 from hopscore.errors import InputError, Location
-from hopscore.files.io import Fields, json_type, load_json, sniff_json_kind, write_json_atomic
+from hopscore.files.atomic import write_json_atomic
+from hopscore.files.fields import Fields, json_type
+from hopscore.files.io import load_json, sniff_json_kind
 from hopscore.text.quantities import Quantity
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from hopscore.errors import HopscoreError
-from hopscore.files.io import load_json, write_json_atomic
+from hopscore.files.atomic import write_json_atomic
+from hopscore.files.io import load_json
 
 #: the joined file the suite reads, written in the suite directory
 REALFP_JOINED = "fermi_realfp.json"

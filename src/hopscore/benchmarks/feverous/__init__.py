@@ -48,7 +48,9 @@ from hopscore.benchmarks.base import (
 from hopscore.benchmarks.fast_init import fast_init
 from hopscore.benchmarks.feverous import hub
 from hopscore.errors import InputError, Location
-from hopscore.files.io import Fields, iter_jsonl, json_type, write_jsonl_atomic
+from hopscore.files.atomic import write_jsonl_atomic
+from hopscore.files.fields import Fields, json_type
+from hopscore.files.io import iter_jsonl
 from hopscore.text.words import agree, counted
 
 Element = tuple[str, str, str]

@@ -45,7 +45,9 @@ from hopscore.benchmarks.formats import (
 from hopscore.benchmarks.hotpotqa import hub
 from hopscore.benchmarks.hotpotqa.stream import GoldReader, read_predictions_quickly, stream_gold
 from hopscore.errors import InputError
-from hopscore.files.io import Fields, json_type, load_json, write_json_atomic
+from hopscore.files.atomic import write_json_atomic
+from hopscore.files.fields import Fields, json_type
+from hopscore.files.io import load_json
 from hopscore.files.jsonstream import is_json_list
 from hopscore.text.normalize import hotpot_prf, normalize_answer
 

@@ -34,7 +34,8 @@ import msgspec
 from hopscore.benchmarks.base import Example, Prediction, Predictions
 from hopscore.benchmarks.formats import read_official_parts, unpredicted_warning
 from hopscore.errors import InputError, Location
-from hopscore.files.io import Fields, _DuplicateKey, _no_duplicate_keys, sniff_json_kind
+from hopscore.files.fields import Fields
+from hopscore.files.io import _DuplicateKey, _no_duplicate_keys, sniff_json_kind
 from hopscore.files.jsonstream import Batch, iter_json_list
 
 P = TypeVar("P", bound=Prediction)

@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING
 from hopscore.benchmarks.base import Benchmark, Example, Prediction, Predictions
 from hopscore.benchmarks.fast_init import fast_init
 from hopscore.errors import InputError
-from hopscore.files.io import Fields, iter_jsonl
+from hopscore.files.fields import Fields
+from hopscore.files.io import iter_jsonl
 from hopscore.inference.passk import pass_curve, pass_names
 
 if TYPE_CHECKING:

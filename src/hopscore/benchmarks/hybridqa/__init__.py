@@ -46,7 +46,9 @@ from hopscore.benchmarks.formats import UNIVERSAL, universal_or_json
 from hopscore.benchmarks.hybridqa import hub
 from hopscore.benchmarks.hybridqa.wikitables import load_table, table_context
 from hopscore.errors import HopscoreError, InputError, Location
-from hopscore.files.io import Fields, json_type, load_json, write_json_atomic
+from hopscore.files.atomic import write_json_atomic
+from hopscore.files.fields import Fields, json_type
+from hopscore.files.io import load_json
 from hopscore.text.normalize import normalize_answer, squad2_f1
 
 LOCATIONS = ("table", "passage")

@@ -28,7 +28,8 @@ from hopscore.benchmarks.error_categories import (
     settled_or_span,
 )
 from hopscore.errors import InputError, Location
-from hopscore.files.io import Fields, json_type, load_json
+from hopscore.files.fields import Fields, json_type
+from hopscore.files.io import load_json
 from hopscore.text.normalize import normalize_answer
 
 GOLD_LOCATIONS = ("table", "passage", "computed", "unlocated")

@@ -22,7 +22,8 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from hopscore.errors import InputError, Location
-from hopscore.files.io import Fields, json_type, load_json
+from hopscore.files.fields import Fields, json_type
+from hopscore.files.io import load_json
 
 CHARS_PER_TOKEN = 4
 #: Longest passage kept, in characters (the leads of Wikipedia articles; most are shorter).

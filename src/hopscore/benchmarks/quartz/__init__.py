@@ -53,7 +53,9 @@ from hopscore.benchmarks.base import (
 from hopscore.benchmarks.fast_init import fast_init
 from hopscore.benchmarks.quartz import hub
 from hopscore.errors import InputError, Location
-from hopscore.files.io import Fields, csv_rows, iter_jsonl, read_text, write_text_atomic
+from hopscore.files.atomic import write_text_atomic
+from hopscore.files.fields import Fields
+from hopscore.files.io import csv_rows, iter_jsonl, read_text
 from hopscore.text.normalize import normalize_answer
 
 Choice = tuple[str, str]

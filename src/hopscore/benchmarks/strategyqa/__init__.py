@@ -53,14 +53,9 @@ from hopscore.benchmarks.fast_init import fast_init
 from hopscore.benchmarks.strategyqa import hub
 from hopscore.benchmarks.strategyqa.sari import sari, strategyqa_tokens
 from hopscore.errors import HopscoreError, InputError
-from hopscore.files.io import (
-    Fields,
-    iter_jsonl,
-    json_type,
-    load_json,
-    sniff_json_kind,
-    write_json_atomic,
-)
+from hopscore.files.atomic import write_json_atomic
+from hopscore.files.fields import Fields, json_type
+from hopscore.files.io import iter_jsonl, load_json, sniff_json_kind
 from hopscore.text.words import agree, counted
 
 RETRIEVAL_LIMIT = 10

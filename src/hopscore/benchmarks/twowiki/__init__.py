@@ -71,7 +71,9 @@ from hopscore.benchmarks.hotpotqa import (
 )
 from hopscore.benchmarks.twowiki import hub
 from hopscore.errors import InputError
-from hopscore.files.io import Fields, iter_jsonl, json_type, load_json, write_json_atomic
+from hopscore.files.atomic import write_json_atomic
+from hopscore.files.fields import Fields, json_type
+from hopscore.files.io import iter_jsonl, load_json
 from hopscore.text.normalize import hotpot_prf, normalize_answer, normalize_no_articles
 
 Triple = tuple[str, ...]
