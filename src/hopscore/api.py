@@ -30,7 +30,7 @@ from hopscore.errors import HopscoreError
 from hopscore.scores.results import ScoreReport
 
 if TYPE_CHECKING:
-    from hopscore.analysis.compare import PairComparison
+    from hopscore.analysis.compare_records import PairComparison
     from hopscore.benchmarks.base import Example, Predictions
 
 __all__ = [
@@ -249,7 +249,8 @@ def compare(
     >>> next(row.delta for row in same.metrics if row.metric == "em") == em.delta
     True
     """
-    from hopscore.analysis.compare import CompareOptions, compare_to_baseline
+    from hopscore.analysis.compare import compare_to_baseline
+    from hopscore.analysis.compare_records import CompareOptions
     from hopscore.analysis.scored import load_many
     from hopscore.inference.clusters import ClusterSpec
 
@@ -275,7 +276,8 @@ def _report_dir(value: PathLike | ScoreReport, folder: Path) -> Path:
     if not value.examples:
         raise HopscoreError("this ScoreReport has no per-example scores (examples) to pair: "
                             "pass the one score() returns, or its output directory")
-    from hopscore.files.io import json_line, write_json_atomic
+    from hopscore.files.atomic import write_json_atomic
+    from hopscore.files.io import json_line
 
     folder.mkdir(parents=True)
     write_json_atomic(folder / "metrics.json", value.to_json())

@@ -13,7 +13,7 @@ from hopscore.errors import HopscoreError
 from hopscore.files.settings_json import option_inputs, settings_json
 
 if TYPE_CHECKING:
-    from hopscore.files.outputs import Input
+    from hopscore.files.output_specs import Input
     from hopscore.files.shard import Shard
 
 SEARCH_BACKENDS = ("bm25", "http")

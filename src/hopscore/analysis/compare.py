@@ -23,12 +23,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from hopscore.analysis.compare_records import Alignment, GroupComparison, Row
-
-# still imported from here by api.py, which another helper is editing now; once it imports
-# them from hopscore.analysis.compare_records, the two lines go
-from hopscore.analysis.compare_records import CompareOptions as CompareOptions
-from hopscore.analysis.compare_records import PairComparison as PairComparison
+from hopscore.analysis.compare_records import (
+    Alignment,
+    CompareOptions,
+    GroupComparison,
+    PairComparison,
+    Row,
+)
 from hopscore.analysis.scored import ScoredSet, cluster_codes
 from hopscore.analysis.summary import finalize_for, group_names
 from hopscore.errors import HopscoreError

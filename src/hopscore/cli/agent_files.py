@@ -17,7 +17,7 @@ from rich.table import Table
 
 from hopscore.cli import app, console, err_console
 from hopscore.errors import HopscoreError
-from hopscore.files.io import write_json_atomic
+from hopscore.files.atomic import write_json_atomic
 from hopscore.scores.display import print_table
 from hopscore.text.words import counted
 
@@ -115,7 +115,7 @@ def hdr_tasks(
     from hopscore.agent.benchmark import agent_benchmark, short_title
     from hopscore.benchmarks.agent_tasks import family_counts, tasks_jsonl, tasks_sha256
     from hopscore.cli.options import claim_file_output
-    from hopscore.files.io import write_text_atomic
+    from hopscore.files.atomic import write_text_atomic
 
     claim_file_output(output, tasks=tasks, overlay=overlay)
     task_list, merged = agent_benchmark().load_agent_tasks(tasks, overlay)

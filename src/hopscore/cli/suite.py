@@ -100,7 +100,7 @@ def suite_mcr(
         chain.strategy, chain.chains, chain.chain_temperature, chain.num_retries,
         chain.chain_calls, chain.meta_facts)
     from hopscore.engine.providers import EndpointUnusable
-    from hopscore.files.outputs import OutputError
+    from hopscore.files.output_specs import OutputError
     from hopscore.files.reruns import RerunRefused
     from hopscore.run.finish import truncation_warning
     from hopscore.run.run_job import run
@@ -184,7 +184,7 @@ def suite_mcr(
             import asyncio
 
             asyncio.run(shared.close())
-    from hopscore.files.io import write_json_atomic
+    from hopscore.files.atomic import write_json_atomic
 
     document: dict[str, object] = {"suite": "mcr", "model": model, "data_dir": str(data_dir),
                                    "strategy": strategy,

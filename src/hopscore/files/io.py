@@ -20,11 +20,6 @@ from typing import Any, BinaryIO, NoReturn
 import msgspec
 
 from hopscore.errors import InputError, Location
-
-# still imported from here by modules other helpers are editing now (api.py, cli/suite.py,
-# cli/agent_files.py); once those import them from hopscore.files.atomic, the two lines go.
-from hopscore.files.atomic import write_json_atomic as write_json_atomic
-from hopscore.files.atomic import write_text_atomic as write_text_atomic
 from hopscore.files.jsontext import dumps_encodable
 
 

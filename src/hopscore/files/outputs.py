@@ -56,13 +56,7 @@ from pathlib import Path
 
 from hopscore.files.output_checks import check_location, refuse_inputs
 from hopscore.files.output_locks import lock_output
-
-# Input and OutputError are still imported from here by modules other helpers are editing
-# now (cli/suite.py, run/settings.py, agent/settings.py); once those import them from
-# hopscore.files.output_specs, their two "X as X" lines go
-from hopscore.files.output_specs import Input as Input
-from hopscore.files.output_specs import Output, open_error
-from hopscore.files.output_specs import OutputError as OutputError
+from hopscore.files.output_specs import Input, Output, OutputError, open_error
 
 try:
     import resource

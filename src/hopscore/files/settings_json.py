@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hopscore.files.outputs import Input
+    from hopscore.files.output_specs import Input
 
 
 def settings_json(record: Any, *, tuples_as_lists: bool = False) -> dict[str, Any]:
@@ -30,6 +30,6 @@ def settings_json(record: Any, *, tuples_as_lists: bool = False) -> dict[str, An
 
 def option_inputs(paths: Mapping[str, Path | str | None]) -> list[Input]:
     """The files and folders a run reads, by the option that names them (None: not given)."""
-    from hopscore.files.outputs import Input
+    from hopscore.files.output_specs import Input
 
     return [Input(Path(path), option) for option, path in paths.items() if path is not None]

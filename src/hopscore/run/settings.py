@@ -13,7 +13,7 @@ from hopscore.files.settings_json import option_inputs, settings_json
 from hopscore.run.extract import DEFAULT_MARKER
 
 if TYPE_CHECKING:
-    from hopscore.files.outputs import Input
+    from hopscore.files.output_specs import Input
     from hopscore.files.shard import Shard
     from hopscore.inference.clusters import ClusterSpec
     from hopscore.inference.spec import IntervalSpec
