@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hopscore.benchmarks.twowiki import (
-    TwoWikiMultihopQA,
-    TwoWikiPrediction,
+from hopscore.benchmarks.twowiki import TwoWikiMultihopQA
+from hopscore.benchmarks.twowiki.example import TwoWikiPrediction
+from hopscore.benchmarks.twowiki.official_scores import (
     answer_scores,
     evidence_scores,
     lowered_fact_scores,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from hopscore import benchmarks
-from hopscore.benchmarks.twowiki import cited_triples, split_evidence
+from hopscore.benchmarks.twowiki.evidence_text import cited_triples, split_evidence
 from tests.conftest import FIXTURES, run_cli
 from tests.openai_server import FakeOpenAI, Reply
 from tests.run.helpers import MODEL, asked, load

@@ -32,18 +32,13 @@ A ``Q_id`` repeated in the alias file keeps its last line, as the official dict 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from itertools import product
 from pathlib import Path
 from typing import Any, ClassVar
 
 from hopscore.benchmarks.base import (
     Benchmark,
-    Example,
     ModelAnswer,
-    Prediction,
     Predictions,
     PromptInputs,
     SuiteFiles,
@@ -51,7 +46,6 @@ from hopscore.benchmarks.base import (
     load_universal,
 )
 from hopscore.benchmarks.citations import CitedPart
-from hopscore.benchmarks.fast_init import fast_init
 from hopscore.benchmarks.formats import (
     UNIVERSAL,
     official_ids,
@@ -61,8 +55,6 @@ from hopscore.benchmarks.formats import (
 )
 from hopscore.benchmarks.hotpotqa import (
     ZERO4,
-    Context,
-    Fact,
     cited_facts,
     evidence_facts,
     paragraph_variables,
@@ -70,154 +62,24 @@ from hopscore.benchmarks.hotpotqa import (
     parse_facts,
 )
 from hopscore.benchmarks.twowiki import hub
+from hopscore.benchmarks.twowiki.aliases import evidence_variants, parse_triples, read_aliases
+from hopscore.benchmarks.twowiki.evidence_text import (
+    RELATIONS,
+    cited_triples,
+    relation_vocabulary,
+    split_evidence,
+)
+from hopscore.benchmarks.twowiki.example import TwoWikiExample, TwoWikiPrediction
+from hopscore.benchmarks.twowiki.official_scores import (
+    answer_scores,
+    evidence_scores,
+    lowered_fact_scores,
+)
 from hopscore.errors import InputError
 from hopscore.files.atomic import write_json_atomic
 from hopscore.files.fields import Fields, json_type
-from hopscore.files.io import iter_jsonl, load_json
-from hopscore.text.normalize import hotpot_prf, normalize_answer, normalize_no_articles
-
-Triple = tuple[str, ...]
-Scores4 = tuple[float, float, float, float]
-
-
-@fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TwoWikiExample(Example):
-    answer: str
-    #: The answer plus its aliases and demonyms, raw (for display) and normalized (for scoring).
-    answers: tuple[str, ...]
-    answers_normalized: tuple[str, ...]
-    supporting_facts: tuple[Fact, ...] = ()
-    #: The gold facts as the official script compares them: set-deduplicated, then title-lowercased.
-    facts_lowered: tuple[Fact, ...] = ()
-    evidences: tuple[Triple, ...] = ()
-    #: Every normalized variant of every gold evidence slot (a prediction matches if it is in one).
-    evidence_variants: frozenset[Triple] = frozenset()
-    type: str | None = None
-    context: Context = ()
-
-    def groups(self) -> dict[str, str]:
-        return {"type": self.type} if self.type else {}
-
-    def gold_answers(self) -> tuple[str, ...]:
-        return self.answers
-
-
-@fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TwoWikiPrediction(Prediction):
-    sp: tuple[Fact, ...] | None = None
-    evidence: tuple[Triple, ...] | None = None
-
-
-def read_aliases(path: Path) -> dict[str, tuple[str, ...]]:
-    """The JSON Lines alias file: ``Q_id`` -> aliases + demonyms (a repeated id: last wins)."""
-    table: dict[str, tuple[str, ...]] = {}
-    for where, value in iter_jsonl(path):
-        record = Fields(value, where)
-        qid = record.str("Q_id")
-        names: list[str] = []
-        for field in ("aliases", "demonyms"):
-            items = record.list(field) if field == "aliases" else record.list(field, [])
-            for item in items:
-                if not isinstance(item, str):
-                    raise record.error(field, f"expected strings, got {json_type(item)} {item!r}")
-            names.extend(items)
-        table[qid] = tuple(dict.fromkeys(names))
-    return table
-
-
-def _string_triple(value: Any, record: Fields, field: str) -> Triple:
-    if not isinstance(value, list) or len(value) != 3 or not all(isinstance(x, str) for x in value):
-        raise record.error(field, f"expected [subject, relation, object] strings, got {value!r}")
-    return (value[0], value[1], value[2])
-
-
-def _aliases_of(
-    entity_id: Any, record: Fields, aliases: dict[str, tuple[str, ...]]
-) -> tuple[str, ...]:
-    if isinstance(entity_id, (list, dict)):
-        raise record.error("evidences_id", f"ids must be strings, got {json_type(entity_id)}")
-    return aliases.get(entity_id, ()) if isinstance(entity_id, str) else ()
-
-
-def evidence_variants(
-    record: Fields, evidences: tuple[Triple, ...], aliases: dict[str, tuple[str, ...]]
-) -> frozenset[Triple]:
-    """All normalized ``(subject alias, relation, object alias)`` forms of the gold triples."""
-    ids = record.list("evidences_id", [])
-    if ids and len(ids) != len(evidences):
-        raise record.error(
-            "evidences_id", f"has {len(ids)} triples but evidences has {len(evidences)}"
-        )
-    variants: set[Triple] = set()
-    for index, (subject, relation, obj) in enumerate(evidences):
-        subjects, objects = {subject}, {obj}
-        if ids:
-            triple = ids[index]
-            if not isinstance(triple, list) or len(triple) != 3:
-                raise record.error("evidences_id", f"expected [id, relation, id], got {triple!r}")
-            if triple[1] != relation:
-                raise record.error(
-                    "evidences_id",
-                    f"relation {triple[1]!r} of triple [{index}] differs from "
-                    f"evidences' {relation!r}",
-                )
-            subjects.update(_aliases_of(triple[0], record, aliases))
-            objects.update(_aliases_of(triple[2], record, aliases))
-        relation_norm = normalize_no_articles(relation)
-        for s, o in product(subjects, objects):
-            variants.add((normalize_no_articles(s), relation_norm, normalize_no_articles(o)))
-    return frozenset(variants)
-
-
-def parse_triples(value: Any, record: Fields, field: str) -> tuple[Triple, ...]:
-    if not isinstance(value, list):
-        raise record.error(
-            field, f"expected a list of [subject, relation, object], got {json_type(value)}"
-        )
-    return tuple(_string_triple(item, record, field) for item in value)
-
-
-def answer_scores(prediction: str, golds_normalized: tuple[str, ...]) -> Scores4:
-    """``(em, f1, prec, recall)``, each maxed on its own over the gold answers."""
-    pred = normalize_answer(prediction)
-    em = f1 = precision = recall = 0.0
-    for gold in golds_normalized:
-        f, p, r = hotpot_prf(pred, gold)
-        em = max(em, float(pred == gold))
-        f1, precision, recall = max(f1, f), max(precision, p), max(recall, r)
-    return em, f1, precision, recall
-
-
-def lowered_fact_scores(predicted: tuple[Fact, ...], gold_lowered: tuple[Fact, ...]) -> Scores4:
-    """The official ``update_sp``: dedupe, then lowercase titles; count over the lowered lists."""
-    pred_lowered = [(title.lower(), sent_id) for title, sent_id in set(predicted)]
-    gold_set, pred_set = set(gold_lowered), set(pred_lowered)
-    tp = sum(1 for fact in pred_lowered if fact in gold_set)
-    fp = len(pred_lowered) - tp
-    fn = sum(1 for fact in gold_lowered if fact not in pred_set)
-    return _prf_em(tp, fp, fn)
-
-
-def _prf_em(tp: int, fp: int, fn: int) -> Scores4:
-    precision = tp / (tp + fp) if tp + fp > 0 else 0.0
-    recall = tp / (tp + fn) if tp + fn > 0 else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-    return (1.0 if fp + fn == 0 else 0.0), f1, precision, recall
-
-
-def evidence_scores(
-    predicted: tuple[Triple, ...], variants: frozenset[Triple], n_gold: int
-) -> Scores4:
-    """The official ``update_evi``: recall = matches / gold triples, which may exceed 1."""
-    pred = {tuple(normalize_no_articles(x) for x in triple) for triple in predicted}
-    matches = sum(1 for triple in pred if triple in variants)
-    precision = matches / len(pred) if pred else 0.0
-    recall = matches / n_gold if n_gold else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-    em = 1.0 if matches == len(pred) == n_gold else 0.0
-    return em, f1, precision, recall
+from hopscore.files.io import load_json
+from hopscore.text.normalize import normalize_answer
 
 
 class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
@@ -390,76 +252,6 @@ class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
             "sp": {p.id: [list(fact) for fact in p.sp or ()] for p in predictions},
             "evidence": {p.id: [list(t) for t in p.evidence or ()] for p in predictions},
         })  # fmt: skip
-
-
-#: Relations of 2WikiMultihopQA's evidence triples (Wikidata property labels) offered to a
-#: model besides those found in the gold file.
-RELATIONS = (
-    "director", "producer", "composer", "performer", "author", "editor", "creator",
-    "founded by", "publisher", "manufacturer", "presenter", "date of birth", "date of death",
-    "place of birth", "place of death", "place of burial", "cause of death",
-    "country of citizenship", "country", "country of origin", "located in", "educated at",
-    "employer", "occupation", "award received", "father", "mother", "spouse", "child",
-    "sibling", "publication date", "inception",
-)
-_EVIDENCE_LABEL = re.compile(r"^[\s>*_#-]*evidence\s*(?:triples)?\s*[:：]", re.I | re.M)
-_SECTION_END = re.compile(r"^[\s>*_#-]*(?:(?:final\s+)?answer|supporting\s+facts)\s*[:：]",
-                          re.I | re.M)
-_GROUP = re.compile(r"\(([^()\n]{3,400})\)|\[([^\[\]\n]{3,400})\]")
-
-
-def relation_vocabulary(examples: Sequence[TwoWikiExample]) -> tuple[str, ...]:
-    found = {triple[1] for example in examples for triple in example.evidences}
-    return tuple(dict.fromkeys([*RELATIONS, *sorted(found - set(RELATIONS))]))
-
-
-def split_evidence(output: str) -> tuple[str, str]:
-    """(the reply without its evidence section, the evidence section): the section runs from
-    the last "Evidence:" line to the next "Answer:" or "Supporting facts:" line."""
-    labels = list(_EVIDENCE_LABEL.finditer(output))
-    if not labels:
-        return output, ""
-    start = labels[-1]
-    rest = output[start.end():]
-    end = _SECTION_END.search(rest)
-    cut = start.end() + (end.start() if end else len(rest))
-    return output[:start.start()] + output[cut:], output[start.end():cut]
-
-
-def cited_triples(text: str, relations: Sequence[str] = RELATIONS) -> tuple[Triple, ...]:
-    """(subject; relation; object) triples written in parentheses or brackets.
-
-    Parts are split on ";" or "|" when that gives three; otherwise on commas around a known
-    relation (longest first, so "date of birth" wins over "birth"), so names holding commas
-    survive; otherwise on exactly two commas. Quotes and spaces around parts are dropped;
-    duplicates are dropped, order kept.
-    """
-    known = sorted({r.lower() for r in relations}, key=len, reverse=True)
-    out: dict[Triple, None] = {}
-    for match in _GROUP.finditer(text):
-        inner = (match.group(1) or match.group(2)).strip()
-        parts: list[str] | None = None
-        for separator in (";", "|"):
-            pieces = inner.split(separator)
-            if len(pieces) == 3:
-                parts = pieces
-                break
-        if parts is None:
-            lowered = inner.lower()
-            for relation in known:
-                at = lowered.find(f", {relation},")
-                if at > 0:
-                    parts = [inner[:at], inner[at + 2: at + 2 + len(relation)],
-                             inner[at + 3 + len(relation):]]
-                    break
-        if parts is None and inner.count(",") == 2:
-            parts = inner.split(",")
-        if parts is None:
-            continue
-        triple = tuple(p.strip().strip("\"'“”‘’`*").strip() for p in parts)
-        if all(triple):
-            out[triple] = None
-    return tuple(out)
 
 
 def _gold_record(record: Fields, aliases: dict[str, tuple[str, ...]]) -> TwoWikiExample:

@@ -19,7 +19,7 @@ def twowiki_answer(prediction: str, gold: str, aliases: Iterable[str] = ()) -> d
     >>> twowiki_answer("USA", "United States", aliases=["USA", "America"])["em"]
     1.0
     """
-    from hopscore.benchmarks.twowiki import answer_scores
+    from hopscore.benchmarks.twowiki.official_scores import answer_scores
 
     golds = tuple(dict.fromkeys(normalize_answer(a) for a in (gold, *aliases)))
     em, f1, prec, recall = answer_scores(prediction, golds)
