@@ -127,7 +127,7 @@ def test_token_prf_is_bit_identical_to_the_counter_formula(
 
 @given(answer_text, answer_text)
 def test_benchmark_answer_scores_match_the_official_formulas(pred: str, gold: str) -> None:
-    from hopscore.benchmarks.hotpotqa import answer_scores
+    from hopscore.benchmarks.hotpotqa.official_scores import answer_scores
     from hopscore.benchmarks.hybridqa import exact_and_f1
 
     p, g = official_normalize(pred), official_normalize(gold)

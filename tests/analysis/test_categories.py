@@ -80,8 +80,8 @@ def test_hotpotqa_two_by_two_and_answer_location(tmp_path):
 
 
 def test_hotpotqa_location_categories_directly(tmp_path):
-    from hopscore.benchmarks.hotpotqa import HotpotExample
     from hopscore.benchmarks.hotpotqa.categories import answer_location
+    from hopscore.benchmarks.hotpotqa.example import HotpotExample
 
     example = HotpotExample(
         id="e", answer="Chief of Protocol", supporting_facts=(("A", 1),),

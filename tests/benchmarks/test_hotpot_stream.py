@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hopscore.benchmarks.hotpotqa import HotpotPrediction, HotpotQA
+from hopscore.benchmarks.hotpotqa import HotpotQA
+from hopscore.benchmarks.hotpotqa.example import HotpotPrediction
 from hopscore.benchmarks.hotpotqa.stream import OfficialIndex, read_predictions_quickly
 from hopscore.errors import InputError
 from hopscore.files import jsonstream

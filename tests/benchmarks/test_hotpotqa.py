@@ -12,11 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hopscore.benchmarks.hotpotqa import (
-    HotpotExample,
-    HotpotPrediction,
-    HotpotQA,
-    _parse_universal,
+from hopscore.benchmarks.hotpotqa import HotpotQA, _parse_universal
+from hopscore.benchmarks.hotpotqa.example import HotpotExample, HotpotPrediction
+from hopscore.benchmarks.hotpotqa.official_scores import (
     answer_scores,
     joint_scores,
     supporting_fact_scores,

@@ -11,7 +11,7 @@ import pytest
 from hopscore import benchmarks
 from hopscore.benchmarks.base import ModelAnswer, PromptInputs
 from hopscore.benchmarks.fermi import answer_unit, context_facts
-from hopscore.benchmarks.hotpotqa import cited_facts
+from hopscore.benchmarks.hotpotqa.reply_facts import cited_facts
 from hopscore.benchmarks.hybridqa.wikitables import link_title, load_table, table_context
 from hopscore.errors import HopscoreError, InputError
 from hopscore.run import mcr

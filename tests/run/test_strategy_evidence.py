@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hopscore.benchmarks.hotpotqa import evidence_facts
+from hopscore.benchmarks.hotpotqa.reply_facts import evidence_facts
 from tests.conftest import run_cli
 from tests.openai_server import FakeOpenAI
 from tests.run.chain_script import Plan, scripted_chains

@@ -14,9 +14,7 @@ is not an integer is an error naming the record.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -24,9 +22,7 @@ import msgspec
 
 from hopscore.benchmarks.base import (
     Benchmark,
-    Example,
     ModelAnswer,
-    Prediction,
     Predictions,
     PromptInputs,
     SuiteFiles,
@@ -34,7 +30,6 @@ from hopscore.benchmarks.base import (
     load_universal,
 )
 from hopscore.benchmarks.citations import CitedPart
-from hopscore.benchmarks.fast_init import fast_init
 from hopscore.benchmarks.formats import (
     UNIVERSAL,
     official_ids,
@@ -43,100 +38,30 @@ from hopscore.benchmarks.formats import (
     warn_unpredicted,
 )
 from hopscore.benchmarks.hotpotqa import hub
+from hopscore.benchmarks.hotpotqa.example import (
+    HotpotExample,
+    HotpotPrediction,
+    parse_context,
+    parse_facts,
+    quick_facts,
+)
+from hopscore.benchmarks.hotpotqa.official_scores import (
+    ZERO4,
+    answer_scores,
+    joint_scores,
+    supporting_fact_scores,
+)
+from hopscore.benchmarks.hotpotqa.reply_facts import (
+    cited_facts,
+    evidence_facts,
+    paragraph_variables,
+)
 from hopscore.benchmarks.hotpotqa.stream import GoldReader, read_predictions_quickly, stream_gold
 from hopscore.errors import InputError
 from hopscore.files.atomic import write_json_atomic
 from hopscore.files.fields import Fields, json_type
 from hopscore.files.io import load_json
 from hopscore.files.jsonstream import is_json_list
-from hopscore.text.normalize import hotpot_prf, normalize_answer
-
-Fact = tuple[str, int]
-Context = tuple[tuple[str, tuple[str, ...]], ...]
-
-_STR_ONLY = frozenset({str})
-
-
-@fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HotpotExample(Example):
-    answer: str
-    supporting_facts: tuple[Fact, ...] = ()
-    context: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    type: str | None = None
-    level: str | None = None
-
-    def groups(self) -> dict[str, str]:
-        labels = {}
-        if self.type:
-            labels["type"] = self.type
-        if self.level:
-            labels["level"] = self.level
-        return labels
-
-    def gold_answers(self) -> tuple[str, ...]:
-        return (self.answer,)
-
-
-@fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HotpotPrediction(Prediction):
-    sp: tuple[Fact, ...] | None = None
-
-
-def parse_fact(value: Any, record: Fields, field: str) -> Fact:
-    """One ``[title, sent_id]`` pair; the sent_id must be an integer (``"1"`` is an error)."""
-    if type(value) is list and len(value) == 2:  # the common case, checked quickly
-        title, sent_id = value
-        if type(title) is str and type(sent_id) is int:
-            return (title, sent_id)
-    if not isinstance(value, (list, tuple)) or len(value) != 2:
-        raise record.error(
-            field, f"expected [title, sent_id] pairs, got {json_type(value)} {value!r}"
-        )
-    title, sent_id = value
-    if not isinstance(title, str):
-        raise record.error(field, f"title must be a string, got {json_type(title)} {title!r}")
-    if isinstance(sent_id, bool) or not isinstance(sent_id, int):
-        raise record.error(
-            field, f"sent_id must be an integer, got {json_type(sent_id)} {sent_id!r}"
-        )
-    return (title, sent_id)
-
-
-def parse_facts(value: Any, record: Fields, field: str) -> tuple[Fact, ...]:
-    if not isinstance(value, list):
-        raise record.error(field, f"expected a list of [title, sent_id], got {json_type(value)}")
-    return tuple(parse_fact(item, record, field) for item in value)
-
-
-def supporting_fact_scores(
-    predicted: set[Any], gold: set[Any]
-) -> tuple[float, float, float, float]:
-    """``(em, f1, precision, recall)`` of a predicted set against a gold set, as the official
-    ``update_sp``: precision 0 when nothing is predicted, recall 0 when the gold is empty, and
-    em 1 iff there are no false positives and no false negatives."""
-    tp = len(predicted & gold)
-    fp = len(predicted) - tp
-    fn = len(gold) - tp
-    precision = tp / (tp + fp) if tp + fp > 0 else 0.0
-    recall = tp / (tp + fn) if tp + fn > 0 else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-    em = 1.0 if fp + fn == 0 else 0.0
-    return em, f1, precision, recall
-
-
-def joint_scores(
-    answer: tuple[float, float, float, float], sp: tuple[float, float, float, float]
-) -> tuple[float, float, float, float]:
-    """Joint ``(em, f1, prec, recall)``: P = P_ans * P_sp, R = R_ans * R_sp, F1 from those."""
-    precision = answer[2] * sp[2]
-    recall = answer[3] * sp[3]
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-    return answer[0] * sp[0], f1, precision, recall
-
-
-ZERO4 = (0.0, 0.0, 0.0, 0.0)
 
 
 class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
@@ -289,88 +214,6 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
         })  # fmt: skip
 
 
-def parse_context(record: Fields) -> Context:
-    """The ``context`` field: ``[[title, [sentence, ...]], ...]`` (absent: empty)."""
-    context = []
-    for entry in record.list("context", []):
-        if (
-            not isinstance(entry, list)
-            or len(entry) != 2
-            or not isinstance(entry[0], str)
-            or not isinstance(entry[1], list)
-        ):
-            raise record.error("context", "expected [title, [sentence, ...]] entries")
-        sentences = tuple(entry[1])
-        if not _STR_ONLY.issuperset(map(type, sentences)):
-            sentences = tuple(map(str, sentences))
-        context.append((entry[0], sentences))
-    return tuple(context)
-
-
-def paragraph_variables(question: str, context: Context) -> dict[str, Any]:
-    """Template variables of a question over titled paragraphs of numbered sentences."""
-    return {
-        "question": question,
-        "mcr_question": question,
-        "paragraphs": [
-            {"title": title, "sentences": [s.strip() for s in sentences]}
-            for title, sentences in context
-        ],
-    }
-
-
-_CITATION = re.compile(r"\[\s*([^\[\]\n]{1,300}?)\s*,\s*(?:sentence\s*|s)?(\d{1,4})\s*\]", re.I)
-_FACTS_LABEL = re.compile(r"supporting\s+(?:facts|sentences|evidence)", re.I)
-_PARAGRAPH_NUMBER = re.compile(r"^(?:paragraph|para|p)?\s*#?(\d{1,3})$", re.I)
-
-
-def cited_facts(output: str, titles: Sequence[str]) -> tuple[Fact, ...]:
-    """``[title, sentence]`` citations in a reply, read after its last "Supporting facts" label
-    when it has one, else anywhere outside ``<think>`` blocks.
-
-    A cited title is matched to the context's titles exactly, then ignoring case and
-    punctuation, then as a paragraph number ("[Paragraph 2, 0]", "[2, 0]"); an unknown title is
-    kept as written (it can only be a false positive). Duplicates are dropped, order kept.
-    """
-    from hopscore.text.labels import strip_think
-
-    text = strip_think(output)
-    labels = list(_FACTS_LABEL.finditer(text))
-    if labels:
-        text = text[labels[-1].end():]
-    exact = set(titles)
-    normalized = {normalize_answer(title): title for title in titles}
-    facts: dict[Fact, None] = {}
-    for match in _CITATION.finditer(text):
-        raw = match.group(1).strip().strip("\"'*_`").strip()
-        title = raw
-        if raw not in exact:
-            number = _PARAGRAPH_NUMBER.match(raw)
-            if normalize_answer(raw) in normalized:
-                title = normalized[normalize_answer(raw)]
-            elif number and 1 <= int(number.group(1)) <= len(titles):
-                title = titles[int(number.group(1)) - 1]
-        facts[(title, int(match.group(2)))] = None
-    return tuple(facts)
-
-
-_SOURCE_SENTENCE = re.compile(r"^(.*) \[(\d{1,4})\]$", re.S)
-
-
-def evidence_facts(evidence_ids: Sequence[str] | None, titles: Sequence[str]) -> tuple[Fact, ...]:
-    """Supporting facts from the ids of the sentences a run's contexts came from: the chain
-    strategies' ``"<title> [<sentence number>]"`` sources over the example's own paragraphs
-    (:class:`hopscore.run.evidence.ContextSource`); ids of other sources (corpus documents,
-    URLs) and unknown titles are skipped. Order kept, duplicates dropped."""
-    known = set(titles)
-    facts: dict[Fact, None] = {}
-    for source in evidence_ids or ():
-        match = _SOURCE_SENTENCE.match(source)
-        if match and match.group(1) in known:
-            facts[(match.group(1), int(match.group(2)))] = None
-    return tuple(facts)
-
-
 class _QuickRecord(msgspec.Struct, rename={"id": "_id"}):
     """The fields of an official gold record that scoring reads (unknown keys are skipped)."""
 
@@ -395,14 +238,6 @@ class _QuickRecord(msgspec.Struct, rename={"id": "_id"}):
 _QUICK_LIST = msgspec.json.Decoder(list[_QuickRecord])
 _QUICK_RECORD = msgspec.json.Decoder(_QuickRecord)
 _GOLD_READER = GoldReader(_QUICK_LIST, _QUICK_RECORD, _QuickRecord, HotpotQA._gold_record)
-def answer_scores(prediction: str, gold: str) -> tuple[float, float, float, float]:
-    """HotpotQA answer ``(em, f1, prec, recall)`` of one prediction against one gold answer."""
-    pred_norm = normalize_answer(prediction)
-    gold_norm = normalize_answer(gold)
-    if pred_norm == gold_norm:  # token F1 of equal strings: 1, or 0 when they have no tokens
-        return (1.0, 1.0, 1.0, 1.0) if pred_norm else (1.0, 0.0, 0.0, 0.0)
-    f1, precision, recall = hotpot_prf(pred_norm, gold_norm)
-    return 0.0, f1, precision, recall
 
 
 def _parse_universal(record: Fields, example_id: str) -> HotpotPrediction:
@@ -440,18 +275,3 @@ def read_official_predictions(
 
 
 _ABSENT: Any = object()
-
-
-def quick_facts(value: Any) -> tuple[Fact, ...] | None:
-    """``[[title, sent_id], ...]`` as tuples when every pair is well-typed, else None."""
-    if type(value) is not list:
-        return None
-    out = []
-    for fact in value:
-        if type(fact) is not list or len(fact) != 2:
-            return None
-        title, sent_id = fact
-        if type(title) is not str or type(sent_id) is not int:
-            return None
-        out.append((title, sent_id))
-    return tuple(out)

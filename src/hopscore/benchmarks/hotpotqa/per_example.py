@@ -20,7 +20,7 @@ def hotpotqa_answer(prediction: str, gold: str) -> dict[str, float]:
     >>> hotpotqa_answer("yes", "yes it is")["f1"]
     0.0
     """
-    from hopscore.benchmarks.hotpotqa import answer_scores
+    from hopscore.benchmarks.hotpotqa.official_scores import answer_scores
 
     em, f1, prec, recall = answer_scores(prediction, gold)
     return {"em": em, "f1": f1, "prec": prec, "recall": recall}
@@ -36,7 +36,7 @@ def hotpotqa_supporting_facts(
     >>> hotpotqa_supporting_facts([["Ed Wood", 0]], [["Ed Wood", 0], ["Scott Derrickson", 0]])
     {'sp_em': 0.0, 'sp_f1': 0.6666666666666666, 'sp_prec': 1.0, 'sp_recall': 0.5}
     """
-    from hopscore.benchmarks.hotpotqa import supporting_fact_scores
+    from hopscore.benchmarks.hotpotqa.official_scores import supporting_fact_scores
 
     def facts(pairs: Iterable[Sequence[str | int]]) -> set[tuple[str, int]]:
         return {(str(title), int(sentence)) for title, sentence in pairs}

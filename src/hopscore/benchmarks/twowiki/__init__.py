@@ -53,13 +53,12 @@ from hopscore.benchmarks.formats import (
     universal_or_json,
     warn_unpredicted,
 )
-from hopscore.benchmarks.hotpotqa import (
-    ZERO4,
+from hopscore.benchmarks.hotpotqa.example import parse_context, parse_facts
+from hopscore.benchmarks.hotpotqa.official_scores import ZERO4
+from hopscore.benchmarks.hotpotqa.reply_facts import (
     cited_facts,
     evidence_facts,
     paragraph_variables,
-    parse_context,
-    parse_facts,
 )
 from hopscore.benchmarks.twowiki import hub
 from hopscore.benchmarks.twowiki.aliases import evidence_variants, parse_triples, read_aliases

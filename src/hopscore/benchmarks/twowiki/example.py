@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from hopscore.benchmarks.base import Example, Prediction
 from hopscore.benchmarks.fast_init import fast_init
-from hopscore.benchmarks.hotpotqa import Context, Fact
+from hopscore.benchmarks.hotpotqa.example import Context, Fact
 
 Triple = tuple[str, ...]
 

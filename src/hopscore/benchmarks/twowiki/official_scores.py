@@ -3,7 +3,7 @@ aliases, title-lowered supporting facts, and evidence triples (whose recall may 
 
 from __future__ import annotations
 
-from hopscore.benchmarks.hotpotqa import Fact
+from hopscore.benchmarks.hotpotqa.example import Fact
 from hopscore.benchmarks.twowiki.example import Triple
 from hopscore.text.normalize import hotpot_prf, normalize_answer, normalize_no_articles
 
