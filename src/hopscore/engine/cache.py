@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 DEFAULT_CACHE_FILE = "responses.sqlite"
 #: seconds a statement waits for another process's lock before the cache is given up
-BUSY_TIMEOUT_S = 2.0
+BUSY_TIMEOUT_S = 5.0
 COLUMNS = ("key", "body", "latency_s", "created")
 #: seconds a write waits for others to share its transaction
 WRITE_DELAY_S = 0.05
