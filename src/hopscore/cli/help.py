@@ -409,8 +409,9 @@ def _suite(match: re.Match[str]) -> str:
     they are (:data:`_DECLARED_SUITE`)."""
     from hopscore.run.suite import described
 
-    found = described()
-    if match.group(1) == "count":
+    found, asked = described(), match.group(1)
+    if asked == "count":
         return NUMBER_WORDS[len(found)] if len(found) < len(NUMBER_WORDS) else str(len(found))
-    return ("; " if match.group(1) == "layouts" else ", ").join(
-        layout if match.group(1) == "layouts" else title for title, layout in found)
+    if asked == "layouts":
+        return "; ".join(layout for _, layout in found)
+    return ", ".join(title for title, _ in found)
