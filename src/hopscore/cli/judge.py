@@ -12,6 +12,7 @@ from rich.table import Table
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.cli import request_options as ro
+from hopscore.cli.batch_options import BatchOptions
 from hopscore.cli.gathered import gathered
 from hopscore.cli.request_options import JobOptions
 from hopscore.defaults import DEFAULT_MAX_OUTAGE, DEFAULT_MAX_TOKENS
@@ -26,7 +27,7 @@ if TYPE_CHECKING:  # the judge's client stack loads when a command runs, not for
 
 
 @app.command(rich_help_panel="Score and grade")
-@gathered(job=JobOptions)
+@gathered(job=JobOptions, batching=BatchOptions)
 def judge(
     input_path: Annotated[Path, typer.Option(
         "--input", "-i", metavar="FILE",
@@ -113,6 +114,7 @@ def judge(
     )] = False,
     max_outage: float = ro.max_outage_option(panel=None),
     job: JobOptions = ...,  # type: ignore[assignment]
+    batching: BatchOptions = ...,  # type: ignore[assignment]
 ) -> None:
     """Grade each row's response against its correct_answer with an LLM judge.
 
@@ -163,6 +165,7 @@ def judge(
         console=err_console if progress else None, warn=err_console, rerun=rerun,
         shard=o.shard_option(shard, shards),
         executor=o.executor_option(executor, ray_workers), ray_workers=ray_workers,
+        batch=batching.mode(),
     )
     print_table(console, summary_table(summary))
     if summary.executor.get("executor") == "ray":

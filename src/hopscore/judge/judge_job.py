@@ -25,6 +25,8 @@ from hopscore.engine import (
     run_sync,
     warn_printer,
 )
+from hopscore.engine.batch_mode import BatchMode, batched_backend
+from hopscore.engine.cache import cache_for
 from hopscore.engine.failures import tally
 from hopscore.engine.preflight import preflight
 from hopscore.engine.providers import make_backend as provider_backend
@@ -67,6 +69,24 @@ def make_backend(config: JudgeConfig) -> ChatBackend:
     return provider_backend(config.target(), config.concurrency)
 
 
+def judge_request(config: JudgeConfig, item: JudgeItem, retry: int = 0) -> ChatRequest:
+    """The request that asks the judge about ``item`` (``retry``: the how-manieth ask)."""
+    prompt = config.prompt.render(item.question, item.response, item.correct_answer)
+    return ChatRequest(
+        model=config.model_name,
+        messages=[{"role": "user", "content": prompt}],
+        temperature=TEMPERATURE,
+        max_tokens=config.max_tokens,
+        # a retry of an unparsed reply must not get the cached reply back
+        cache_tag=f"retry-unparsed:{retry}" if retry else "",
+    )
+
+
+def needs_call(item: JudgeItem) -> bool:
+    """Whether judging ``item`` asks the judge (an invalid or empty one is graded without)."""
+    return item.problem() is None and bool(item.response.strip())
+
+
 class _Judge:
     def __init__(self, engine: ChatEngine, config: JudgeConfig, meta: JudgeMeta,
                  retries: dict[str, int]) -> None:
@@ -76,15 +96,7 @@ class _Judge:
         self.retries = retries
 
     def request(self, item: JudgeItem, retry: int = 0) -> ChatRequest:
-        prompt = self.config.prompt.render(item.question, item.response, item.correct_answer)
-        return ChatRequest(
-            model=self.config.model_name,
-            messages=[{"role": "user", "content": prompt}],
-            temperature=TEMPERATURE,
-            max_tokens=self.config.max_tokens,
-            # a retry of an unparsed reply must not get the cached reply back
-            cache_tag=f"retry-unparsed:{retry}" if retry else "",
-        )
+        return judge_request(self.config, item, retry)
 
     async def __call__(self, item: JudgeItem, key: str) -> RowResult:
         problem = item.problem()
@@ -138,6 +150,8 @@ class JudgeRunOptions(TypedDict, total=False):
     #: ``"local"`` (default) or ``"ray"``, and how many Ray workers (None: as many as fit)
     executor: str
     ray_workers: int | None
+    #: ``--batch``: the requests go through the provider's batch API first
+    batch: BatchMode | None
 
 
 async def judge_file(input_path: Path, output_path: Path, config: JudgeConfig, *,
@@ -174,6 +188,9 @@ async def judge_items(items: list[JudgeItem], output_path: Path, config: JudgeCo
     """
     if config.on_truncation not in ON_TRUNCATION:
         raise HopscoreError(f"--on-truncation must be one of {', '.join(ON_TRUNCATION)}")
+    if options.get("batch") is not None and options.get("executor", "local") == "ray":
+        raise HopscoreError("--batch and --executor ray do not go together: a batch is one job "
+                            "at the provider, sent and collected from this machine")
     with claim(output_file(output_path, "--output")):
         return await _judge_items(items, output_path, config, other_inputs, options)
 
@@ -205,6 +222,12 @@ async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeC
     if probe and job.pending(log):  # before the first batch
         await preflight(config.target(), cache_dir=config.cache_dir, warn=warn_printer(warn),
                         what="the judge")
+    batch = options.get("batch")
+    if batch is not None and job.pending(log):
+        backend = await _batched(backend, config, batch, output_path, warn,
+                                 [judge_request(config, item, retries.get(key, 0))
+                                  for item, key in zip(items, keys, strict=True)
+                                  if not log.is_done(key) and needs_call(item)])
     factory = JudgeWork(config, meta, retries)
     if options.get("executor", "local") == "ray":
         driver = backend
@@ -227,6 +250,32 @@ async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeC
     summary.retried_unparsed = retried
     summary.executor = finished.executor
     return summary
+
+
+async def _batched(backend: ChatBackend, config: JudgeConfig, mode: BatchMode,
+                   output_path: Path, warn: Console | None,
+                   requests: list[ChatRequest]) -> ChatBackend:
+    """``backend`` answering ``requests`` from the provider's batches first (``--batch``)."""
+    cache = cache_for(config.cache_dir, warn_printer(warn))
+    endpoint = backend.endpoint
+
+    def cached(request: ChatRequest) -> bool:
+        return cache is not None and cache.get(request.cache_key(endpoint),
+                                               (endpoint, request.model)) is not None
+
+    def say(line: str) -> None:
+        if warn is not None:
+            warn.print(f"judge: {line}", markup=False, highlight=False, soft_wrap=True)
+
+    try:
+        batched, outcome = await batched_backend(backend, config.target(), requests,
+                                                 output_path, mode, cached=cached, say=say)
+    finally:
+        if cache is not None:
+            cache.close()
+    if outcome.answers or outcome.failed:
+        say(outcome.describe())
+    return batched
 
 
 def retry_numbers(log: ResultLog, keys: list[str], retry_unparsed: bool

@@ -1,0 +1,188 @@
+"""``hopscore judge --batch`` against a loopback server with the providers' batch APIs."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.batch_server import BatchServer, Plan
+from tests.conftest import _cli_env, run_cli
+
+NUMBER = re.compile(r"Q(\d+):")
+
+
+def answer(prompt: str) -> str:
+    """A judge that says yes exactly for even-numbered questions."""
+    found = NUMBER.search(prompt)
+    assert found, prompt
+    verdict = "yes" if int(found.group(1)) % 2 == 0 else "no"
+    return (f"extracted_final_answer: x\nreasoning: r\ncorrect: {verdict}\n"
+            f"confidence: 90%")
+
+
+def write_rows(path: Path, n: int) -> Path:
+    rows = [{"id": f"r{i}", "question": f"Q{i}: which city?", "response": f"City {i}",
+             "correct_answer": "City"} for i in range(n)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def check_all_mapped(out: Path, n: int) -> None:
+    rows = read_rows(out)
+    assert [r["id"] for r in rows] == [f"r{i}" for i in range(n)]
+    assert [r["correct"] for r in rows] == [i % 2 == 0 for i in range(n)]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {"HOPSCORE_CACHE_DIR": str(tmp_path / "cache"), "JUDGE_API_KEY": "sk-test",
+            "ANTHROPIC_API_KEY": "sk-ant-test"}
+
+
+def args(url: str, inp: Path, out: Path, *extra: str, model: str = "judge-m") -> list[str]:
+    return ["judge", "-i", str(inp), "-o", str(out), "--model", model, "--base-url", url,
+            "--no-progress", "--backoff", "0.01", "--batch", "--batch-poll", "0.02", *extra]
+
+
+@pytest.fixture
+def server() -> Iterator[BatchServer]:
+    with BatchServer(answer) as running:
+        yield running
+
+
+def test_a_thousand_rows_go_in_one_batch_and_every_row_is_mapped_back(
+        server: BatchServer, tmp_path: Path, env: dict[str, str]) -> None:
+    inp, out = write_rows(tmp_path / "in.jsonl", 1000), tmp_path / "out.jsonl"
+    result = run_cli(*args(server.base_url, inp, out), env=env)
+    assert result.returncode == 0, result.stderr
+    assert server.submissions == 1
+    assert server.chat_requests == 0
+    check_all_mapped(out, 1000)
+    ledger = json.loads((tmp_path / "out.jsonl.batches.json").read_text())
+    assert [b["id"] for b in ledger["batches"]] == ["batch_0001"]
+    assert ledger["batches"][0]["status"] == "completed"
+    assert "submitted batch batch_0001 (1000 requests)" in result.stderr
+    # a rerun has nothing left to ask
+    again = run_cli(*args(server.base_url, inp, out), env=env)
+    assert again.returncode == 0, again.stderr
+    assert server.submissions == 1 and server.chat_requests == 0
+
+
+def test_sigkill_while_polling_then_rerun_collects_the_same_batch(
+        server: BatchServer, tmp_path: Path, env: dict[str, str]) -> None:
+    inp, out = write_rows(tmp_path / "in.jsonl", 200), tmp_path / "out.jsonl"
+    ledger = tmp_path / "out.jsonl.batches.json"
+    server.hold()
+    proc = subprocess.Popen([sys.executable, "-m", "hopscore", *args(server.base_url, inp, out)],
+                            env=_cli_env(env), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (not ledger.exists() or server.polls < 3):
+            assert proc.poll() is None, "the judge ended before it was killed"
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    assert server.submissions == 1
+    server.release()
+    result = run_cli(*args(server.base_url, inp, out), env=env)
+    assert result.returncode == 0, result.stderr
+    assert server.submissions == 1, "the rerun submitted the requests again"
+    assert server.chat_requests == 0
+    assert "collected batch_0001 (submitted by an earlier run)" in result.stderr
+    check_all_mapped(out, 200)
+
+
+def test_requests_a_batch_failed_go_the_normal_way(tmp_path: Path, env: dict[str, str]) -> None:
+    with BatchServer(answer, Plan(fail_marker="Q7:")) as server:
+        inp, out = write_rows(tmp_path / "in.jsonl", 20), tmp_path / "out.jsonl"
+        result = run_cli(*args(server.base_url, inp, out), env=env)
+        assert result.returncode == 0, result.stderr
+        assert server.submissions == 1
+        assert server.chat_requests == 1  # Q7 only
+        assert "1 not answered (1 HTTP 500)" in result.stderr
+        check_all_mapped(out, 20)
+
+
+@pytest.mark.parametrize("end", ["expired", "cancelled"])
+def test_an_expired_or_cancelled_batch_keeps_what_it_answered(
+        end: str, tmp_path: Path, env: dict[str, str]) -> None:
+    with BatchServer(answer, Plan(end=end, answered_before_end=12)) as server:
+        inp, out = write_rows(tmp_path / "in.jsonl", 30), tmp_path / "out.jsonl"
+        result = run_cli(*args(server.base_url, inp, out), env=env)
+        assert result.returncode == 0, result.stderr
+        assert server.submissions == 1
+        assert server.chat_requests == 18
+        check_all_mapped(out, 30)
+        assert f"batch batch_0001: {end}" in result.stderr
+
+
+def test_a_batch_that_failed_validation_sends_every_request_the_normal_way(
+        tmp_path: Path, env: dict[str, str]) -> None:
+    with BatchServer(answer, Plan(end="failed")) as server:
+        inp, out = write_rows(tmp_path / "in.jsonl", 10), tmp_path / "out.jsonl"
+        result = run_cli(*args(server.base_url, inp, out), env=env)
+        assert result.returncode == 0, result.stderr
+        assert server.chat_requests == 10
+        check_all_mapped(out, 10)
+
+
+def test_anthropic_message_batches(server: BatchServer, tmp_path: Path,
+                                   env: dict[str, str]) -> None:
+    pytest.importorskip("anthropic")
+    server.plan = Plan(fail_marker="Q3:")
+    inp, out = write_rows(tmp_path / "in.jsonl", 40), tmp_path / "out.jsonl"
+    result = run_cli(*args(server.root_url, inp, out, "--api-key-env", "ANTHROPIC_API_KEY",
+                           model="anthropic/claude-test"), env=env)
+    assert result.returncode == 0, result.stderr
+    assert server.submissions == 1
+    assert server.chat_requests == 1  # the errored request, through the Messages API
+    check_all_mapped(out, 40)
+    assert server.batches["batch_0001"].provider == "anthropic"
+
+
+def test_cached_requests_are_not_batched(server: BatchServer, tmp_path: Path,
+                                         env: dict[str, str]) -> None:
+    inp = write_rows(tmp_path / "in.jsonl", 30)
+    first = run_cli(*args(server.base_url, inp, tmp_path / "a.jsonl"), env=env)
+    assert first.returncode == 0, first.stderr
+    second = run_cli(*args(server.base_url, inp, tmp_path / "b.jsonl"), env=env)
+    assert second.returncode == 0, second.stderr
+    assert server.submissions == 1  # the second output's rows all came from the cache
+    check_all_mapped(tmp_path / "b.jsonl", 30)
+
+
+def test_an_endpoint_without_a_batch_api_says_so(tmp_path: Path, env: dict[str, str]) -> None:
+    from tests.openai_server import FakeOpenAI, judge_reply
+
+    with FakeOpenAI(lambda prompt, attempt: judge_reply(True)) as plain:
+        inp, out = write_rows(tmp_path / "in.jsonl", 3), tmp_path / "out.jsonl"
+        result = run_cli(*args(plain.base_url, inp, out), env=env)
+    assert result.returncode == 2, result.stderr
+    assert "uploading the requests: POST" in result.stderr
+    assert "HTTP 404" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_batch_and_ray_do_not_go_together(server: BatchServer, tmp_path: Path,
+                                          env: dict[str, str]) -> None:
+    inp, out = write_rows(tmp_path / "in.jsonl", 3), tmp_path / "out.jsonl"
+    result = run_cli(*args(server.base_url, inp, out, "--executor", "ray"), env=env)
+    assert result.returncode == 2
+    assert "--batch and --executor ray" in result.stderr
+    assert server.submissions == 0
