@@ -13,6 +13,7 @@ from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.cli import request_options as ro
+from hopscore.cli.batch_options import BatchOptions
 from hopscore.cli.gathered import gathered
 from hopscore.cli.methods_tables import mcr_line, methods_table
 from hopscore.cli.request_options import (
@@ -113,7 +114,7 @@ def summary_table(result: RunResult) -> Table:
 
 @app.command(name="run", rich_help_panel="Run models and agents")
 @gathered(requests=RequestOptions, search=SearchOptions, job=JobOptions, chain=ChainOptions,
-          intervals=IntervalOptions, some=ReadBySome, wiki=WikiOptions)
+          intervals=IntervalOptions, some=ReadBySome, wiki=WikiOptions, batching=BatchOptions)
 def run_command(
     ctx: typer.Context,
     benchmark: str = typer.Argument(
@@ -171,6 +172,7 @@ def run_command(
         "attempts, with pass@1..pass@k of the right/wrong metric; intervals are over examples."),
     wiki: WikiOptions = ...,  # type: ignore[assignment]
     chain: ChainOptions = ...,  # type: ignore[assignment]
+    batching: BatchOptions = ...,  # type: ignore[assignment]
     json_output: bool = ro.JSON_OUTPUT,
 ) -> None:
     """Ask a model every example of a benchmark, extract and score its answers.
@@ -258,7 +260,7 @@ def run_command(
                           "server is not deterministic; sample with --temperature above 0",
                           style="yellow", markup=False, highlight=False)
     result = run(settings, console=err_console if progress else None, warn=err_console,
-                 rerun=rerun)
+                 rerun=rerun, batch=batching.mode())
     if not json_output:
         print_table(console, summary_table(result))
     if result.outcome.aborted is not None:

@@ -39,6 +39,7 @@ from hopscore.engine.batch_api import (
     BatchStatus,
     OpenAIBatches,
 )
+from hopscore.engine.cache import cache_for
 from hopscore.engine.providers import ModelTarget
 from hopscore.engine.types import ChatRequest, ChatResponse
 from hopscore.errors import HopscoreError, Interrupted
@@ -225,23 +226,31 @@ async def _poll(client: BatchClient, batch_ids: list[str], ledger: Ledger, poll_
 
 async def batched_backend(live: ChatBackend, target: ModelTarget,
                           requests: Sequence[ChatRequest], results: Path, mode: BatchMode, *,
-                          cached: Callable[[ChatRequest], bool] | None = None,
-                          say: Callable[[str], None]) -> tuple[Prefilled, BatchOutcome]:
-    """``live`` with the answers of ``requests`` (those not ``cached``) collected through
-    ``target``'s batch API first, recorded beside ``results``."""
-    wanted = [r for r in requests if cached is None or not cached(r)]
+                          cache_dir: Path | None, say: Callable[[str], None]) -> Prefilled:
+    """``live`` with the answers of ``requests`` collected through ``target``'s batch API
+    first, recorded beside ``results``; requests in the response cache at ``cache_dir`` are
+    left to it. Says what it submitted, collected and could not get."""
+    endpoint = live.endpoint
+    cache = cache_for(cache_dir)
+    try:
+        wanted = [r for r in requests if cache is None or cache.get(
+            r.cache_key(endpoint), (endpoint, r.model)) is None]
+    finally:
+        if cache is not None:
+            cache.close()
     if not wanted:
-        return Prefilled(live, {}, []), BatchOutcome()
+        return Prefilled(live, {}, [])
     provider = target.spec.provider
     client = batch_client(provider, target.url if provider == "anthropic" else target.endpoint,
                           target.api_key)
     try:
-        outcome = await answer_in_batches(wanted, client, live.endpoint,
+        outcome = await answer_in_batches(wanted, client, endpoint,
                                           Ledger.load(ledger_path(results)),
                                           poll_s=mode.poll_s, say=say)
     finally:
         await client.aclose()
-    return Prefilled(live, outcome.answers, wanted), outcome
+    say(outcome.describe())
+    return Prefilled(live, outcome.answers, wanted)
 
 
 class Prefilled:

@@ -26,7 +26,6 @@ from hopscore.engine import (
     warn_printer,
 )
 from hopscore.engine.batch_mode import BatchMode, batched_backend
-from hopscore.engine.cache import cache_for
 from hopscore.engine.failures import tally
 from hopscore.engine.preflight import preflight
 from hopscore.engine.providers import make_backend as provider_backend
@@ -256,26 +255,13 @@ async def _batched(backend: ChatBackend, config: JudgeConfig, mode: BatchMode,
                    output_path: Path, warn: Console | None,
                    requests: list[ChatRequest]) -> ChatBackend:
     """``backend`` answering ``requests`` from the provider's batches first (``--batch``)."""
-    cache = cache_for(config.cache_dir, warn_printer(warn))
-    endpoint = backend.endpoint
-
-    def cached(request: ChatRequest) -> bool:
-        return cache is not None and cache.get(request.cache_key(endpoint),
-                                               (endpoint, request.model)) is not None
 
     def say(line: str) -> None:
         if warn is not None:
             warn.print(f"judge: {line}", markup=False, highlight=False, soft_wrap=True)
 
-    try:
-        batched, outcome = await batched_backend(backend, config.target(), requests,
-                                                 output_path, mode, cached=cached, say=say)
-    finally:
-        if cache is not None:
-            cache.close()
-    if outcome.answers or outcome.failed:
-        say(outcome.describe())
-    return batched
+    return await batched_backend(backend, config.target(), requests, output_path, mode,
+                                 cache_dir=config.cache_dir, say=say)
 
 
 def retry_numbers(log: ResultLog, keys: list[str], retry_unparsed: bool

@@ -32,6 +32,7 @@ from hopscore.engine import (
     CallResult,
     ChatBackend,
     ChatEngine,
+    ChatRequest,
     EngineStats,
     RowResult,
     batch_workers,
@@ -39,6 +40,7 @@ from hopscore.engine import (
     run_sync,
     warn_printer,
 )
+from hopscore.engine.batch_mode import BatchMode, batched_backend
 from hopscore.engine.capacity import cluster_limit
 from hopscore.engine.preflight import preflight
 from hopscore.errors import HopscoreError
@@ -196,13 +198,16 @@ async def execute(
     warn: Console | None = None,
     prepared: PreparedRun | None = None,
     rerun: str = REFUSE,
+    batch: BatchMode | None = None,
 ) -> RunResult:
     """Run (or resume) one benchmark run into ``settings.output_dir``.
 
     The directory is held for the whole run (:func:`hopscore.files.outputs.claim`). Samples of
     other settings already there are handled by ``rerun`` (:mod:`hopscore.files.reruns`: refused by
     default, naming the settings that differ). Ctrl-C keeps every finished sample, marks
-    config.json "interrupted" and raises :class:`~hopscore.errors.Interrupted`.
+    config.json "interrupted" and raises :class:`~hopscore.errors.Interrupted`. ``batch``
+    (``--batch``): the samples' requests go through the provider's batch API first
+    (:mod:`hopscore.engine.batch_mode`; single-turn runs only).
     """
     from hopscore import benchmarks
 
@@ -210,11 +215,12 @@ async def execute(
     with claim(output_dir(settings.output_dir, "--output-dir", writes=writes,
                           create_parents=True), inputs=settings.inputs()):
         prepared = prepared or prepare(settings)
-        return await _execute(settings, prepared, backend, console, warn, rerun)
+        return await _execute(settings, prepared, backend, console, warn, rerun, batch)
 
 
 async def _execute(settings: RunSettings, prepared: PreparedRun, backend: ChatBackend | None,
-                   console: Console | None, warn: Console | None, rerun: str) -> RunResult:
+                   console: Console | None, warn: Console | None, rerun: str,
+                   batch: BatchMode | None = None) -> RunResult:
     out = settings.output_dir
     job = Job(path=out / SAMPLES_FILE, items=prepared.tasks,
               keys=[task.key for task in prepared.tasks], key_of=run_key_of, is_done=is_done,
@@ -231,6 +237,11 @@ async def _execute(settings: RunSettings, prepared: PreparedRun, backend: ChatBa
         target = target_of(settings.model, prepared.base_url, settings.api_key_env)
         if job.pending(log):
             await preflight(target, cache_dir=settings.cache_dir, warn=warn_printer(warn))
+    if batch is not None:
+        check_batchable(settings, prepared)
+        if job.pending(log):
+            backend = await _batched(settings, prepared, backend, batch, warn,
+                                     [t.request for t in prepared.tasks if not log.is_done(t.key)])
     factory = RunWork(settings)
     if settings.executor == "ray":
         if local:
@@ -273,6 +284,36 @@ async def _execute(settings: RunSettings, prepared: PreparedRun, backend: ChatBa
     write_config(settings, prepared, status=status, rows=rows, outcome=outcome, stats=stats,
                  executor=finished.executor, attempts=attempts)
     return RunResult(settings, prepared, outcome, stats, report, metrics, summary)
+
+
+def check_batchable(settings: RunSettings, prepared: PreparedRun) -> None:
+    """``--batch`` is for runs whose samples each ask the model once, on an endpoint."""
+    why = None
+    if prepared.spec.is_local:
+        why = f"{settings.model} runs on this machine"
+    elif prepared.plan is not None:
+        why = f"--strategy {settings.strategy} asks the model again after each reply"
+    elif settings.num_retries:
+        why = "--num-retries asks again after a reply"
+    elif settings.executor == "ray":
+        why = "a batch is one job at the provider, sent and collected from this machine"
+    if why is not None:
+        raise HopscoreError(f"--batch is for single-turn runs on an endpoint: {why}")
+
+
+async def _batched(settings: RunSettings, prepared: PreparedRun, backend: ChatBackend | None,
+                   mode: BatchMode, warn: Console | None, requests: list[ChatRequest]
+                   ) -> ChatBackend:
+    live = backend or make_backend(prepared.spec, prepared.base_url, settings.api_key_env,
+                                   settings.concurrency)
+    target = target_of(settings.model, prepared.base_url, settings.api_key_env)
+
+    def say(line: str) -> None:
+        if warn is not None:
+            warn.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    return await batched_backend(live, target, requests, settings.output_dir / SAMPLES_FILE,
+                                 mode, cache_dir=settings.cache_dir, say=say)
 
 
 @dataclass(frozen=True, slots=True)
