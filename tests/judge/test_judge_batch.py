@@ -75,6 +75,7 @@ def test_a_thousand_rows_go_in_one_batch_and_every_row_is_mapped_back(
     assert [b["id"] for b in ledger["batches"]] == ["batch_0001"]
     assert ledger["batches"][0]["status"] == "completed"
     assert "submitted batch batch_0001 (1000 requests)" in result.stderr
+    assert re.search(r"answered by batch\s*│\s*1000 \(batch_0001\)", result.stdout)
     # a rerun has nothing left to ask
     again = run_cli(*args(server.base_url, inp, out), env=env)
     assert again.returncode == 0, again.stderr

@@ -296,6 +296,9 @@ def summary_table(s: JudgeSummary) -> Table:
     table.add_row("rows judged this run / already done", f"{s.processed} / {s.already_done}")
     table.add_row("requests sent / retries / cache hits",
                   f"{s.requests_sent} / {s.retries} / {s.cache_hits}")
+    if s.batch_ids:
+        table.add_row("of them answered by batch", f"{s.answered_by_batch} "
+                      f"({', '.join(s.batch_ids)})")
     table.add_row("tokens this run (prompt + completion)",
                   f"{s.prompt_tokens} + {s.completion_tokens}")
     table.add_row("wall time", f"{s.wall_s:.1f} s")

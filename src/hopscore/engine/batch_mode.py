@@ -250,7 +250,8 @@ async def batched_backend(live: ChatBackend, target: ModelTarget,
     finally:
         await client.aclose()
     say(outcome.describe())
-    return Prefilled(live, outcome.answers, wanted)
+    return Prefilled(live, outcome.answers, wanted,
+                     batch_ids=tuple(outcome.resumed + outcome.submitted))
 
 
 class Prefilled:
@@ -258,8 +259,9 @@ class Prefilled:
     (and a request asked again) through ``live``."""
 
     def __init__(self, live: ChatBackend, answers: dict[str, ChatResponse],
-                 wanted: Sequence[ChatRequest]) -> None:
+                 wanted: Sequence[ChatRequest], *, batch_ids: tuple[str, ...] = ()) -> None:
         self.live = live
+        self.batch_ids = batch_ids
         self.endpoint = live.endpoint
         self.answers = answers
         # a request made by several rows is answered once per row

@@ -25,7 +25,7 @@ from hopscore.engine import (
     run_sync,
     warn_printer,
 )
-from hopscore.engine.batch_mode import BatchMode, batched_backend
+from hopscore.engine.batch_mode import BatchMode, Prefilled, batched_backend
 from hopscore.engine.failures import tally
 from hopscore.engine.preflight import preflight
 from hopscore.engine.providers import make_backend as provider_backend
@@ -247,6 +247,9 @@ async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeC
     finished = await run_rows(job, log, execution, console=console)
     summary = summarize(log, finished.outcome, finished.stats, config, keys)
     summary.retried_unparsed = retried
+    if isinstance(backend, Prefilled):
+        summary.answered_by_batch = backend.from_batch
+        summary.batch_ids = list(backend.batch_ids)
     summary.executor = finished.executor
     return summary
 

@@ -39,6 +39,9 @@ class JudgeSummary:
     model: str = ""
     prompt_sha256: str = ""
     aborted: str | None = None
+    #: ``--batch``: the replies that came from the provider's batches, and those batches
+    answered_by_batch: int = 0
+    batch_ids: list[str] = field(default_factory=list)
     #: where the rows ran (``--executor ray``: the pool's counts)
     executor: dict[str, Any] = field(default_factory=lambda: {"executor": "local"})
 
