@@ -68,9 +68,9 @@ def load_gold(path: Path) -> list[MusiqueExample]:
     for question_id, found in lines.items():
         if full_at is None:
             if len(found) > 1:
-                raise InputError(found[1][1], f"id {question_id!r} repeats {found[0][1]} (in "
-                                 "MuSiQue-Ans every id is once; MuSiQue-Full has twins with "
-                                 "answerable true and false)", field="id")
+                raise InputError(found[1][1], (
+                    f"id {question_id!r} repeats {_place(found[0][1])} (in MuSiQue-Ans every id "
+                    "is once; MuSiQue-Full has twins with answerable true and false)"), field="id")
             examples.append(make_example(found[0][0]))
             continue
         flags = sorted(line.answerable for line, _ in found)
@@ -79,10 +79,14 @@ def load_gold(path: Path) -> list[MusiqueExample]:
             raise InputError(where, (
                 f"id {question_id!r} has {len(found)} line(s) with answerable "
                 f"{[line.answerable for line, _ in found]}; a MuSiQue-Full file (it has "
-                f"unanswerable records, the first at {full_at}) must hold every id twice, "
+                f"unanswerable records, the first at {_place(full_at)}) must hold every id twice, "
                 "once answerable and once not"), field="answerable")
         examples.append(make_example(found[0][0], found[1][0]))
     return examples
+
+
+def _place(where: Location) -> str:
+    return f"line {where.line}" if where.line is not None else f"record [{where.index}]"
 
 
 def _answer(record: Fields, name: str) -> str | None:
