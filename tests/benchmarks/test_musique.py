@@ -288,3 +288,35 @@ def test_run_on_full_is_refused_before_any_request(ran: Path) -> None:
     status, _, err = (ran / "refused.txt").read_text().partition("\n")
     assert status == "2" and "MuSiQue-Full question is two" in err
     assert "Traceback" not in err
+
+
+# --- the inspect task -------------------------------------------------------------------------
+
+
+def test_inspect_task_scores_answers_and_cited_support(tmp_path: Path) -> None:
+    pytest.importorskip("inspect_ai")
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    from hopscore.integrations.inspect import build_task
+
+    def reply(messages: list[Any], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
+        output = ModelOutput.from_content(model="mockllm",
+                                          content=_reply(messages[-1].text, 0).content or "")
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return output
+
+    (result,) = inspect_eval(build_task("musique"),
+                             model=get_model("mockllm/model", custom_outputs=reply),
+                             log_dir=str(tmp_path / "logs"), display="none")
+    assert result.status == "success", result.error
+    assert result.results is not None
+    values = {name: m.value for s in result.results.scores for name, m in s.metrics.items()}
+    assert values["answer_em"] == 0.75
+    (log,) = sorted((tmp_path / "logs").iterdir())
+    done = run_cli("score", "musique", "-g", GOLD, "-p", log, "--from", "inspect", "--json",
+                   "--resamples", "0")
+    assert done.returncode == 0, done.stderr
+    metrics = json.loads(done.stdout)["metrics"]
+    assert metrics["answer_em"] == 0.75
+    assert metrics["support_recall"] == pytest.approx((1 + 1 + 2 / 3 + 1) / 4)
