@@ -320,3 +320,33 @@ def test_inspect_task_scores_answers_and_cited_support(tmp_path: Path) -> None:
     metrics = json.loads(done.stdout)["metrics"]
     assert metrics["answer_em"] == 0.75
     assert metrics["support_recall"] == pytest.approx((1 + 1 + 2 / 3 + 1) / 4)
+
+
+# --- a chain strategy: contexts from the example's own paragraphs become the support ----------
+
+PLANS = {r["question"]: ([(f"What is said of {r['paragraphs'][s]['title']}?", "noted")
+                          for s in [p["idx"] for p in r["paragraphs"] if p["is_supporting"]][:1]],
+                         r["answer"]) for r in RECORDS}
+
+
+def _chain(body: dict[str, Any], attempt: int) -> Reply:
+    from tests.run.chain_script import chain_reply, parse_call
+
+    call = parse_call(body)
+    return Reply(chain_reply(PLANS[call.question], call.follow_ups))
+
+
+def test_self_ask_support_comes_from_the_paragraphs_it_read(tmp_path: Path) -> None:
+    with FakeOpenAI(body_responder=_chain) as server:
+        done = run_cli("run", "musique", "--gold", GOLD, "--model", "openai/test-model",
+                       "--base-url", server.base_url, "-o", tmp_path / "sa", "--no-cache",
+                       "--no-progress", "--resamples", "0", "--strategy", "self-ask",
+                       timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [json.loads(x) for x in (tmp_path / "sa" / "predictions.jsonl").read_text()
+             .splitlines()]
+    assert [x["predicted_answer"] for x in lines] == [r["answer"] for r in RECORDS]
+    first_support = [[p["idx"] for p in r["paragraphs"] if p["is_supporting"]][0]
+                     for r in RECORDS]
+    assert all(s in x["predicted_support_idxs"] for s, x in zip(first_support, lines,
+                                                                strict=True))
