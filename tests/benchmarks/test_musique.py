@@ -350,3 +350,21 @@ def test_self_ask_support_comes_from_the_paragraphs_it_read(tmp_path: Path) -> N
                      for r in RECORDS]
     assert all(s in x["predicted_support_idxs"] for s, x in zip(first_support, lines,
                                                                 strict=True))
+
+
+def test_parquet_copy_scores_as_the_official_file(tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    gold = shared_file("musique/migres/musique.json")
+    records = [json.loads(line) for line in gold.read_text(encoding="utf-8").splitlines()]
+    pq.write_table(pa.Table.from_pylist(records), tmp_path / "validation.parquet")
+    predictions = write_jsonl(tmp_path / "p.jsonl", adversarial.predictions(records, 5))
+    outs = []
+    for name, source in (("official", gold), ("parquet", tmp_path / "validation.parquet")):
+        done = run_cli("score", "musique", "-g", source, "-p", predictions, "-o",
+                       tmp_path / name, "--resamples", "0",
+                       env={"HOPSCORE_CACHE_DIR": str(tmp_path / "cache")})
+        assert done.returncode == 0, done.stderr
+        outs.append((tmp_path / name / "scores.jsonl").read_text(encoding="utf-8"))
+    assert outs[0] == outs[1]
