@@ -368,3 +368,27 @@ def test_parquet_copy_scores_as_the_official_file(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
         outs.append((tmp_path / name / "scores.jsonl").read_text(encoding="utf-8"))
     assert outs[0] == outs[1]
+
+
+def test_shards_merge_and_report_export_analyze_read_the_run(ran: Path) -> None:
+    with FakeOpenAI(_reply) as server:
+        for shard in (0, 1):
+            done = run_cli("run", "musique", "--gold", GOLD, "--model", "openai/test-model",
+                           "--base-url", server.base_url, "-o", ran / f"shard{shard}",
+                           "--no-cache", "--no-progress", "--resamples", "0",
+                           "--shard", f"{shard}/2", timeout=120)
+            assert done.returncode == 0, done.stderr[-3000:]
+    steps = [("merge", ran / "shard0", ran / "shard1", "-o", ran / "merged"),
+             ("report", ran / "run", "--gold", GOLD, "-o", ran / "report.html"),
+             ("export", ran / "run", "-o", ran / "run.jsonl"),
+             ("analyze", ran / "run", "--gold", GOLD, "-o", ran / "analysis.json")]
+    for step in steps:
+        done = run_cli(*step)
+        assert done.returncode == 0, (step[0], done.stderr[-2000:])
+
+    def metrics(path: Path) -> dict[str, float]:
+        return json.loads((path / "metrics.json").read_text())["metrics"]
+
+    assert metrics(ran / "merged") == metrics(ran / "run")
+    assert "musique support" in (ran / "analysis.json").read_text()
+    assert (ran / "report.html").read_text().startswith("<!DOCTYPE html>")
