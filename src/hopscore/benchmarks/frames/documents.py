@@ -86,7 +86,7 @@ def _add(by_key: dict[str, Page], key: str, page: Page) -> None:
 @lru_cache(maxsize=4)
 def _read(path: str, mtime_ns: int, size: int) -> Pages:
     by_key: dict[str, Page] = {}
-    if sniff_json_kind(path) == "json":
+    if not path.endswith(".jsonl") and sniff_json_kind(path) == "json":
         data = load_json(path)
         if not isinstance(data, dict):
             raise InputError(path, "expected JSON Lines of {url, text} pages or one JSON object "
