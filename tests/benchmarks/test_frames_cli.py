@@ -17,9 +17,9 @@ from tests.openai_server import FakeOpenAI, Reply, judge_reply
 FOLDER = SRC / "hopscore" / "benchmarks" / "frames"
 SAMPLES = FOLDER / "samples"
 RATER = (FOLDER / "judge_rater.txt").read_text(encoding="utf-8")
-#: the rater's decision by a phrase of each sample question (the sample predicts 0-3)
+#: the rater's decision by a phrase of each sample question
 DECISIONS = {"maple leaf": True, "Moon landing": True, "tallest mountains": False,
-             "Eiffel Tower": True}
+             "Eiffel Tower": True, "Enigma Variations": False}
 
 
 def rater(prompt: str, attempt: int) -> Reply:
@@ -52,11 +52,11 @@ def test_score_judge_uses_the_rater_and_reports_each_reasoning_type(
     with FakeOpenAI(rater) as server:
         result = score_judge(server, out, env)
         assert result.returncode == 0, result.stderr
-        assert len(server.log) == 4  # the unanswered question is graded without a call
+        assert len(server.log) == 5
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["metrics"]["judge_accuracy"] == pytest.approx(3 / 5)
     groups = metrics["groups"]
-    # Multiple constraints: questions 0 (TRUE), 2 (FALSE), 4 (unanswered)
+    # Multiple constraints: questions 0 (TRUE), 2 (FALSE), 4 (FALSE)
     assert groups["Multiple constraints"]["n"] == 3
     assert groups["Multiple constraints"]["metrics"]["judge_accuracy"] == pytest.approx(1 / 3)
     assert groups["Numerical reasoning"]["metrics"]["judge_accuracy"] == 1.0  # 1 and 3

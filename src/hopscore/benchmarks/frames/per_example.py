@@ -15,7 +15,7 @@ def frames_answer(prediction: str, gold: str | list[str]) -> dict[str, float]:
 
     >>> from hopscore.metrics import frames_answer
     >>> frames_answer("The answer is Jane Ballou.", "Jane Ballou")
-    {'em': 0.0, 'f1': 0.5714285714285715, 'contains': 1.0}
+    {'em': 0.0, 'f1': 0.6666666666666666, 'contains': 1.0}
     """
     golds = [gold] if isinstance(gold, str) else gold
     pred = normalize_answer(prediction)
