@@ -114,3 +114,28 @@ def test_run_frames_in_the_oracle_setting(tmp_path: Path, env: dict[str, str]) -
         missing = run_cli(*args, "-o", tmp_path / "run2", env=env)
     assert missing.returncode == 2
     assert "no page for" in missing.stderr and str(pages) in missing.stderr
+
+
+def test_hopscore_judge_takes_the_benchmark_preset_by_name(
+        tmp_path: Path, env: dict[str, str]) -> None:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"question": "Which city? (maple leaf)", "response": "Ottawa", "correct_answer": "Ottawa"},
+        {"question": "Which peak? (tallest mountains)", "response": "Everest",
+         "correct_answer": "K2"}]), encoding="utf-8")
+    base = ["judge", "-i", rows, "--model", "j", "--no-progress"]
+    with FakeOpenAI(rater) as server:
+        result = run_cli(*base, "-o", tmp_path / "out.jsonl", "--base-url", server.base_url,
+                         "--judge-preset", "frames", env=env)
+        assert result.returncode == 0, result.stderr
+        assert "preset frames/rater" in result.stdout
+        unknown = run_cli(*base, "-o", tmp_path / "x.jsonl", "--base-url", server.base_url,
+                          "--judge-preset", "frames/nope", env=env)
+    judged = [json.loads(line) for line in
+              (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [row["correct"] for row in judged] == [True, False]
+    assert {row["judge"]["preset"] for row in judged} == {"frames/rater"}
+    assert judged[0]["reasoning"] == "scripted."
+    assert unknown.returncode == 2
+    assert "unknown judge preset 'frames/nope'" in unknown.stderr
+    assert "frames/rater" in unknown.stderr and "builtin" in unknown.stderr
