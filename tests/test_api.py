@@ -146,6 +146,8 @@ def _per_example(benchmark: str, example: object, prediction: object) -> dict[st
         return metrics.hybridqa_answer(answer, example.answer)  # type: ignore[attr-defined]
     if benchmark == "bamboogle":
         return metrics.bamboogle_answer(answer, example.answer)  # type: ignore[attr-defined]
+    if benchmark == "frames":
+        return metrics.frames_answer(answer, list(example.answers))  # type: ignore[attr-defined]
     if benchmark == "fermi":
         return metrics.fermi_answer(answer, example.answer)  # type: ignore[attr-defined]
     if benchmark == "quartz":

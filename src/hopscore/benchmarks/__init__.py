@@ -26,6 +26,7 @@ REGISTRY: dict[str, str] = {
     "quartz": "hopscore.benchmarks.quartz:QuaRTz",
     "bamboogle": "hopscore.benchmarks.bamboogle:Bamboogle",
     "musique": "hopscore.benchmarks.musique:MuSiQue",
+    "frames": "hopscore.benchmarks.frames:Frames",
     "hybrid-deep-research": "hopscore.benchmarks.hybrid_deep_research:HybridDeepResearch",
 }
 

@@ -69,6 +69,9 @@ class PromptInputs:
     tables_dir: Path | None = None
     #: rough budget, in tokens, for long contexts (HybridQA tables and passages)
     context_tokens: int = 3000
+    #: a file of the documents the examples link to (``--documents``), for a benchmark whose
+    #: prompts show them (an oracle setting)
+    documents: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)

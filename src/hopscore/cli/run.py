@@ -53,6 +53,10 @@ class ReadBySome:
     context_tokens: Annotated[int, typer.Option(
         3000, "--context-tokens", rich_help_panel=PANEL_PROMPT, metavar="N", min=100,
         help="Budget for table + passages ({benchmark titles reading: --context-tokens}).")]
+    documents: Annotated[Path | None, typer.Option(
+        None, "--documents", rich_help_panel=PANEL_PROMPT, metavar="FILE",
+        help="{benchmark titles reading: --documents}: the pages the questions link to, "
+        "shown in the prompt (oracle setting; JSON Lines {url, title, text}).")]
 
 
 @dataclass(frozen=True)
@@ -214,6 +218,7 @@ def run_command(
     claim_for_command(
         directory(out, "--output-dir", writes=run_writes(bench.predictions_file)),
         inputs=ro.run_inputs(gold=gold, aliases=aliases, tables_dir=tables_dir, corpus=corpus,
+                          documents=some.documents,
                           prompt_template=prompt_template, cluster_file=cluster_file,
                           wiki_db=wiki_db))
     gold_file = official_gold(benchmark.lower(), gold)
@@ -238,6 +243,7 @@ def run_command(
         prompt_template=prompt_template, answer_marker=answer_marker, extraction=extraction,
         limit=limit, sample=sample, sample_seed=sample_seed, aliases=aliases,
         tables_dir=tables_dir, context_tokens=context_tokens, corpus=corpus,
+        documents=some.documents,
         retrieve_k=retrieve_k, concurrency=requests.concurrency,
         timeout=ro.request_timeout(requests.timeout, model),
         max_retries=requests.max_retries, backoff=requests.backoff,

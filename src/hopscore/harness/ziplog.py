@@ -6,7 +6,7 @@ a reader without inspect_ai does not have. So the entries are read here: :mod:`z
 the central directory (names, methods, sizes, offsets), and each entry's compressed bytes,
 found after its local header, are streamed through the decompressor of its method (stored,
 deflate, bzip2, lzma from the standard library; Zstandard from the ``zstandard`` package,
-frames read one after another as inspect writes several for a large entry).
+one frame read after another, as inspect writes several for a large entry).
 
 An entry whose header declares more than :func:`entry_limit` bytes is an error at once; every
 other entry is decompressed a window at a time and stops with an error as soon as its output
@@ -193,7 +193,7 @@ def _buffered(source: _Slice, engine: Any) -> Iterator[bytes]:
 
 
 def _zstd(source: _Slice, where: str) -> Iterator[bytes]:
-    """Zstandard frames one after another (inspect writes several for a large entry)."""
+    """Zstandard data, one frame after another (inspect writes several for a large entry)."""
     try:
         import zstandard
     except ImportError:

@@ -18,7 +18,8 @@ A log written by these tasks re-scores identically with ``hopscore score BENCH -
 --predictions LOG --from inspect``: that route reads each completion with the same code.
 Task arguments (``-T``): ``gold``, ``aliases`` (for a benchmark whose gold takes an alias file),
 ``tables_dir`` (for one whose prompts hold tables read from a folder: required there), ``shots``,
-``template``, ``protocol``, ``limit``.
+``template``, ``protocol``, ``limit``, ``documents`` (the pages the questions link to, for one
+whose prompts can show them: an oracle setting).
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ def build_task(
     template: str | None = None,
     protocol: str = "default",
     limit: int | None = None,
+    documents: str | None = None,
 ) -> Task:
     """The inspect task of benchmark ``name`` (see the module docstring for the arguments)."""
     from hopscore.hub import official_gold
@@ -96,7 +98,8 @@ def build_task(
         bench.answer_kind
     if kind not in KINDS:
         raise HopscoreError(f"{bench.name}: unknown answer kind {kind!r}")
-    inputs = PromptInputs(tables_dir=Path(tables_dir) if tables_dir else None)
+    inputs = PromptInputs(tables_dir=Path(tables_dir) if tables_dir else None,
+                          documents=Path(documents) if documents else None)
     samples = []
     for example in examples:
         variables = bench.prompt_variables(example, inputs)
@@ -219,8 +222,10 @@ def _register(name: str) -> Callable[..., Task]:
         template: str | None = None,
         protocol: str = "default",
         limit: int | None = None,
+        documents: str | None = None,
     ) -> Task:
-        return build_task(name, gold, aliases, tables_dir, shots, template, protocol, limit)
+        return build_task(name, gold, aliases, tables_dir, shots, template, protocol, limit,
+                          documents)
 
     benchmark_task.__name__ = benchmark_task.__qualname__ = f"hopscore_{name}"
     benchmark_task.__doc__ = f"{benchmarks.get(name).title}, scored as its official scorer does."

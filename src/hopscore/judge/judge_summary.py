@@ -38,6 +38,10 @@ class JudgeSummary:
     wall_s: float = 0.0
     model: str = ""
     prompt_sha256: str = ""
+    #: the judge preset (``builtin``, ``BENCHMARK/NAME``; None: a user's prompt file alone)
+    #: and where the template came from
+    preset: str | None = "builtin"
+    prompt_source: str = ""
     aborted: str | None = None
     #: ``--batch``: the replies that came from the provider's batches, and those batches
     answered_by_batch: int = 0

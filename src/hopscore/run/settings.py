@@ -91,6 +91,8 @@ class RunSettings:
     tables_dir: Path | None = None
     context_tokens: int = 3000
     corpus: Path | None = None
+    #: --documents: the pages the questions link to (an oracle setting)
+    documents: Path | None = None
     retrieve_k: int = 5
     concurrency: int = 8
     timeout: float = 120.0
@@ -258,7 +260,8 @@ class RunSettings:
         return option_inputs({
             "--gold": self.gold, "--aliases": self.aliases, "--tables-dir": self.tables_dir,
             "--corpus": self.corpus, "--prompt-template": self.prompt_template,
-            "--cluster-file": self.cluster_file, "--wiki-db": self.wiki_db})
+            "--cluster-file": self.cluster_file, "--wiki-db": self.wiki_db,
+            "--documents": self.documents})
 
     def to_json(self) -> dict[str, Any]:
         """Every setting (paths as strings, tuples as lists): config.json's and the

@@ -136,7 +136,8 @@ def prepare(settings: RunSettings) -> PreparedRun:
         source = make_source(settings.search(), benchmark, corpus, wiki_db=settings.wiki_db)
         plan = make_plan(settings.strategy_settings(), kind, source, spec.name,
                          list(settings.stop))
-    inputs = PromptInputs(tables_dir=settings.tables_dir, context_tokens=settings.context_tokens)
+    inputs = PromptInputs(tables_dir=settings.tables_dir, context_tokens=settings.context_tokens,
+                          documents=settings.documents)
     stop = list(settings.stop)
     prompting = settings.prompting()
     if settings.protocol == "mcr" and shots and MCR_STOP not in stop:

@@ -1,7 +1,7 @@
 """SQL worker processes: started from one long-lived thread, dying with their parent.
 
 :class:`Worker` is one ``python -I -B`` process running :func:`hopscore.sql.worker.serve`, with
-its pipes; frames are 8-byte big-endian lengths followed by the payload (replies start with
+its pipes; each frame is an 8-byte big-endian length followed by the payload (replies start with
 ``R``, progress notes with ``P``).
 """
 
@@ -97,7 +97,7 @@ class Worker:
                 on_progress: Callable[[bytes], None] | None = None) -> bytes | None:
         """The reply, or None when the deadline passed first (EOFError when the process died).
 
-        Progress frames met on the way are handed to ``on_progress``. A worker killed from
+        Each progress frame met on the way is handed to ``on_progress``. A worker killed from
         another thread (:meth:`kill`, Ctrl-C) ends the wait within :data:`_KILLED_POLL_S`
         with EOFError: the wait does not rely on the pipe's end of file alone, since killing
         closes the pipe, and a pipe closed while (or just before) it is polled may never

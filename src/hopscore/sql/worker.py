@@ -2,7 +2,7 @@
 
 :func:`serve` is started by :class:`hopscore.sql.sandbox.SqlExecutor` (through
 :mod:`hopscore.sql.processes`) as ``python -I -B``. It limits its own address space and file
-sizes, dies with its parent, and answers request frames on stdin: a query
+sizes, dies with its parent, and answers each request frame on stdin: a query
 (:func:`hopscore.sql.query.run_query`, where the read-only defences are) or a whole record to
 grade (:func:`hopscore.sql.grading.grade`). This module needs only the standard library and
 :mod:`hopscore.sql.query`, so a worker starts fast.
