@@ -26,6 +26,7 @@ REGISTRY: dict[str, str] = {
     "quartz": "hopscore.benchmarks.quartz:QuaRTz",
     "bamboogle": "hopscore.benchmarks.bamboogle:Bamboogle",
     "hybrid-deep-research": "hopscore.benchmarks.hybrid_deep_research:HybridDeepResearch",
+    "browsecomp-plus": "hopscore.benchmarks.browsecomp_plus:BrowseCompPlus",
 }
 
 
