@@ -201,6 +201,7 @@ def _verdict(record: Fields, prefix: str) -> Verdict:
 
 def _trec(path: Path) -> Predictions[BrowseCompPlusPrediction]:
     lines: dict[str, list[tuple[str, float]]] = {}
+    docids: dict[str, set[str]] = {}
     repeated = 0
     for number, line in enumerate(read_text(path).splitlines(), 1):
         if not line.strip():
@@ -214,9 +215,10 @@ def _trec(path: Path) -> Predictions[BrowseCompPlusPrediction]:
             score = float(parts[4])
         except ValueError:
             raise InputError(where, f"score {parts[4]!r} is not a number", field="score") from None
-        seen = lines.setdefault(parts[0], [])
-        repeated += any(docid == parts[2] for docid, _ in seen)
-        seen.append((parts[2], score))
+        seen = docids.setdefault(parts[0], set())
+        repeated += parts[2] in seen
+        seen.add(parts[2])
+        lines.setdefault(parts[0], []).append((parts[2], score))
     if not lines:
         raise InputError(path, "no run lines")
     warnings = [f"{repeated} lines repeat a (query, docid) pair; the first line of each is "
