@@ -68,16 +68,17 @@ def test_recall_and_ndcg_by_hand() -> None:
 
 
 def test_calibration_keeps_every_bin() -> None:
-    # 250 verdicts: bins of 100, 100 and 150 (the remainder joins the last bin)
-    pairs = [(float(i % 100), i < 125) for i in range(250)]
+    # 350 verdicts: bins of 100, 100 and 150 (the remainder joins the last full bin)
+    pairs = [(float(i % 100), i < 175) for i in range(350)]
     result = calibration(pairs)
     assert [b.n for b in result.bins] == [100, 100, 150]
-    ordered = sorted(pairs, key=lambda p: p[0])
+    ordered = sorted(pairs, key=lambda p: p[0])  # stable: ties keep the order given
     parts = [ordered[:100], ordered[100:200], ordered[200:]]
-    terms = [len(b) / 250 * (sum(c for c, _ in b) / len(b) / 100
+    terms = [len(b) / 350 * (sum(c for c, _ in b) / len(b) / 100
                              - sum(ok for _, ok in b) / len(b)) ** 2 for b in parts]
     assert result.error == pytest.approx(100 * math.sqrt(sum(terms)))
     assert result.official == pytest.approx(100 * math.sqrt(sum(terms[:2])))
+    assert result.error != pytest.approx(result.official)
     # below one full bin: one bin here; the official script reports 0.0
     few = calibration([(90.0, False)] * 10)
     assert few.error == pytest.approx(90.0) and few.official == 0.0
@@ -335,7 +336,10 @@ def test_registered_with_its_sample() -> None:
     assert isinstance(benchmarks.get("browsecomp-plus"), BrowseCompPlus)
     sample = require("browsecomp-plus")
     with sample.paths() as (gold, predictions, _):
-        assert gold.is_dir() and predictions.is_dir()
+        assert (gold.parent / "topics-qrels" / "qrel_golds.txt").is_file()
+        report = score("browsecomp-plus", gold, predictions)
+    # run.jsonl is the run directory's records with their verdicts: the same scores
+    assert report.metrics == score("browsecomp-plus", SAMPLE / "gold", SAMPLE / "run").metrics
 
 
 def test_judge_preset_reads_with_the_shared_parser() -> None:

@@ -9,7 +9,8 @@ decrypted queries and the qrels (:mod:`.gold`):
   ``judge.jsonl`` in the run directory, or a ``judge`` object per query); a run that did not
   complete, or whose last result item is no ``output_text``, is wrong without a verdict, as in
   ``evaluate_run.py``. ``hopscore score --judge`` grades the responses itself instead
-  (``judge_accuracy``) with the BrowseComp-style preset :data:`JUDGE_TEMPLATE`;
+  (``judge_accuracy``) with its preset ``browsecomp`` (:data:`JUDGE_TEMPLATE`, the default
+  of ``--judge-preset``), whose four fields hopscore's judge parser reads;
 * ``evidence_recall`` / ``gold_recall``: the share of the query's evidence / gold documents
   among ``retrieved_docids``;
 * ``search_calls``: calls of the ``search`` tool in ``tool_call_counts``;
@@ -39,6 +40,7 @@ from hopscore.benchmarks.browsecomp_plus import rundir
 from hopscore.benchmarks.browsecomp_plus.gold import BrowseCompPlusExample
 from hopscore.benchmarks.browsecomp_plus.measures import ndcg_at, recall_at, set_recall
 from hopscore.benchmarks.browsecomp_plus.rundir import BrowseCompPlusPrediction
+from hopscore.benchmarks.judge_presets import JudgePresetSpec
 
 RUN_METRICS = ("accuracy", "evidence_recall", "gold_recall", "search_calls", "completed")
 CUTOFFS = (5, 100, 1000)
@@ -50,7 +52,8 @@ RETRIEVAL_METRICS = tuple(
 #: The judge preset: the four-field BrowseComp layout (``extracted_final_answer``,
 #: ``reasoning``, ``correct``, ``confidence``) in hopscore's own words; the placeholders are
 #: those of :mod:`hopscore.judge.prompt`.
-JUDGE_TEMPLATE = (resources.files(__name__) / "judge_prompt.txt").read_text(encoding="utf-8")
+JUDGE_FILE = "judge_browsecomp.txt"
+JUDGE_TEMPLATE = (resources.files(__name__) / JUDGE_FILE).read_text(encoding="utf-8")
 
 
 class BrowseCompPlus(Benchmark[BrowseCompPlusExample, BrowseCompPlusPrediction]):
@@ -66,6 +69,13 @@ class BrowseCompPlus(Benchmark[BrowseCompPlusExample, BrowseCompPlusPrediction])
     prediction_formats = ("run directory (one JSON per query; optional verdicts.jsonl); "
                           "JSONL of run records; TREC run file (retrieval-only)")
     predictions_file = "run"
+    judge_presets: ClassVar[Mapping[str, JudgePresetSpec]] = {
+        "browsecomp": JudgePresetSpec(
+            JUDGE_FILE, about="BrowseComp's four fields (extracted_final_answer, reasoning, "
+            "correct, confidence); an answer that means the same counts, extra true detail "
+            "allowed"),
+    }
+    judge_preset = "browsecomp"
     help_examples: ClassVar[dict[str, tuple[str, ...]]] = {"hopscore score": (
         "hopscore score browsecomp-plus -g data/ -p runs/my-agent",
         "hopscore score browsecomp-plus -g topics-qrels/ -p bm25.trec",
