@@ -89,21 +89,33 @@ def test_calibration_keeps_every_bin() -> None:
 
 # --- the sample and the CLI ----------------------------------------------------------------
 
-def test_sample_scores_over_every_gold_query() -> None:
+def without_query_5(tmp_path: Path) -> Path:
+    run = tmp_path / "run"
+    shutil.copytree(SAMPLE / "run", run)
+    (run / "5.json").unlink()
+    return run
+
+
+def test_sample_scores_over_every_gold_query(tmp_path: Path) -> None:
     report = score("browsecomp-plus", SAMPLE / "gold", SAMPLE / "run")
-    assert report.n_gold == 5 and report.missing_ids == ["5"]
+    assert report.n_gold == 5 and report.missing_ids == []
     m = report.metrics
-    # queries 1 and 4 judged right; 3 did not complete (a verdict would not count); 5 has no file
+    # queries 1 and 4 judged right; 3 did not complete (a verdict would not count)
     assert m["accuracy"] == pytest.approx(2 / 5)
-    assert m["evidence_recall"] == pytest.approx((2 / 3 + 1 + 1 / 4 + 1) / 5)
-    assert m["gold_recall"] == pytest.approx((1 + 1 + 0 + 1) / 5)
-    assert m["search_calls"] == pytest.approx((6 + 3 + 12 + 2) / 5)
-    assert m["completed"] == pytest.approx(3 / 5)
+    assert m["evidence_recall"] == pytest.approx((2 / 3 + 1 + 1 / 4 + 1 + 1 / 3) / 5)
+    assert m["gold_recall"] == pytest.approx((1 + 1 + 0 + 1 + 0) / 5)
+    assert m["search_calls"] == pytest.approx((6 + 3 + 12 + 2 + 4) / 5)
+    assert m["completed"] == pytest.approx(4 / 5)
+    # a query without a run file scores 0 and stays in the denominator
+    gappy = score("browsecomp-plus", SAMPLE / "gold", without_query_5(tmp_path))
+    assert gappy.missing_ids == ["5"] and gappy.n_gold == 5
+    assert gappy.metrics["evidence_recall"] == pytest.approx((2 / 3 + 1 + 1 / 4 + 1) / 5)
+    assert any("verdicts are for queries with no run file" in w for w in gappy.warnings)
 
 
-def test_sample_summary_and_official_denominator() -> None:
+def test_sample_summary_and_official_denominator(tmp_path: Path) -> None:
     gold = BENCH.load_gold(SAMPLE / "gold")
-    run = BENCH.load_predictions(SAMPLE / "run")
+    run = BENCH.load_predictions(without_query_5(tmp_path))
     summary = summarize(gold, run.by_id)
     assert summary.n_queries == 5 and summary.n_run_files == 4
     assert summary.accuracy == pytest.approx(2 / 5)
