@@ -382,3 +382,22 @@ def test_error_categories() -> None:
     assert outcome.categorize(sample({"evidence_recall": 0.5})) is None
     assert evidence.categorize(sample({"evidence_recall": 0.0})) == "no evidence"
     assert outcome.categorize(sample({}, missing=True)) == "no prediction"
+
+
+def test_model_run_writes_a_run_directory_that_scores_the_same(tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+    from tests.openai_server import FakeOpenAI, Reply
+
+    reply = "Explanation: the diary [101].\nAnswer: 1911\nConfidence: 80%"
+    out = tmp_path / "out"
+    with FakeOpenAI(lambda prompt, attempt: Reply(reply)) as server:
+        result = run_cli("run", "browsecomp-plus", "--gold", SAMPLE / "gold", "--model",
+                         "openai/m", "-o", out, "--cache-dir", tmp_path / "cache",
+                         "--no-progress", env={"OPENAI_BASE_URL": server.base_url,
+                                               "OPENAI_API_KEY": "x"})
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in (out / "run").iterdir()) == [f"{i}.json" for i in range(1, 6)]
+    record = json.loads((out / "run" / "1.json").read_text(encoding="utf-8"))
+    assert record["status"] == "completed" and record["result"][-1]["output"] == reply
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))["metrics"]
+    assert metrics == score("browsecomp-plus", SAMPLE / "gold", out / "run").metrics
