@@ -320,6 +320,11 @@ def test_gold_errors(tmp_path: Path) -> None:
     with pytest.raises(InputError) as error:
         BENCH.load_gold(path)
     assert error.value.field == "evidence_docs"
+    path = write_jsonl(tmp_path / "g.jsonl", [{"query_id": "1", "query": "aGVsbG8gd29ybGQhIQ==",
+                                               "answer": "x", "evidence_docs": ["1"],
+                                               "gold_docs": ["1"]}])
+    with pytest.raises(InputError, match="looks encrypted"):
+        BENCH.load_gold(path)
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="no decrypted queries"):
         BENCH.load_gold(tmp_path / "empty")

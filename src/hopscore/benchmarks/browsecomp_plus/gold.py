@@ -18,6 +18,7 @@ one evidence and one gold document: recall has no value without them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,9 @@ GOLD_QRELS = "qrel_golds.txt"
 DATA_FILES = ("browsecomp_plus_decrypted.jsonl", "browsecomp_plus_decrypted.parquet")
 
 Qrels = dict[str, dict[str, int]]
+
+#: What an encrypted field of the Hub copy looks like: base64 text without a space.
+_ENCRYPTED = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,6 +149,10 @@ def _example(where: Location, data: Any, evidence: Qrels | None,
     qid = record.id("query_id")
     question = record.str("query", "")
     answer = record.str("answer", "")
+    if _ENCRYPTED.fullmatch(question):
+        raise InputError(where, "the query looks encrypted (base64, as on the Hub): decrypt "
+                                "the dataset first (the BrowseComp-Plus repository's "
+                                "scripts_build_index/decrypt_dataset.py)", field="query")
     ev = evidence.get(qid) if evidence is not None else _docs(record, "evidence_docs")
     gd = golds.get(qid) if golds is not None else _docs(record, "gold_docs")
     for name, found in (("evidence", ev), ("gold", gd)):
