@@ -38,7 +38,8 @@ from hopscore.benchmarks.base import Benchmark, ModelAnswer, Predictions, Prompt
 from hopscore.benchmarks.browsecomp_plus import gold as gold_files
 from hopscore.benchmarks.browsecomp_plus import rundir
 from hopscore.benchmarks.browsecomp_plus.gold import BrowseCompPlusExample
-from hopscore.benchmarks.browsecomp_plus.measures import ndcg_at, recall_at, set_recall
+from hopscore.benchmarks.browsecomp_plus.measures import set_recall
+from hopscore.benchmarks.browsecomp_plus.per_example import browsecomp_plus_retrieval
 from hopscore.benchmarks.browsecomp_plus.rundir import BrowseCompPlusPrediction
 from hopscore.benchmarks.judge_presets import JudgePresetSpec
 
@@ -60,6 +61,7 @@ class BrowseCompPlus(Benchmark[BrowseCompPlusExample, BrowseCompPlusPrediction])
     name = "browsecomp-plus"
     title = "BrowseComp-Plus"
     also_called = ("bcplus",)
+    metric_functions = "hopscore.benchmarks.browsecomp_plus.per_example"
     metrics = (*RUN_METRICS, *RETRIEVAL_METRICS)
     headline = ("accuracy", "evidence_recall", "search_calls")
     error_categories = "hopscore.benchmarks.browsecomp_plus.categories"
@@ -141,10 +143,4 @@ class BrowseCompPlus(Benchmark[BrowseCompPlusExample, BrowseCompPlusPrediction])
 def retrieval_scores(example: BrowseCompPlusExample, ranking: Sequence[str]
                      ) -> dict[str, float]:
     """One query's retrieval-only metrics against both qrels."""
-    out: dict[str, float] = {}
-    for which, qrels in (("evidence", example.evidence_qrels()),
-                         ("gold", example.gold_qrels())):
-        out[f"{which}_ndcg@{NDCG_CUTOFF}"] = ndcg_at(ranking, qrels, NDCG_CUTOFF)
-        for k in CUTOFFS:
-            out[f"{which}_recall@{k}"] = recall_at(ranking, qrels, k)
-    return out
+    return browsecomp_plus_retrieval(ranking, example.evidence_qrels(), example.gold_qrels())
