@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +172,12 @@ def test_write_then_read_round_trip(tmp_path: Path) -> None:
     back = BENCH.load_predictions(tmp_path / "run").by_id
     assert back["7"] == predictions[0]
     assert back["8"].answer_text() is None and not back["8"].correct
+    # a second write of other queries leaves no stale query behind, and keeps a verdict file
+    (tmp_path / "run" / "verdicts.jsonl").write_text("", encoding="utf-8")
+    BENCH.write_predictions([predictions[1], replace(predictions[1], id="a/b"),
+                             replace(predictions[1], id="a_b")], tmp_path / "run")
+    assert sorted(BENCH.load_predictions(tmp_path / "run").by_id) == ["8", "a/b", "a_b"]
+    assert (tmp_path / "run" / "verdicts.jsonl").is_file()
 
 
 def test_response_is_the_last_output_text(tmp_path: Path) -> None:

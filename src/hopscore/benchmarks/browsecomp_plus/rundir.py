@@ -248,8 +248,17 @@ def run_record(prediction: BrowseCompPlusPrediction) -> dict[str, Any]:
 
 
 def write_run_dir(predictions: Sequence[BrowseCompPlusPrediction], folder: Path) -> None:
-    """Write one ``<query_id>.json`` per prediction (the official run-directory layout)."""
+    """Write one ``<query_id>.json`` per prediction (the official run-directory layout); a
+    ``*.json`` left in the folder by an earlier write of other queries is removed, other files
+    (a verdict file) are kept."""
     folder.mkdir(parents=True, exist_ok=True)
+    written: dict[str, str] = {}
     for prediction in predictions:
-        name = "".join(c if c.isalnum() or c in "-_." else "_" for c in prediction.id)
-        write_json_atomic(folder / f"{name}.json", run_record(prediction))
+        name = "".join(c if c.isalnum() or c in "-_." else "_" for c in prediction.id) + ".json"
+        if name in written:
+            name = f"{name[:-5]}_{len(written)}.json"  # two ids that read the same as a name
+        written[name] = prediction.id
+        write_json_atomic(folder / name, run_record(prediction))
+    for stale in folder.glob("*.json"):
+        if stale.name not in written and stale.is_file():
+            stale.unlink()
