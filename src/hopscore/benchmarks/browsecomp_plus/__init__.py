@@ -39,13 +39,15 @@ from hopscore.benchmarks.browsecomp_plus import gold as gold_files
 from hopscore.benchmarks.browsecomp_plus import rundir
 from hopscore.benchmarks.browsecomp_plus.gold import BrowseCompPlusExample
 from hopscore.benchmarks.browsecomp_plus.measures import set_recall
-from hopscore.benchmarks.browsecomp_plus.per_example import browsecomp_plus_retrieval
+from hopscore.benchmarks.browsecomp_plus.per_example import (
+    CUTOFFS,
+    NDCG_CUTOFF,
+    browsecomp_plus_retrieval,
+)
 from hopscore.benchmarks.browsecomp_plus.rundir import BrowseCompPlusPrediction
 from hopscore.benchmarks.judge_presets import JudgePresetSpec
 
 RUN_METRICS = ("accuracy", "evidence_recall", "gold_recall", "search_calls", "completed")
-CUTOFFS = (5, 100, 1000)
-NDCG_CUTOFF = 10
 RETRIEVAL_METRICS = tuple(
     f"{which}_{name}" for which in ("evidence", "gold")
     for name in (f"ndcg@{NDCG_CUTOFF}", *(f"recall@{k}" for k in CUTOFFS)))
@@ -60,7 +62,6 @@ JUDGE_TEMPLATE = (resources.files(__name__) / JUDGE_FILE).read_text(encoding="ut
 class BrowseCompPlus(Benchmark[BrowseCompPlusExample, BrowseCompPlusPrediction]):
     name = "browsecomp-plus"
     title = "BrowseComp-Plus"
-    also_called = ("bcplus",)
     metric_functions = "hopscore.benchmarks.browsecomp_plus.per_example"
     metrics = (*RUN_METRICS, *RETRIEVAL_METRICS)
     headline = ("accuracy", "evidence_recall", "search_calls")

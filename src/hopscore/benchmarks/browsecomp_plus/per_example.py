@@ -8,6 +8,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 __all__ = ["browsecomp_plus_retrieval", "browsecomp_plus_run"]
 
+#: The retrieval-only track's cutoffs (the official ``trec_eval`` measures).
+CUTOFFS = (5, 100, 1000)
+NDCG_CUTOFF = 10
+
 
 def browsecomp_plus_run(retrieved: Iterable[str], evidence: Iterable[str], golds: Iterable[str],
                         *, status: str = "completed", response: str = "x",
@@ -45,7 +49,7 @@ def browsecomp_plus_retrieval(ranking: Sequence[str], evidence: Mapping[str, int
 
     out: dict[str, float] = {}
     for which, qrels in (("evidence", evidence), ("gold", golds)):
-        out[f"{which}_ndcg@10"] = ndcg_at(ranking, qrels, 10)
-        for k in (5, 100, 1000):
+        out[f"{which}_ndcg@{NDCG_CUTOFF}"] = ndcg_at(ranking, qrels, NDCG_CUTOFF)
+        for k in CUTOFFS:
             out[f"{which}_recall@{k}"] = recall_at(ranking, qrels, k)
     return out
