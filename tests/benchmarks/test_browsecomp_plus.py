@@ -413,3 +413,22 @@ def test_model_run_writes_a_run_directory_that_scores_the_same(tmp_path: Path) -
     assert record["status"] == "completed" and record["result"][-1]["output"] == reply
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))["metrics"]
     assert metrics == score("browsecomp-plus", SAMPLE / "gold", out / "run").metrics
+
+
+def test_folders_rescore_into_their_score_directory(tmp_path: Path) -> None:
+    """Gold and predictions that are folders are pinned by a digest of what they hold, so a
+    score directory made from them takes the same scores again and refuses another gold."""
+    from hopscore.files.digest import file_sha256
+    from tests.conftest import run_cli
+
+    gold = tmp_path / "gold"
+    shutil.copytree(SAMPLE / "gold", gold)
+    before = file_sha256(gold)
+    args = ["score", "browsecomp-plus", "-g", gold, "-p", SAMPLE / "run", "-o", tmp_path / "s"]
+    assert run_cli(*args).returncode == 0
+    assert run_cli(*args).returncode == 0
+    with (gold / "topics-qrels" / "qrel_golds.txt").open("a", encoding="utf-8") as handle:
+        handle.write("1 Q0 102 1\n")
+    assert file_sha256(gold) != before  # a change inside a sub-folder counts
+    again = run_cli(*args)
+    assert again.returncode == 2 and "Nothing was changed" in again.stderr
