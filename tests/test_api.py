@@ -32,6 +32,7 @@ PUBLIC = {
 METRICS = {
     "hotpotqa_answer", "hotpotqa_supporting_facts", "twowiki_answer", "hybridqa_answer",
     "bamboogle_answer", "fermi_answer", "quartz_answer", "strategyqa_answer", "feverous_claim",
+    "browsecomp_plus_run", "browsecomp_plus_retrieval",
 }  # fmt: skip
 DOCUMENTED_MODULES = ("hopscore", "hopscore.api", "hopscore.api_grading", "hopscore.api_commands",
                       "hopscore.metrics")
@@ -169,6 +170,13 @@ def _per_example(benchmark: str, example: object, prediction: object) -> dict[st
         return (metrics.musique_answer(line.answer, example.answer,  # type: ignore[attr-defined]
                                        example.aliases)  # type: ignore[attr-defined]
                 | metrics.musique_support(line.support, example.support))  # type: ignore[attr-defined]
+    if benchmark == "browsecomp-plus":
+        verdict = prediction.verdict  # type: ignore[attr-defined]
+        return metrics.browsecomp_plus_run(  # type: ignore[attr-defined]
+            prediction.retrieved, dict(example.evidence),  # type: ignore[attr-defined]
+            dict(example.golds), status=prediction.status,  # type: ignore[attr-defined]
+            response=answer, search_calls=prediction.calls("search"),  # type: ignore[attr-defined]
+            judged_correct=None if verdict is None else verdict.correct is True)
     raise AssertionError(benchmark)
 
 

@@ -28,6 +28,7 @@ REGISTRY: dict[str, str] = {
     "musique": "hopscore.benchmarks.musique:MuSiQue",
     "frames": "hopscore.benchmarks.frames:Frames",
     "hybrid-deep-research": "hopscore.benchmarks.hybrid_deep_research:HybridDeepResearch",
+    "browsecomp-plus": "hopscore.benchmarks.browsecomp_plus:BrowseCompPlus",
 }
 
 
