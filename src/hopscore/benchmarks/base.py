@@ -192,6 +192,12 @@ class Analysis(Generic[E, P]):
         calls for them. The default benchmark has none."""
         return ()
 
+    def summary_notes(self, metrics: Mapping[str, float]) -> tuple[str, ...]:
+        """Keys of :attr:`note_texts` that the overall metrics call for (two accuracies far
+        apart, ``judge_accuracy`` included when a judge ran); shown under the score table
+        without a count. The default benchmark has none."""
+        return ()
+
 
 class Benchmark(Loading[E, P], Scoring[E, P], Prompting[E, P], Analysis[E, P]):
     """Declares one benchmark: its facts, and the parts it implements. :class:`Loading` and
