@@ -41,7 +41,9 @@ from hopscore.benchmarks.typed_records import Prediction as Prediction
 from hopscore.benchmarks.typed_records import Predictions as Predictions
 from hopscore.benchmarks.typed_records import PredictionStream as PredictionStream
 from hopscore.benchmarks.typed_records import PromptInputs as PromptInputs
+from hopscore.benchmarks.typed_records import SuiteDataset as SuiteDataset
 from hopscore.benchmarks.typed_records import SuiteFiles as SuiteFiles
+from hopscore.benchmarks.typed_records import SuitePreset as SuitePreset
 from hopscore.benchmarks.typed_records import Wiki as Wiki
 from hopscore.errors import HopscoreError, InputError
 from hopscore.files.fields import Fields
@@ -358,6 +360,9 @@ class Benchmark(Loading[E, P], Scoring[E, P], Prompting[E, P], Analysis[E, P]):
     #: Files :meth:`suite_gold` writes in the suite directory (``fermi_realfp.json``): the
     #: suite claims them as its outputs beside ``suite.json``.
     suite_writes: ClassVar[tuple[str, ...]] = ()
+    #: Named suites of its own (``hopscore suite preset NAME``): several gold files of the
+    #: data folder, each run on this benchmark, one table (:class:`SuitePreset`).
+    suite_presets: ClassVar[tuple[SuitePreset, ...]] = ()
 
 
 #: The options of ``hopscore run`` that a benchmark which :attr:`Benchmark.reads_wiki_db` reads.

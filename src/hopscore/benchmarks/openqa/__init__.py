@@ -34,7 +34,7 @@ from hopscore.benchmarks.base import (
     Predictions,
     PromptInputs,
 )
-from hopscore.benchmarks.openqa import hub
+from hopscore.benchmarks.openqa import hub, presets
 from hopscore.benchmarks.openqa.predictions import read_predictions
 from hopscore.benchmarks.openqa.records import (
     DATASETS,
@@ -83,6 +83,10 @@ class OpenQA(Benchmark[OpenQAExample, OpenQAPrediction]):
     help_examples: ClassVar[dict[str, tuple[str, ...]]] = {"hopscore score": (
         "hopscore score openqa -g nq/test.jsonl -p pred.jsonl",
         "hopscore score openqa -g bamboogle_qwen.jsonl -p bamboogle_qwen.jsonl",
+    ), "hopscore suite preset": (
+        "hopscore suite preset search-r1 -d FlashRAG_datasets --model openai/gpt-4o-mini",
+        "hopscore suite preset r1-searcher -d R1-Searcher/data/eval_set --model "
+        "local/smollm2 --limit 3",
     )}
 
     def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[OpenQAExample]:
@@ -133,8 +137,8 @@ class OpenQA(Benchmark[OpenQAExample, OpenQAPrediction]):
             notes.append("judge_gap")
         return tuple(notes)
 
+    suite_presets = presets.PRESETS
     answer_kind = "span"
-    demo_position = None
 
     def prompt_variables(self, example: OpenQAExample, inputs: PromptInputs) -> dict[str, Any]:
         question = example.question.strip()
