@@ -29,6 +29,7 @@ def judge_rows(
     base_url: str | None = None,
     api_key: str | None = None,
     prompt_file: PathLike | None = None,
+    preset: str | None = None,
     concurrency: int = 8,
     timeout: float = 120.0,
     max_retries: int = 5,
@@ -49,7 +50,9 @@ def judge_rows(
     are cached (``~/.cache/hopscore``, ``$HOPSCORE_CACHE_DIR``) unless ``cache=False``;
     with ``output`` (a JSON Lines path) the run resumes where an earlier one stopped. Text
     fields longer than ``max_cell_chars`` and rows longer than ``max_row_bytes`` are cut in
-    the output (``judge.truncated``); the verdict is parsed from the full reply.
+    the output (``judge.truncated``); the verdict is parsed from the full reply. ``preset``
+    names a benchmark's judge preset (``BENCHMARK/NAME``, ``BENCHMARK``, ``builtin``; as
+    ``hopscore judge --judge-preset``), whose template ``prompt_file`` replaces.
 
     >>> judged = judge_rows([
     ...     {"question": "Capital of France?", "response": "Paris", "correct_answer": "Paris"},
@@ -64,14 +67,15 @@ def judge_rows(
     from hopscore.engine import RetryPolicy, default_cache_dir
     from hopscore.errors import Location
     from hopscore.files.io import iter_jsonl
-    from hopscore.judge import JudgeConfig, JudgePrompt
+    from hopscore.judge import JudgeConfig
     from hopscore.judge.judge_job import judge_items
+    from hopscore.judge.presets import judge_prompt
     from hopscore.judge.rows import items_of
 
     items = items_of((Location("rows", index=i), plain_row(row)) for i, row in enumerate(rows))
     if not items:
         return []
-    prompt = JudgePrompt.from_file(Path(prompt_file)) if prompt_file else JudgePrompt.builtin()
+    prompt = judge_prompt(preset, Path(prompt_file) if prompt_file else None)
     config = JudgeConfig(
         model=model, base_url=base_url or None,
         api_key=api_key or os.environ.get("JUDGE_API_KEY") or "EMPTY", prompt=prompt,

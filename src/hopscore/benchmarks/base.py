@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from hopscore.benchmarks.error_categories import Dimension
     from hopscore.benchmarks.error_categories import Inputs as CategoryInputs
     from hopscore.benchmarks.hub_layout import HubLayout
+    from hopscore.benchmarks.judge_presets import JudgePresetSpec
 
 
 class Loading(ABC, Generic[E, P]):
@@ -301,6 +302,16 @@ class Benchmark(Loading[E, P], Scoring[E, P], Prompting[E, P], Analysis[E, P]):
     #: The folder of package data beside its module (:meth:`resource`) holding a small sample
     #: (gold, predictions, ``manifest.json``: :mod:`hopscore.benchmarks.sample_files`).
     sample_folder: ClassVar[str] = "samples"
+
+    # --- declared by the judge side (judge presets) ---
+
+    #: Its named judge presets (``--judge-preset NAME`` of ``hopscore score --judge`` and
+    #: ``hopscore judge``): a prompt template among the package data beside its module and how
+    #: a reply to it is read (:mod:`hopscore.benchmarks.judge_presets`); by convention the
+    #: templates are ``judge_<name>.txt`` in its folder. Empty: only the built-in prompt.
+    judge_presets: ClassVar[Mapping[str, JudgePresetSpec]] = {}
+    #: The preset ``score --judge`` uses when none is named; "" means the built-in prompt.
+    judge_preset: ClassVar[str] = ""
 
     # --- declared by the agent command (agent-cli): its own run options ---
 

@@ -22,7 +22,7 @@ from hopscore.text.words import agree, counted
 
 if TYPE_CHECKING:  # the judge's client stack loads when a command runs, not for --help
     from hopscore.engine import ChatBackend, RetryPolicy
-    from hopscore.judge import JudgeConfig, JudgeSummary
+    from hopscore.judge import JudgeConfig, JudgePrompt, JudgeSummary
 
 
 @app.command(rich_help_panel="Score and grade")
@@ -82,7 +82,12 @@ def judge(
     prompt_file: Annotated[Path | None, typer.Option(
         "--prompt-file", metavar="FILE",
         help="Template with {question}, {answer}, {expected_answer} (e.g. a benchmark's official "
-        "judge prompt).",
+        "judge prompt); replaces the preset's template.",
+    )] = None,
+    judge_preset: Annotated[str | None, typer.Option(
+        "--judge-preset", metavar="NAME", show_default=False,
+        help="A benchmark's judge prompt and verdict reader: BENCHMARK/NAME, BENCHMARK (its "
+        "default preset) or builtin (the default); see docs/judge.md.",
     )] = None,
     max_tokens: Annotated[int, typer.Option(
         "--max-tokens", metavar="N", min=0, help="Completion budget per call; 0 sends none.",
@@ -140,6 +145,9 @@ def judge(
     inputs = [Input(input_path, "--input")]
     if prompt_file is not None:
         inputs.append(Input(prompt_file, "--prompt-file"))
+    from hopscore.judge.presets import judge_prompt
+
+    prompt = judge_prompt(judge_preset, prompt_file)
     claim_for_command(output_file(output_path, "--output"),
                       *([output_file(summary_json, "--summary-json")] if summary_json else []),
                       inputs=inputs)
@@ -148,7 +156,7 @@ def judge(
     from hopscore.judge import run_judge
 
     config = judge_config(
-        model, base_url, concurrency, prompt_file, api_key_env=api_key_env,
+        model, base_url, concurrency, prompt, api_key_env=api_key_env,
         max_tokens=max_tokens, timeout=timeout,
         retry=RetryPolicy(max_retries=max_retries, base_delay=backoff,
                           max_retry_wait=max_retry_wait, deadline=deadline),
@@ -218,7 +226,7 @@ def judge_config(
     model: str | None,
     base_url: str | None,
     concurrency: int,
-    prompt_file: Path | None,
+    prompt: JudgePrompt | Path | None,
     *,
     api_key_env: str = "JUDGE_API_KEY",
     max_tokens: int = DEFAULT_MAX_TOKENS,
@@ -241,7 +249,8 @@ def judge_config(
     # the one resolver of every command: credentials checked here, before any request
     target = resolve(model, base_url or None, api_key_env, default_key_env="JUDGE_API_KEY",
                      openai_env=None)
-    prompt = JudgePrompt.from_file(prompt_file) if prompt_file else JudgePrompt.builtin()
+    if not isinstance(prompt, JudgePrompt):
+        prompt = JudgePrompt.from_file(prompt) if prompt else JudgePrompt.builtin()
     return JudgeConfig(
         model=model,
         base_url=base_url or None,
@@ -272,7 +281,8 @@ def local_judge(config: JudgeConfig) -> ChatBackend | None:
 
 
 def summary_table(s: JudgeSummary) -> Table:
-    table = Table(title=f"judge {s.model} (prompt sha256 {s.prompt_sha256[:12]})",
+    preset = f"preset {s.preset}, " if s.preset else ""
+    table = Table(title=f"judge {s.model} ({preset}prompt sha256 {s.prompt_sha256[:12]})",
                   title_justify="left", show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value", justify="right")

@@ -77,8 +77,12 @@ def score(
     ),
     judge_prompt_file: Path | None = typer.Option(
         None, "--judge-prompt-file", metavar="FILE",
-        help="Judge prompt template (see hopscore judge --help)."
+        help="Judge prompt template (see hopscore judge --help); replaces the preset's."
     ),
+    judge_preset: str | None = typer.Option(
+        None, "--judge-preset", metavar="NAME", show_default=False,
+        help="The benchmark's judge preset NAME, or builtin (default: the benchmark's own "
+        "default preset, else builtin; docs/judge.md)."),
     judge_retry_unparsed: bool = typer.Option(
         False, "--judge-retry-unparsed",
         help="Ask the judge again (past the cache) where its reply gave no verdict."),
@@ -148,9 +152,9 @@ def score(
     if lm_filter is not None and source != "lm-eval":
         raise HopscoreError("--filter needs --from lm-eval")
     spec, clusters = o.interval_options(ci, ci_level, resamples, seed, cluster, cluster_file)
-    if not judge and (resume_any or judge_retry_unparsed):
-        raise HopscoreError("--resume-any and --judge-retry-unparsed are about the judge's "
-                            "rows: they go with --judge")
+    if not judge and (resume_any or judge_retry_unparsed or judge_preset):
+        raise HopscoreError("--resume-any, --judge-retry-unparsed and --judge-preset are about "
+                            "the judge's rows: they go with --judge")
     made_from = None
     if output_dir is not None:  # never the scores of another gold, never a run directory
         from hopscore.files.reruns import check_score_dir, scored_from
@@ -199,7 +203,10 @@ def score(
     if source is not None:
         raise HopscoreError("--judge does not read --from harness outputs yet: score the "
                             "harness output without --judge")
-    config = judge_config(judge_model, judge_base_url, judge_concurrency, judge_prompt_file,
+    from hopscore.judge.presets import judge_prompt
+
+    prompt = judge_prompt(judge_preset, judge_prompt_file, bench)
+    config = judge_config(judge_model, judge_base_url, judge_concurrency, prompt,
                           retry=RetryPolicy(max_retries=judge_max_retries),
                           retry_unparsed=judge_retry_unparsed, max_outage=judge_max_outage)
     judged = score_files_with_judge(bench, gold, predictions, output_dir, config,

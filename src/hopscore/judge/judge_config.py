@@ -93,9 +93,14 @@ class JudgeConfig:
         return endpoint_of(self.base_url)
 
     def describe(self, endpoint: str) -> dict[str, Any]:
-        """Everything that changes what the judge is asked."""
-        return {"model": self.model, "endpoint": endpoint, "prompt_sha256": self.prompt.sha256,
-                "temperature": TEMPERATURE, "max_tokens": self.max_tokens}
+        """Everything that changes what the judge is asked, and (a benchmark's preset) how its
+        replies are read."""
+        out: dict[str, Any] = {"model": self.model, "endpoint": endpoint,
+                               "prompt_sha256": self.prompt.sha256,
+                               "temperature": TEMPERATURE, "max_tokens": self.max_tokens}
+        if self.prompt.reader is not None:
+            out.update(preset=self.prompt.preset, verdict_reader=self.prompt.reader)
+        return out
 
     def fingerprint(self, endpoint: str) -> str:
         """Everything that changes what the judge is asked; part of every row's resume key."""

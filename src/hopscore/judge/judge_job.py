@@ -37,7 +37,7 @@ from hopscore.files.shard import Shard, clear_sidecar, write_sidecar
 from hopscore.jobs import Job, chat_engine, open_results, run_rows
 from hopscore.judge.judge_config import ON_TRUNCATION, TEMPERATURE, JudgeConfig
 from hopscore.judge.judge_summary import JudgeSummary
-from hopscore.judge.parse import parse_judge_output, provider_error
+from hopscore.judge.parse import provider_error
 from hopscore.judge.rows import (
     EMPTY_RESPONSE,
     ERROR,
@@ -99,7 +99,7 @@ class _Judge:
             row = build_row(item, key, self.meta, ERROR, call=call, error=str(call.failure))
             return RowResult(self._retries(row, retry), done=False, failure=call.failure)
         raw = (call.response.content or "").strip()
-        verdict = parse_judge_output(raw)
+        verdict = self.config.prompt.read(raw)
         notice = None if verdict.parse_ok else provider_error(raw)
         if notice is not None:  # an error notice sent as a reply: a failed request
             failure = CallFailure(API_ERROR, "the judge's reply is a provider's error message, "
@@ -185,7 +185,8 @@ async def _judge_items(items: list[JudgeItem], output_path: Path, config: JudgeC
     probe = given is None
     backend = given or make_backend(config)
     meta = JudgeMeta(config.model, backend.endpoint, config.prompt.sha256, config.prompt.source,
-                     max_tokens=config.max_tokens, max_cell_chars=config.max_cell_chars,
+                     max_tokens=config.max_tokens, preset=config.prompt.preset,
+                     four_field=config.prompt.reader is None, max_cell_chars=config.max_cell_chars,
                      max_row_bytes=config.max_row_bytes)
     fingerprint = config.fingerprint(backend.endpoint)
     job = Job(path=output_path, items=items, keys=[item_key(item, fingerprint) for item in items],
@@ -254,7 +255,7 @@ def retry_numbers(log: ResultLog, keys: list[str], retry_unparsed: bool
 
 
 #: What a judge row records about its judge, as the settings a refusal names.
-JUDGE_SETTINGS = ("model", "endpoint", "prompt_sha256", "max_tokens")
+JUDGE_SETTINGS = ("model", "endpoint", "prompt_sha256", "preset", "max_tokens")
 
 
 def judge_differences(rows: list[dict[str, Any]], meta: JudgeMeta) -> list[str]:
@@ -302,6 +303,7 @@ def summarize(
         requests_sent=stats.requests_sent, retries=stats.retries, cache_hits=stats.cache_hits,
         prompt_tokens=stats.prompt_tokens, completion_tokens=stats.completion_tokens,
         wall_s=outcome.wall_s, model=config.model, prompt_sha256=config.prompt.sha256,
+        preset=config.prompt.preset, prompt_source=config.prompt.source,
         aborted=None if outcome.aborted is None else str(outcome.aborted),
     )
     kinds: Counter[str] = Counter()

@@ -38,6 +38,10 @@ class JudgeSummary:
     wall_s: float = 0.0
     model: str = ""
     prompt_sha256: str = ""
+    #: the judge preset (``builtin``, ``BENCHMARK/NAME``; None: a user's prompt file alone)
+    #: and where the template came from
+    preset: str | None = "builtin"
+    prompt_source: str = ""
     aborted: str | None = None
     #: where the rows ran (``--executor ray``: the pool's counts)
     executor: dict[str, Any] = field(default_factory=lambda: {"executor": "local"})

@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hopscore.benchmarks.judge_presets import JudgeVerdict as JudgeVerdict
+
 _THINK_BLOCK = re.compile(r"<(think|thinking)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 _THINK_CLOSE = re.compile(r"</think(?:ing)?\s*>", re.IGNORECASE)
 _THINK_OPEN = re.compile(r"<think(?:ing)?\b[^>]*>", re.IGNORECASE)
@@ -42,20 +44,6 @@ LABELS = ("extracted_final_answer", "correct_answer", "reasoning", "correct", "c
 _VERDICT = re.compile(r"^(yes|no)(?![A-Za-z0-9_])(?P<rest>.*)$", re.IGNORECASE | re.DOTALL)
 _NUMBER = re.compile(r"^[+]?(\d+(?:\.\d*)?|\.\d+)\s*%?")
 _TRAILING_OK = re.compile(r"^\s*(?:$|[.,;:!?)\]\-–—(/])")
-
-
-@dataclass(frozen=True, slots=True)
-class JudgeVerdict:
-    """What a judge reply says. ``parse_ok`` is whether a verdict was found at all."""
-
-    correct: bool
-    parse_ok: bool
-    extracted_final_answer: str | None
-    reasoning: str | None
-    confidence: float | None
-    #: how many label lines gave a yes/no verdict, and whether they disagreed
-    verdict_lines: int = 0
-    conflicting_verdicts: bool = False
 
 
 @dataclass(frozen=True, slots=True)

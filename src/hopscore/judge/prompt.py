@@ -17,6 +17,7 @@ from pathlib import Path
 from hopscore.engine.types import sha256_text
 from hopscore.errors import InputError, Location
 from hopscore.files.io import read_text
+from hopscore.judge.parse import JudgeVerdict, parse_judge_output, strip_thinking
 
 PLACEHOLDERS = ("question", "answer", "expected_answer")
 
@@ -57,22 +58,43 @@ from 0 to 100; 100 if it states none>
 _FIELD = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+#: The name recorded for the built-in prompt (``--judge-preset builtin``).
+BUILTIN = "builtin"
+
+
 @dataclass(frozen=True, slots=True)
 class JudgePrompt:
-    """A checked template plus where it came from and the sha256 of its text."""
+    """A checked template plus where it came from and the sha256 of its text; ``preset``: the
+    judge preset it is or stands in for (``builtin``, ``BENCHMARK/NAME``; None: a user's
+    ``--prompt-file`` alone), ``reader``: the module whose ``read_verdict`` reads a reply
+    (:mod:`hopscore.benchmarks.judge_presets`; None: the four-field reader)."""
 
     template: str
     source: str
     sha256: str
+    preset: str | None = BUILTIN
+    reader: str | None = None
 
     @staticmethod
     def builtin() -> JudgePrompt:
-        return JudgePrompt(DEFAULT_TEMPLATE, "builtin", sha256_text(DEFAULT_TEMPLATE))
+        return JudgePrompt(DEFAULT_TEMPLATE, BUILTIN, sha256_text(DEFAULT_TEMPLATE))
 
     @staticmethod
-    def from_text(template: str, source: str) -> JudgePrompt:
+    def from_text(template: str, source: str, *, preset: str | None = None,
+                  reader: str | None = None) -> JudgePrompt:
         check_template(template, source)
-        return JudgePrompt(template, source, sha256_text(template))
+        return JudgePrompt(template, source, sha256_text(template), preset, reader)
+
+    def read(self, raw: str) -> JudgeVerdict:
+        """The verdict of a judge reply: the four-field reader, or the preset's own reader given
+        the reply without its thinking text."""
+        if self.reader is None:
+            return parse_judge_output(raw)
+        import importlib
+
+        read_verdict = importlib.import_module(self.reader).read_verdict
+        verdict: JudgeVerdict = read_verdict(strip_thinking(raw))
+        return verdict
 
     @staticmethod
     def from_file(path: Path) -> JudgePrompt:

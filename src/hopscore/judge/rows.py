@@ -188,6 +188,11 @@ class JudgeMeta:
     prompt_sha256: str
     prompt_source: str
     max_tokens: int | None = None
+    #: the judge preset (``builtin``, ``BENCHMARK/NAME``; None: a user's prompt file alone) and
+    #: whether its replies are read by the four-field reader (then audited against the
+    #: reference reading)
+    preset: str | None = "builtin"
+    four_field: bool = True
     #: caps of the written row: characters of one field, bytes of the whole line
     max_cell_chars: int = MAX_CELL_CHARS
     max_row_bytes: int = MAX_ROW_BYTES
@@ -224,10 +229,14 @@ def build_row(
         "endpoint": meta.endpoint,
         "prompt_sha256": meta.prompt_sha256,
         "prompt_source": meta.prompt_source,
+        "preset": meta.preset,
         "max_tokens": meta.max_tokens,
         "input_line": item.where.line,
     }
-    if verdict is not None and raw_output is not None:
+    if verdict is not None and raw_output is not None and not meta.four_field:
+        info.update(verdict_lines=verdict.verdict_lines,
+                    conflicting_verdicts=verdict.conflicting_verdicts)
+    elif verdict is not None and raw_output is not None:
         ref_correct, ref_ok = reference_verdict(raw_output)
         info.update(
             verdict_lines=verdict.verdict_lines,

@@ -85,6 +85,7 @@ class JudgedReport:
         data = self.report.to_json()
         data["judge"] = {
             "model": self.summary.model, "prompt_sha256": self.summary.prompt_sha256,
+            "preset": self.summary.preset, "prompt_source": self.summary.prompt_source,
             "compared_with": self.match_metric, "disagreements": len(self.disagreements),
             "parse_failures": self.summary.parse_failures, "truncated": self.summary.truncated,
             "truncated_unscored": self.summary.truncated_unscored,

@@ -106,6 +106,9 @@ def merge_judge(outputs: Sequence[ShardOutput], out: Path, warn: Callable[[str],
     summary = summarize(log, BatchOutcome(total=len(keys), already_done=len(keys)),
                         EngineStats(), config, keys)
     summary.prompt_sha256 = str(settings.get("prompt_sha256") or "")
+    first = (found.rows[keys[0]].get("judge") or {}) if keys else {}
+    summary.preset = first.get("preset", "builtin")
+    summary.prompt_source = str(first.get("prompt_source") or "")
     return MergedFile(out, count, len(keys), summary)
 
 
