@@ -272,3 +272,41 @@ def test_why_em_missed(prediction: str, gold: str, category: str) -> None:
     sample = Sample(id="a", groups={}, metrics=metrics, missing=False, prediction=prediction,
                     gold=(gold,))
     assert em_miss(sample) == category
+
+
+@pytest.mark.parametrize(("reply", "correct", "parsed"), [
+    ("True", True, True), ("False", False, True), (" **True.** ", True, True),
+    ("false", False, True), ("True or False", False, False), ("", False, False),
+    ("It is True", False, False),
+])
+def test_acc_l_reader(reply: str, correct: bool, parsed: bool) -> None:
+    from hopscore.benchmarks.openqa.judge_verdict import read_verdict
+
+    verdict = read_verdict(reply)
+    assert (verdict.correct, verdict.parse_ok) == (correct, parsed)
+
+
+def test_score_judge_uses_the_acc_l_preset(tmp_path: Path) -> None:
+    """score --judge on openqa asks the acc_l preset's True/False question by default, records
+    the preset, and footnotes a judge far from EM."""
+    from tests.conftest import run_cli
+    from tests.openai_server import FakeOpenAI, Reply
+
+    files = hopscore.sample_files("openqa")
+    golds = {e.question: e.answers for e in BENCH.load_gold(files.gold)}
+
+    def grade(prompt: str, _: Any) -> Reply:
+        assert prompt.rstrip().endswith("False if it is not.")
+        question = prompt.split("Question: ", 1)[1].split("\n", 1)[0]
+        graded = prompt.split("Answer to grade: ", 1)[1].split("\n", 1)[0].lower()
+        return Reply("True" if any(g.lower() in graded for g in golds[question]) else "False")
+
+    with FakeOpenAI(grade) as server:
+        result = run_cli("score", "openqa", "-g", files.gold, "-p", files.predictions,
+                         "--judge", "--judge-model", "judge", "--judge-base-url",
+                         server.base_url, "-o", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["metrics"]["judge_accuracy"] == pytest.approx(5 / 6)
+    assert metrics["judge"]["preset"] == "openqa/acc_l"
+    assert any("judge and EM" in note for note in metrics["notes"])

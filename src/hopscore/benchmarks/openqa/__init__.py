@@ -15,7 +15,8 @@ R1-Searcher's ``eval_set`` / ``eval_results`` files (:mod:`.records`). Metrics, 
 * ``qa_em`` (when replies carry ``<answer>`` tags): Search-R1's reward, the last complete
   ``<answer>`` span scored by ``em_check``, 0 without one;
 * ``acc_l`` (when the predictions carry a judge's verdict, R1-Searcher's ``gpt4o_output``):
-  the share judged "True"; ``hopscore score --judge`` adds ``judge_accuracy`` for any file.
+  the share judged "True"; ``hopscore score --judge`` adds ``judge_accuracy`` for any file,
+  by default with the ``acc_l`` preset (R1-Searcher's True/False protocol, our own wording).
 
 A reply holding ``<answer>`` is scored on its last span (R1-Searcher's extraction) by every
 metric but ``qa_em``. Unlike R1-Searcher (first 2,000 rows) and FlashRAG papers (often the first
@@ -34,6 +35,7 @@ from hopscore.benchmarks.base import (
     Predictions,
     PromptInputs,
 )
+from hopscore.benchmarks.judge_presets import JudgePresetSpec
 from hopscore.benchmarks.openqa import hub, presets
 from hopscore.benchmarks.openqa.predictions import read_predictions
 from hopscore.benchmarks.openqa.records import (
@@ -138,6 +140,12 @@ class OpenQA(Benchmark[OpenQAExample, OpenQAPrediction]):
         return tuple(notes)
 
     suite_presets = presets.PRESETS
+    judge_presets: ClassVar[dict[str, JudgePresetSpec]] = {
+        "acc_l": JudgePresetSpec(
+            "judge_acc_l.txt", "hopscore.benchmarks.openqa.judge_verdict",
+            about="R1-Searcher's ACC_L: is the answer's meaning the reference's? True/False"),
+    }
+    judge_preset = "acc_l"
     answer_kind = "span"
 
     def prompt_variables(self, example: OpenQAExample, inputs: PromptInputs) -> dict[str, Any]:
