@@ -149,6 +149,9 @@ def _per_example(benchmark: str, example: object, prediction: object) -> dict[st
         return metrics.bamboogle_answer(answer, example.answer)  # type: ignore[attr-defined]
     if benchmark == "frames":
         return metrics.frames_answer(answer, list(example.answers))  # type: ignore[attr-defined]
+    if benchmark == "openqa":
+        reply = getattr(prediction, "reply", None) or answer
+        return metrics.openqa_answer(reply, example.answers)  # type: ignore[attr-defined]
     if benchmark == "fermi":
         return metrics.fermi_answer(answer, example.answer)  # type: ignore[attr-defined]
     if benchmark == "quartz":

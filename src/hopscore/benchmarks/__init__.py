@@ -27,6 +27,7 @@ REGISTRY: dict[str, str] = {
     "bamboogle": "hopscore.benchmarks.bamboogle:Bamboogle",
     "musique": "hopscore.benchmarks.musique:MuSiQue",
     "frames": "hopscore.benchmarks.frames:Frames",
+    "openqa": "hopscore.benchmarks.openqa:OpenQA",
     "hybrid-deep-research": "hopscore.benchmarks.hybrid_deep_research:HybridDeepResearch",
     "browsecomp-plus": "hopscore.benchmarks.browsecomp_plus:BrowseCompPlus",
 }

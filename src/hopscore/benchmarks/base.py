@@ -41,7 +41,9 @@ from hopscore.benchmarks.typed_records import Prediction as Prediction
 from hopscore.benchmarks.typed_records import Predictions as Predictions
 from hopscore.benchmarks.typed_records import PredictionStream as PredictionStream
 from hopscore.benchmarks.typed_records import PromptInputs as PromptInputs
+from hopscore.benchmarks.typed_records import SuiteDataset as SuiteDataset
 from hopscore.benchmarks.typed_records import SuiteFiles as SuiteFiles
+from hopscore.benchmarks.typed_records import SuitePreset as SuitePreset
 from hopscore.benchmarks.typed_records import Wiki as Wiki
 from hopscore.errors import HopscoreError, InputError
 from hopscore.files.fields import Fields
@@ -191,6 +193,12 @@ class Analysis(Generic[E, P]):
         """Keys of :attr:`note_texts` that one example's scores call for (an exact answer
         with F1 below 1, a recall above 1, ...); shown under the score table when any example
         calls for them. The default benchmark has none."""
+        return ()
+
+    def summary_notes(self, metrics: Mapping[str, float]) -> tuple[str, ...]:
+        """Keys of :attr:`note_texts` that the overall metrics call for (two accuracies far
+        apart, ``judge_accuracy`` included when a judge ran); shown under the score table
+        without a count. The default benchmark has none."""
         return ()
 
 
@@ -363,6 +371,9 @@ class Benchmark(Loading[E, P], Scoring[E, P], Prompting[E, P], Analysis[E, P]):
     #: Files :meth:`suite_gold` writes in the suite directory (``fermi_realfp.json``): the
     #: suite claims them as its outputs beside ``suite.json``.
     suite_writes: ClassVar[tuple[str, ...]] = ()
+    #: Named suites of its own (``hopscore suite preset NAME``): several gold files of the
+    #: data folder, each run on this benchmark, one table (:class:`SuitePreset`).
+    suite_presets: ClassVar[tuple[SuitePreset, ...]] = ()
 
 
 #: The options of ``hopscore run`` that a benchmark which :attr:`Benchmark.reads_wiki_db` reads.

@@ -87,6 +87,29 @@ class SuiteFiles:
     companions: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class SuiteDataset:
+    """One dataset of a named suite (:class:`SuitePreset`): its name in the table and where its
+    gold lies under the data folder (the first of ``folders`` holding one of ``files``; the
+    folder ``""`` is the data folder itself)."""
+
+    label: str
+    folders: tuple[str, ...]
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SuitePreset:
+    """A named suite a benchmark declares (``hopscore suite preset NAME``): its datasets, each
+    run like ``hopscore run`` on the benchmark, and the metrics of its table."""
+
+    name: str
+    title: str
+    datasets: tuple[SuiteDataset, ...]
+    #: the columns of its table, after the dataset and its count
+    metrics: tuple[str, ...]
+
+
 class Wiki(Protocol):
     """A benchmark's wiki database (``--wiki-db``)."""
 

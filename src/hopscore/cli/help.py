@@ -49,11 +49,12 @@ _FOR_ONE = re.compile(r"\(hopscore \w+ ([\w-]+)\)$")
 #: abbreviations (Benchmark.short_title, else the title); ``{benchmark suite titles}``,
 #: ``{benchmark suite layouts}`` and ``{benchmark suite count}`` for the benchmarks of hopscore
 #: suite mcr in table order: how it names them, where their gold lies (Benchmark.suite_title,
-#: suite_layout), how many they are, in words
+#: suite_layout), how many they are, in words; ``{benchmark suite presets}`` for the named
+#: suites of hopscore suite preset (Benchmark.suite_presets)
 _DECLARED_EXAMPLES = re.compile(r"^([ \t]*)\{benchmark examples: ([\w -]+)\}[ \t]*$", re.M)
 _DECLARED_TITLES = re.compile(r"\{benchmark (short )?titles: (\w+)\}")
 _DECLARED_READERS = re.compile(r"\{benchmark titles reading: (--[\w-]+)\}")
-_DECLARED_SUITE = re.compile(r"\{benchmark suite (titles|layouts|count)\}")
+_DECLARED_SUITE = re.compile(r"\{benchmark suite (titles|layouts|count|presets)\}")
 #: a count of benchmarks in a help text, in words (beyond: digits)
 NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
                 "ten", "eleven", "twelve")
@@ -409,6 +410,10 @@ def _suite(match: re.Match[str]) -> str:
     they are (:data:`_DECLARED_SUITE`)."""
     from hopscore.run.suite import described
 
+    if match.group(1) == "presets":
+        from hopscore.run.suite_presets import described as presets
+
+        return "; ".join(presets()) or "none is declared"
     found, asked = described(), match.group(1)
     if asked == "count":
         return NUMBER_WORDS[len(found)] if len(found) < len(NUMBER_WORDS) else str(len(found))

@@ -204,3 +204,9 @@ def suite_mcr(
         raise HopscoreError(f"no MCR dataset could be run from {data_dir}")
     if any(r.status != "ok" for r in rows):
         raise typer.Exit(1)
+
+
+# hopscore suite preset NAME: the named suites benchmarks declare
+from hopscore.cli.suite_preset import suite_preset  # noqa: E402
+
+suite_app.command(name="preset")(suite_preset)

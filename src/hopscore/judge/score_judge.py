@@ -40,6 +40,7 @@ from hopscore.scores.scoring import (
     ExampleScore,
     ScoreReport,
     ScoresWriter,
+    add_summary_notes,
     attach_intervals,
     note_no_overlap,
     score_examples,
@@ -165,6 +166,7 @@ def score_files_with_judge(
     check_bound(scores, rows, judge_path.name)
     metric = match_metric(list(report.metrics))
     disagreements = merge(report, scores, rows, metric)
+    add_summary_notes(benchmark, report)
     spec = intervals or IntervalSpec(resamples=resamples, seed=seed,
                                      cluster=None if clusters is None else clusters.name)
     if spec.enabled:

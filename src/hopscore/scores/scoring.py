@@ -129,6 +129,7 @@ def score_examples(
     )
     report.notes = [f"{benchmark.note_texts[note]} ({count} of {counted(kept.n, 'example')}; "
                     "docs/scoring.md)" for note, count in noted.items()]
+    add_summary_notes(benchmark, report)
     group_rows = kept.group_rows()
     _fill_groups(benchmark, report, kept, group_rows, plain)
     if spec.enabled:
@@ -155,6 +156,15 @@ def score_examples(
             f"gold and {agree(len(extra), 'was', 'were')} ignored (first: {', '.join(extra[:5])})"
         )
     return report
+
+
+def add_summary_notes(benchmark: Benchmark[E, P], report: ScoreReport) -> None:
+    """The footnotes the overall metrics call for (:meth:`Benchmark.summary_notes`), each
+    once: called again once a judge has added its accuracy."""
+    for note in benchmark.summary_notes(report.metrics):
+        text = benchmark.note_texts[note]
+        if text not in report.notes:
+            report.notes.append(text)
 
 
 def _fill_groups(
