@@ -25,6 +25,7 @@ from hopscore.cli.agent_options import (
     LoopOptions,
     WorldOptions,
 )
+from hopscore.cli.agent_search import SearchAgentOptions, run_search_agent, wants_search
 from hopscore.cli.alias import agent_benchmark
 from hopscore.cli.gathered import gathered
 from hopscore.cli.request_options import JobOptions, RequestOptions, SearchOptions
@@ -57,12 +58,13 @@ def _chosen(word: str | None) -> Benchmark[Any, Any]:
 
 @app.command(name="agent", rich_help_panel="Run models and agents")
 @gathered(world=WorldOptions, search=SearchOptions, loop=LoopOptions, grading=GradingOptions,
-          requests=RequestOptions, job=JobOptions)
+          requests=RequestOptions, job=JobOptions, search_agent=SearchAgentOptions)
 def agent_command(
     ctx: typer.Context,
     benchmark: str | None = typer.Argument(
         None, show_default=False,
-        help="A benchmark an agent runs on (default: the only one)."),
+        help="A benchmark an agent runs on (default: the only one), or a QA benchmark for "
+        "the search agent."),
     world: WorldOptions = ...,  # type: ignore[assignment]
     model: str = ro.MODEL,
     output_dir: Path | None = typer.Option(
@@ -92,6 +94,7 @@ def agent_command(
     ci_level: float = o.CI_LEVEL,
     progress: bool = ro.PROGRESS,
     job: JobOptions = ...,  # type: ignore[assignment]
+    search_agent: SearchAgentOptions = ...,  # type: ignore[assignment]
     json_output: bool = ro.JSON_OUTPUT,
 ) -> None:
     """Run a tool-calling agent on every task, grade its answers and score them.
@@ -109,7 +112,23 @@ def agent_command(
           --model openai/gpt-4o-mini --judge-model gpt-4o-mini
 
       hopscore agent --model local/smollm2 --limit 2
+
+    On a QA benchmark (or with --agent search) the search agent runs instead: it searches
+    --corpus (BM25) in a loop, with <search> tags or a native search tool, and answers; the
+    benchmark scores the answers, and metrics.json's search block counts the searches and the
+    gold paragraphs retrieved:
+
+      hopscore agent NAME --gold dev.json --corpus wiki.jsonl --model openai/gpt-4o-mini
     """
+    if wants_search(search_agent, benchmark):
+        assert benchmark is not None
+        run_search_agent(search_agent, requests, job, benchmark=benchmark, model=model,
+                         output_dir=output_dir, temperature=temperature, max_tokens=max_tokens,
+                         seed=seed, limit=limit, repeats=repeats, corpus=corpus,
+                         max_turns=None if loop.max_turns == DEFAULT_MAX_TURNS
+                         else loop.max_turns, resamples=resamples, ci=ci, ci_level=ci_level,
+                         progress=progress, json_output=json_output)
+        return
     _chosen(benchmark)
     # --concurrency not given (or called from Python, ctx None): follow the server's slots
     source = None if ctx is None else ctx.get_parameter_source("concurrency")
