@@ -206,3 +206,25 @@ def test_recall_is_over_gold_titles() -> None:
     assert block["all_gold_retrieved"] == pytest.approx(0.5)
     assert block["search_calls_per_question"] == pytest.approx(1.0)
     assert block["statuses"] == {"answered": 2, "max_turns": 1}
+
+
+def test_report_shows_the_searches_and_the_conversation(tmp_path: Path) -> None:
+    from hopscore.report.build import search_view
+    from hopscore.report.turns import conversation
+
+    out = tmp_path / "run"
+    with FakeOpenAI(body_responder=script("hotpotqa", native=False)) as server:
+        assert run_cli(*agent_args("hotpotqa", server.base_url, out)).returncode == 0
+    row = rows(out / "samples.jsonl")[0]
+    view = search_view(row)
+    assert view["search calls"] == str(row["search_calls"])
+    assert view["queries"] == " | ".join(s["query"] for s in row["searches"])
+    assert row["retrieved_titles"][0] in view["retrieved documents"]
+    turns = conversation(row, out, 10_000) or []
+    assert [t["role"] for t in turns] == [m["role"] for m in row["messages"]]
+    assert any("<information>" in t["text"] for t in turns)
+    html = tmp_path / "report.html"
+    result = run_cli("report", out, "-o", html)
+    assert result.returncode == 0, result.stderr
+    page = html.read_text(encoding="utf-8")
+    assert "retrieved documents" in page and row["searches"][0]["query"] in page

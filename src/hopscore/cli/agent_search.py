@@ -107,6 +107,12 @@ def run_search_agent(options: SearchAgentOptions, requests: RequestOptions, job:
     claim_for_command(directory(out, "--output-dir", writes=run_writes(bench.predictions_file)),
                       inputs=ro.run_inputs(gold=gold, corpus=corpus))
     gold_file = official_gold(bench.name, gold)
+    if model.startswith("local/") and max_tokens == ro.DEFAULT_MAX_TOKENS:
+        from hopscore.engine.local import RUN_MAX_TOKENS
+
+        max_tokens = RUN_MAX_TOKENS
+        err_console.print(f"{model}: --max-tokens {max_tokens} per turn (pass --max-tokens to "
+                          "change it)", markup=False, highlight=False)
     agent = SearchAgentSettings(protocol=options.search_protocol,
                                 max_turns=max_turns or SEARCH_MAX_TURNS, top_k=options.top_k,
                                 passage_chars=options.passage_chars)
