@@ -51,6 +51,7 @@ def script(name: str, *, native: bool) -> Any:
             return Reply(f"I have what I need. <answer>{answer}</answer>")
         if native:
             assert [t["function"]["name"] for t in body["tools"]] == ["search"]
+            assert body["tool_choice"] == "auto"  # the model may answer instead of searching
             call = {"id": f"call_{done}", "type": "function",
                     "function": {"name": "search", "arguments": json.dumps(
                         {"query": titles[done]})}}
@@ -228,3 +229,41 @@ def test_report_shows_the_searches_and_the_conversation(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     page = html.read_text(encoding="utf-8")
     assert "retrieved documents" in page and row["searches"][0]["query"] in page
+
+
+def test_search_agent_repeats_are_avg_at_k(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with FakeOpenAI(body_responder=script("hotpotqa", native=False)) as server:
+        result = run_cli(*agent_args("hotpotqa", server.base_url, out, "--repeats", "2",
+                                     "--temperature", "0.5", "--limit", "2"))
+    assert result.returncode == 0, result.stderr
+    table = rows(out / "samples.jsonl")
+    assert sorted((r["id"], r["attempt"]) for r in table) == sorted(
+        (i, j) for i in {r["id"] for r in table} for j in (0, 1))
+    metrics = load(out / "metrics.json")
+    assert metrics["repeats"] and metrics["search"]["questions"] == 2
+
+
+def test_a_benchmark_without_gold_paragraphs_has_no_recall(tmp_path: Path) -> None:
+    name = "bamboogle"  # questions alone, no paragraphs
+    sample = sample_files.require(name)
+    gold = Path(str(sample.folder / sample.gold))
+    _, corpus = sample_paths("hotpotqa")
+    out = tmp_path / "run"
+    with FakeOpenAI(lambda prompt, attempt: Reply("<answer>Paris</answer>")) as server:
+        result = run_cli("agent", name, "--gold", gold, "--corpus", corpus, "--model", MODEL,
+                         "--base-url", server.base_url, "-o", out, "--no-progress",
+                         "--resamples", "0", "--limit", "2")
+    assert result.returncode == 0, result.stderr
+    search = load(out / "metrics.json")["search"]
+    assert search["gold_questions"] == 0 and search["retrieval_recall"] is None
+    assert "no gold paragraphs" in result.stdout
+
+
+def test_search_agent_refusals() -> None:
+    result = run_cli("agent", "hotpotqa", "--agent", "search", "--gold", "x.json",
+                     "--model", MODEL)
+    assert result.returncode == 2 and "--corpus" in result.stderr
+    bad = run_cli("agent", "hotpotqa", "--search-protocol", "smoke", "--model", MODEL,
+                  "--base-url", "http://127.0.0.1:9/v1")
+    assert bad.returncode == 2 and "--search-protocol" in bad.stderr

@@ -129,6 +129,9 @@ def agent_command(
                          else loop.max_turns, resamples=resamples, ci=ci, ci_level=ci_level,
                          progress=progress, json_output=json_output)
         return
+    if search_agent.gold is not None:
+        raise HopscoreError("--gold is the search agent's (a QA benchmark); the tool agent "
+                            "reads its tasks from --tasks")
     _chosen(benchmark)
     # --concurrency not given (or called from Python, ctx None): follow the server's slots
     source = None if ctx is None else ctx.get_parameter_source("concurrency")

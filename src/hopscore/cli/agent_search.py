@@ -54,7 +54,11 @@ def wants_search(options: SearchAgentOptions, benchmark: str | None) -> bool:
         if options.agent == "search" and benchmark is None:
             raise HopscoreError("--agent search: name the QA benchmark (hopscore agent NAME)")
         return options.agent == "search"
-    return benchmark is not None and benchmarks.get(benchmark).runner != "agent"
+    if benchmark is None:
+        return False
+    from hopscore.cli.alias import agent_benchmark
+
+    return agent_benchmark(benchmark) is None and benchmarks.get(benchmark).runner != "agent"
 
 
 def _sample(bench: Any) -> tuple[Path | None, Path | None]:

@@ -2,7 +2,7 @@
 
 Every example's paragraphs (:meth:`Example.paragraphs
 <hopscore.benchmarks.typed_records.Example.paragraphs>`: gold and distractors), one document per
-distinct title (the first text seen for it), in FlashRAG's wiki-18 form ``{"id", "contents":
+distinct paragraph (a paragraph shared by several examples once), in FlashRAG's wiki-18 form ``{"id", "contents":
 "\\"Title\\"\\ntext"}`` (:mod:`hopscore.run.retrieval` reads it back with the title split off).
 The bundled samples' ``corpus.jsonl`` files are made this way::
 
@@ -23,14 +23,15 @@ from hopscore.errors import HopscoreError
 
 
 def corpus_records(examples: Iterable[Example]) -> list[dict[str, str]]:
-    """One ``{"id", "contents"}`` record per distinct paragraph title, ids ``0, 1, ...``."""
-    seen: dict[str, str] = {}
+    """One ``{"id", "contents"}`` record per distinct (title, text) paragraph, in the order
+    first seen, ids ``0, 1, ...``."""
+    seen: dict[tuple[str, str], None] = {}
     for example in examples:
         for title, text in example.paragraphs():
-            if title not in seen and text.strip():
-                seen[title] = text.strip()
+            if text.strip():
+                seen.setdefault((title.strip(), text.strip()), None)
     return [{"id": str(i), "contents": f'"{title}"\n{text}'}
-            for i, (title, text) in enumerate(seen.items())]
+            for i, (title, text) in enumerate(seen)]
 
 
 def write_corpus(records: list[dict[str, str]], path: Path) -> None:

@@ -181,7 +181,8 @@ class SearchAgentPlan:
             model=self.model, messages=[dict(m) for m in messages],
             temperature=self.temperature, max_tokens=self.max_tokens, seed=seed,
             stop=None if native else ["</search>"],
-            tools=[SEARCH_TOOL_SCHEMA] if native else None, cache_tag=tag,
+            tools=[SEARCH_TOOL_SCHEMA] if native else None,
+            extra={"tool_choice": "auto"} if native else {}, cache_tag=tag,
             require_content=False,
         )  # fmt: skip
 
