@@ -2,8 +2,9 @@
 
 Every example's paragraphs (:meth:`Example.paragraphs
 <hopscore.benchmarks.typed_records.Example.paragraphs>`: gold and distractors), one document per
-distinct paragraph (a paragraph shared by several examples once), in FlashRAG's wiki-18 form ``{"id", "contents":
-"\\"Title\\"\\ntext"}`` (:mod:`hopscore.run.retrieval` reads it back with the title split off).
+distinct paragraph (a paragraph shared by several examples once), in FlashRAG's wiki-18 form
+``{"id", "contents": "\\"Title\\"\\ntext"}`` (:mod:`hopscore.run.retrieval` reads it back with
+the title split off).
 The bundled samples' ``corpus.jsonl`` files are made this way::
 
     python -m hopscore.run.gold_corpus BENCHMARK GOLD OUT.jsonl
