@@ -37,7 +37,7 @@ class Example:
         documents (a search agent's); None: the benchmark has no gold paragraphs."""
         return None
 
-    def paragraphs(self) -> tuple[tuple[str, str], ...]:
+    def passages(self) -> tuple[tuple[str, str], ...]:
         """The example's own paragraphs as (title, text), gold and distractors, for building
         a corpus from a gold file; () when it has none."""
         return ()

@@ -1,7 +1,7 @@
 """A corpus made from a gold file's own paragraphs (a toy corpus for the search agent).
 
-Every example's paragraphs (:meth:`Example.paragraphs
-<hopscore.benchmarks.typed_records.Example.paragraphs>`: gold and distractors), one document per
+Every example's paragraphs (:meth:`Example.passages
+<hopscore.benchmarks.typed_records.Example.passages>`: gold and distractors), one document per
 distinct paragraph (a paragraph shared by several examples once), in FlashRAG's wiki-18 form
 ``{"id", "contents": "\\"Title\\"\\ntext"}`` (:mod:`hopscore.run.retrieval` reads it back with
 the title split off).
@@ -28,7 +28,7 @@ def corpus_records(examples: Iterable[Example]) -> list[dict[str, str]]:
     first seen, ids ``0, 1, ...``."""
     seen: dict[tuple[str, str], None] = {}
     for example in examples:
-        for title, text in example.paragraphs():
+        for title, text in example.passages():
             if text.strip():
                 seen.setdefault((title.strip(), text.strip()), None)
     return [{"id": str(i), "contents": f'"{title}"\n{text}'}

@@ -39,7 +39,7 @@ class HotpotExample(Example):
     def gold_titles(self) -> tuple[str, ...] | None:
         return tuple(dict.fromkeys(title for title, _ in self.supporting_facts))
 
-    def paragraphs(self) -> tuple[tuple[str, str], ...]:
+    def passages(self) -> tuple[tuple[str, str], ...]:
         return tuple((title, " ".join(s.strip() for s in sentences))
                      for title, sentences in self.context)
 
