@@ -162,6 +162,11 @@ def _per_example(benchmark: str, example: object, prediction: object) -> dict[st
             answer, ["_".join(e) for e in prediction.evidence],  # type: ignore[attr-defined]
             example.label,  # type: ignore[attr-defined]
             [["_".join(e) for e in group] for group in example.evidence])  # type: ignore[attr-defined]
+    if benchmark == "musique":
+        line = prediction.lines[0]  # type: ignore[attr-defined]
+        return (metrics.musique_answer(line.answer, example.answer,  # type: ignore[attr-defined]
+                                       example.aliases)  # type: ignore[attr-defined]
+                | metrics.musique_support(line.support, example.support))  # type: ignore[attr-defined]
     raise AssertionError(benchmark)
 
 

@@ -25,6 +25,7 @@ REGISTRY: dict[str, str] = {
     "feverous": "hopscore.benchmarks.feverous:FEVEROUS",
     "quartz": "hopscore.benchmarks.quartz:QuaRTz",
     "bamboogle": "hopscore.benchmarks.bamboogle:Bamboogle",
+    "musique": "hopscore.benchmarks.musique:MuSiQue",
     "hybrid-deep-research": "hopscore.benchmarks.hybrid_deep_research:HybridDeepResearch",
 }
 
