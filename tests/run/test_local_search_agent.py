@@ -1,6 +1,6 @@
-"""The real local model (SmolLM2-135M) as a search agent on the bundled HotpotQA toy corpus,
-with both protocols: two questions complete, resumably, with the searches and the retrieval
-recall in the metrics. Slow; skipped only without the local extra."""
+"""The real local model (SmolLM2-135M) as a search agent on the bundled HotpotQA and MuSiQue
+toy corpora, with both protocols: two questions complete, resumably, with the searches and the
+retrieval recall in the metrics. Slow; skipped only without the local extra."""
 
 from __future__ import annotations
 
@@ -17,11 +17,12 @@ pytestmark = [
 ]
 
 
-@pytest.mark.parametrize("protocol", ["tags", "native"])
+@pytest.mark.parametrize(("name", "protocol"), [("hotpotqa", "tags"), ("hotpotqa", "native"),
+                                              ("musique", "tags")])
 def test_local_model_runs_the_search_agent(tmp_path_factory: pytest.TempPathFactory,
-                                           protocol: str) -> None:
-    out = tmp_path_factory.mktemp(protocol) / "run"
-    args = ["agent", "hotpotqa", "--agent", "search", "--model", "local/smollm2",
+                                           name: str, protocol: str) -> None:
+    out = tmp_path_factory.mktemp(f"{name}-{protocol}") / "run"
+    args = ["agent", name, "--agent", "search", "--model", "local/smollm2",
             "--search-protocol", protocol, "--limit", "2", "--max-turns", "3",
             "--max-tokens", "48", "--seed", "1", "-o", out, "--no-progress",
             "--resamples", "0"]
