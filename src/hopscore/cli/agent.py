@@ -84,7 +84,8 @@ def agent_command(
         "pass@1..pass@k; intervals are over tasks."),
     corpus: Path | None = typer.Option(
         None, "--corpus", rich_help_panel=ro.PANEL_RETRIEVAL, metavar="FILE",
-        help="JSONL documents {url, title, text} for the bm25 search backend."),
+        help="JSONL documents: {url, title, text} for the bm25 search backend; for the "
+        "search agent {id, title, text} or FlashRAG's {id, contents}."),
     search: SearchOptions = ...,  # type: ignore[assignment]
     loop: LoopOptions = ...,  # type: ignore[assignment]
     grading: GradingOptions = ...,  # type: ignore[assignment]
@@ -106,6 +107,11 @@ def agent_command(
     grades.jsonl, metrics.json and scores.jsonl into the run directory; re-running the same
     command resumes. Exit status 1 when some attempts still failed.
 
+    On a QA benchmark (or with --agent search) the search agent runs instead: it searches
+    --corpus (BM25) in a loop, with <search> tags or a native search tool, and answers; the
+    benchmark scores the answers, and metrics.json's search block counts the searches and the
+    gold paragraphs retrieved.
+
     Examples:
 
       hopscore agent --tasks tasks.jsonl --db-root livesqlbench/ --corpus corpus.jsonl \
@@ -113,12 +119,8 @@ def agent_command(
 
       hopscore agent --model local/smollm2 --limit 2
 
-    On a QA benchmark (or with --agent search) the search agent runs instead: it searches
-    --corpus (BM25) in a loop, with <search> tags or a native search tool, and answers; the
-    benchmark scores the answers, and metrics.json's search block counts the searches and the
-    gold paragraphs retrieved:
-
-      hopscore agent NAME --gold dev.json --corpus wiki.jsonl --model openai/gpt-4o-mini
+      hopscore agent NAME --gold dev.json --corpus wiki.jsonl \
+          --model openai/gpt-4o-mini --search-protocol native
     """
     if wants_search(search_agent, benchmark):
         assert benchmark is not None
