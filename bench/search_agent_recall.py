@@ -44,6 +44,15 @@ DATASETS = {
 }
 
 
+def _filled(question: str, answers: list[str]) -> str:
+    """``#k`` replaced by the answer of hop k (left as it is when hop k is not answered)."""
+    def answer(match: re.Match[str]) -> str:
+        k = int(match.group(1))
+        return answers[k - 1] if k <= len(answers) else match.group(0)
+
+    return re.sub(r"#(\d+)", answer, question)
+
+
 def musique_hops(path: Path) -> dict[str, list[str]]:
     """question -> its sub-questions with ``#k`` filled in by the gold answers."""
     out = {}
@@ -54,9 +63,7 @@ def musique_hops(path: Path) -> dict[str, list[str]]:
         answers: list[str] = []
         queries = []
         for hop in record["question_decomposition"]:
-            text = re.sub(r"#(\d+)", lambda m: answers[int(m.group(1)) - 1]
-                          if int(m.group(1)) <= len(answers) else m.group(0), hop["question"])
-            queries.append(text)
+            queries.append(_filled(hop["question"], answers))
             answers.append(hop["answer"])
         out[record["question"].strip()] = queries
     return out
