@@ -272,3 +272,99 @@ def test_search_agent_refusals() -> None:
     bad = run_cli("agent", "hotpotqa", "--search-protocol", "smoke", "--model", MODEL,
                   "--base-url", "http://127.0.0.1:9/v1")
     assert bad.returncode == 2 and "--search-protocol" in bad.stderr
+
+
+class Embeddings:
+    """A loopback ``/v1/embeddings`` stand-in: hashed bag-of-words vectors (64 dimensions), so
+    a text and a query sharing words are close; every input is logged."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.inputs: list[str] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                owner.inputs.extend(body["input"])
+                data = [{"index": i, "embedding": owner.vector(text)}
+                        for i, text in enumerate(body["input"])]
+                raw = json.dumps({"data": data, "model": body["model"]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @staticmethod
+    def vector(text: str) -> list[float]:
+        import hashlib
+        import re
+
+        out = [0.0] * 64
+        for word in re.findall(r"\w+", text.lower()):
+            out[int(hashlib.sha256(word.encode()).hexdigest(), 16) % 64] += 1.0
+        return out
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> Embeddings:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_dense_retriever_through_an_embeddings_endpoint(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    _, corpus = sample_paths("hotpotqa")
+    documents = len(read_corpus(corpus))
+    with Embeddings() as embeddings, \
+            FakeOpenAI(body_responder=script("hotpotqa", native=False)) as server:
+        args = agent_args("hotpotqa", server.base_url, out, "--retriever", "dense",
+                          "--embed-model", "e5-test", "--embed-base-url", embeddings.base_url,
+                          "--query-prefix", "query: ", "--passage-prefix", "passage: ")
+        result = run_cli(*args)
+        assert result.returncode == 0, result.stderr
+        passages = [t for t in embeddings.inputs if t.startswith("passage: ")]
+        queries = [t for t in embeddings.inputs if t.startswith("query: ")]
+        assert len(passages) == documents  # the corpus, embedded once
+        table = rows(out / "samples.jsonl")
+        assert len(queries) == sum(r["search_calls"] for r in table)
+        search = load(out / "metrics.json")["search"]
+        assert search["retrieval_recall"] == pytest.approx(1.0)
+        config = load(out / "config.json")["agent"]
+        assert config["retriever"] == "dense" and config["index"]["dimensions"] == 64
+        # a new run of the same corpus embeds no document again (the cache dir keeps them)
+        embeddings.inputs.clear()
+        again = run_cli(*agent_args("hotpotqa", server.base_url, tmp_path / "run2",
+                                    "--retriever", "dense", "--embed-model", "e5-test",
+                                    "--embed-base-url", embeddings.base_url,
+                                    "--query-prefix", "query: ", "--passage-prefix",
+                                    "passage: "))
+        assert again.returncode == 0, again.stderr
+        assert not [t for t in embeddings.inputs if t.startswith("passage: ")]
+
+
+def test_dense_retriever_needs_a_model_and_an_endpoint(tmp_path: Path) -> None:
+    gold, corpus = sample_paths("hotpotqa")
+    base = ["agent", "hotpotqa", "--gold", gold, "--corpus", corpus, "-o", tmp_path / "r",
+            "--no-progress"]
+    result = run_cli(*base, "--model", MODEL, "--base-url", "http://127.0.0.1:9/v1",
+                     "--retriever", "dense")
+    assert result.returncode == 2 and "--embed-model" in result.stderr
+    down = run_cli(*base, "--model", MODEL, "--base-url", "http://127.0.0.1:9/v1",
+                   "--retriever", "dense", "--embed-model", "m")
+    assert down.returncode == 2 and "embeddings endpoint" in down.stderr

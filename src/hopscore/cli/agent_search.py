@@ -44,6 +44,23 @@ class SearchAgentOptions:
     passage_chars: Annotated[int, typer.Option(
         600, "--passage-chars", metavar="N", min=1, rich_help_panel=PANEL_SEARCH,
         help="Characters of a passage shown.")]
+    retriever: Annotated[str, typer.Option(
+        "bm25", "--retriever", metavar="bm25|dense", rich_help_panel=PANEL_SEARCH,
+        help="bm25 over --corpus, or dense: embeddings from an OpenAI-compatible /embeddings "
+        "endpoint, exact cosine search.")]
+    embed_model: Annotated[str | None, typer.Option(
+        None, "--embed-model", metavar="NAME", rich_help_panel=PANEL_SEARCH,
+        show_default=False, help="dense: the embedding model's name at the endpoint.")]
+    embed_base_url: Annotated[str | None, typer.Option(
+        None, "--embed-base-url", metavar="URL", rich_help_panel=PANEL_SEARCH,
+        show_default=False, help="dense: the endpoint serving /embeddings (default: the "
+        "model's).")]
+    query_prefix: Annotated[str, typer.Option(
+        "", "--query-prefix", metavar="TEXT", rich_help_panel=PANEL_SEARCH,
+        help="dense: written before each query (e5: 'query: ').")]
+    passage_prefix: Annotated[str, typer.Option(
+        "", "--passage-prefix", metavar="TEXT", rich_help_panel=PANEL_SEARCH,
+        help="dense: written before each document (e5: 'passage: ').")]
 
 
 def wants_search(options: SearchAgentOptions, benchmark: str | None) -> bool:
@@ -119,7 +136,11 @@ def run_search_agent(options: SearchAgentOptions, requests: RequestOptions, job:
                           "change it)", markup=False, highlight=False)
     agent = SearchAgentSettings(protocol=options.search_protocol,
                                 max_turns=max_turns or SEARCH_MAX_TURNS, top_k=options.top_k,
-                                passage_chars=options.passage_chars)
+                                passage_chars=options.passage_chars,
+                                retriever=options.retriever, embed_model=options.embed_model,
+                                embed_base_url=options.embed_base_url,
+                                query_prefix=options.query_prefix,
+                                passage_prefix=options.passage_prefix)
     settings = RunSettings(
         benchmark=bench.name, gold=gold_file.path, model=model, output_dir=out,
         base_url=requests.base_url, api_key_env=requests.api_key_env, temperature=temperature,

@@ -23,6 +23,7 @@ fails the question, which a re-run retries (finished calls come from the respons
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from dataclasses import dataclass
@@ -44,9 +45,12 @@ from hopscore.run.retrieval import Corpus, Document
 from hopscore.run.strategy import _usage_total
 
 PROTOCOLS = ("tags", "native")
+RETRIEVERS = ("bm25", "dense")
 SEARCH_TOOL = "search"
 #: the agent's statuses: it answered, ran out of turns, or stopped writing tags/calls
 ANSWERED, MAX_TURNS = "answered", "max_turns"
+#: the error kind of a question whose search failed (a dense index's endpoint down)
+RETRIEVAL_ERROR = "retrieval_error"
 
 TAGS_PROMPT = """\
 Answer the question with the help of a search engine over a document collection.
@@ -96,6 +100,14 @@ class SearchAgentSettings:
     top_k: int = 3
     #: characters of a passage's text shown
     passage_chars: int = 600
+    #: bm25 (the default) or dense (:mod:`hopscore.run.dense`: an embeddings endpoint)
+    retriever: str = "bm25"
+    #: dense: the embedding model's name at the endpoint, the endpoint (None: the model's),
+    #: and the prefixes of queries and documents (e5: "query: " and "passage: ")
+    embed_model: str | None = None
+    embed_base_url: str | None = None
+    query_prefix: str = ""
+    passage_prefix: str = ""
 
     def check(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -103,10 +115,22 @@ class SearchAgentSettings:
         for name in ("max_turns", "top_k", "passage_chars"):
             if getattr(self, name) < 1:
                 raise HopscoreError(f"--{name.replace('_', '-')} must be at least 1")
+        if self.retriever not in RETRIEVERS:
+            raise HopscoreError(f"--retriever must be one of {', '.join(RETRIEVERS)}")
+        if self.retriever == "dense" and not self.embed_model:
+            raise HopscoreError("--retriever dense needs --embed-model (the embedding model "
+                                "served at --embed-base-url)")
+        if self.retriever == "bm25" and (self.embed_model or self.embed_base_url):
+            raise HopscoreError("--embed-model and --embed-base-url are for --retriever dense")
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": "search", "protocol": self.protocol, "max_turns": self.max_turns,
-                "top_k": self.top_k, "passage_chars": self.passage_chars}
+        out: dict[str, Any] = {"kind": "search", "protocol": self.protocol,
+                               "max_turns": self.max_turns, "top_k": self.top_k,
+                               "passage_chars": self.passage_chars, "retriever": self.retriever}
+        if self.retriever == "dense":
+            out.update(embed_model=self.embed_model, embed_base_url=self.embed_base_url,
+                       query_prefix=self.query_prefix, passage_prefix=self.passage_prefix)
+        return out
 
 
 def answer_in(text: str) -> str | None:
@@ -149,7 +173,8 @@ class SearchAgentPlan:
     """Everything the agent needs besides the engine, fixed before the first call."""
 
     settings: SearchAgentSettings
-    corpus: Corpus
+    #: the BM25 corpus, or its dense index (:class:`hopscore.run.dense.DenseIndex`)
+    corpus: Corpus | Any
     model: str
     temperature: float | None
     max_tokens: int | None
@@ -166,9 +191,11 @@ class SearchAgentPlan:
         }))  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
+        describe = getattr(self.corpus, "describe", None)
         return {**self.settings.to_json(), "prompt_sha256": sha256_text(self.system_prompt()),
                 "corpus": {"path": str(self.corpus.path), "sha256": self.corpus.sha256,
                            "documents": len(self.corpus.documents)},
+                "index": describe() if describe is not None else {"retriever": "bm25"},
                 "fingerprint": self.fingerprint()}
 
     def first_messages(self, question: str) -> list[dict[str, Any]]:
@@ -215,8 +242,16 @@ class SearchAgentWorker:
         self.plan = plan
         self.benchmark = benchmark
 
-    def _search(self, state: _State, query: str, turn: int) -> str:
-        documents = self.plan.corpus.search(query, self.plan.settings.top_k)
+    async def _search(self, state: _State, query: str, turn: int) -> str:
+        index, k = self.plan.corpus, self.plan.settings.top_k
+        try:
+            if getattr(index, "blocking", False):  # an HTTP call: not on the event loop
+                documents = await asyncio.to_thread(index.search, query, k)
+            else:
+                documents = index.search(query, k)
+        except Exception as exc:  # an embeddings endpoint down: the question is retried
+            raise _Failed(CallFailure(RETRIEVAL_ERROR, f"search {query!r} failed: "
+                                      f"{type(exc).__name__}: {exc}")) from None
         state.searches.append({"turn": turn, "query": query,
                                "ids": [d.id for d in documents]})
         for doc in documents:
@@ -248,7 +283,7 @@ class SearchAgentWorker:
                     return
                 for call in calls:
                     state.messages.append({"role": "tool", "tool_call_id": call.get("id", ""),
-                                           "content": self._tool(state, call, turn)})
+                                           "content": await self._tool(state, call, turn)})
                 continue
             found = query_in(content)
             if found is None:
@@ -262,11 +297,11 @@ class SearchAgentWorker:
                 continue
             query, head = found
             state.messages.append({"role": "assistant", "content": head})
-            passages = self._search(state, query, turn)
+            passages = await self._search(state, query, turn)
             state.messages.append({"role": "user",
                                    "content": f"<information>\n{passages}\n</information>"})
 
-    def _tool(self, state: _State, call: dict[str, Any], turn: int) -> str:
+    async def _tool(self, state: _State, call: dict[str, Any], turn: int) -> str:
         function = call.get("function") or {}
         if function.get("name") != SEARCH_TOOL:
             return f"Error: unknown tool {function.get('name')!r}; the only tool is search."
@@ -278,7 +313,7 @@ class SearchAgentWorker:
         query = parsed.get("query") if isinstance(parsed, dict) else None
         if not isinstance(query, str) or not query.strip():
             return 'Error: search needs {"query": "<text>"}.'
-        return self._search(state, query.strip(), turn)
+        return await self._search(state, query.strip(), turn)
 
     async def run(self, example: Example, question: str, hints: Hints, base: dict[str, Any],
                   tag: str = "", seed: int | None = None) -> RowResult:

@@ -135,7 +135,10 @@ def prepare(settings: RunSettings) -> PreparedRun:
     agent = None
     if settings.agent is not None:
         assert corpus is not None  # RunSettings.check
-        agent = SearchAgentPlan(settings=settings.agent, corpus=corpus, model=spec.name,
+        index: Any = corpus
+        if settings.agent.retriever == "dense":
+            index = _dense_index(settings, corpus, base_url)
+        agent = SearchAgentPlan(settings=settings.agent, corpus=index, model=spec.name,
                                 temperature=settings.temperature,
                                 max_tokens=settings.max_tokens, seed=settings.seed)
     elif chained:
@@ -166,6 +169,24 @@ def prepare(settings: RunSettings) -> PreparedRun:
         marker=marker, stop=stop, gold_sha256=file_sha256(settings.gold), gold_examples=len(gold),
         corpus=corpus, plan=plan, agent=agent,
     )  # fmt: skip
+
+
+def _dense_index(settings: RunSettings, corpus: Corpus, base_url: str | None) -> Any:
+    """The search agent's dense index of ``corpus`` (:mod:`hopscore.run.dense`)."""
+    import os
+
+    from hopscore.run.dense import DenseIndex, EmbeddingClient
+
+    agent = settings.agent
+    assert agent is not None and agent.embed_model is not None
+    url = agent.embed_base_url or base_url
+    if not url:
+        raise HopscoreError("--retriever dense needs --embed-base-url (an OpenAI-compatible "
+                            "endpoint that serves /embeddings)")
+    client = EmbeddingClient(agent.embed_model, url, os.environ.get(settings.api_key_env),
+                             timeout=settings.timeout)
+    return DenseIndex(corpus, client, query_prefix=agent.query_prefix,
+                      passage_prefix=agent.passage_prefix, cache_dir=settings.cache_dir)
 
 
 def _agent_task(benchmark: Benchmark[Any, Any], example: Example, inputs: PromptInputs,
