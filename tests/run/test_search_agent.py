@@ -16,7 +16,8 @@ from hopscore.benchmarks import sample_files
 from hopscore.benchmarks.hotpotqa.example import HotpotExample
 from hopscore.run.gold_corpus import corpus_records
 from hopscore.run.retrieval import read_corpus, split_title
-from hopscore.run.search_agent import answer_in, format_passages, query_in, search_block
+from hopscore.run.search_agent import answer_in, format_passages, query_in
+from hopscore.run.search_recall import search_block
 from tests.conftest import kill_cli_when, run_cli
 from tests.openai_server import FakeOpenAI, Reply
 from tests.run.helpers import load, rows

@@ -197,7 +197,7 @@ def finish_run(
     if repeated is not None:
         metrics["repeats"] = repeated.block
     if prepared.agent is not None:
-        from hopscore.run.search_agent import search_block
+        from hopscore.run.search_recall import search_block
 
         metrics["search"] = search_block(prepared.examples, rows)
     if prepared.plan is not None:
