@@ -53,5 +53,7 @@ def test_the_old_spelling_takes_the_other_names_and_gold(tmp_path: Path) -> None
     qa = run_cli("run", "hotpotqa", "--gold", "g.json", "--model", "openai/x", "--max-turns",
                  "2", cwd=tmp_path)
     assert qa.returncode == 2 and "--max-turns" in qa.stderr and "now" not in qa.stderr
-    wrong = run_cli("agent", "hotpotqa", "--model", "openai/x", cwd=tmp_path)
+    # a QA benchmark gets the search agent (tests/run/test_search_agent.py), not the tool agent
+    wrong = run_cli("agent", "hotpotqa", "--agent", "tools", "--model", "openai/x",
+                    cwd=tmp_path)
     assert wrong.returncode == 2 and "hopscore run hotpotqa" in wrong.stderr

@@ -8,6 +8,9 @@ a ``manifest.json``::
     {"benchmark": "NAME", "gold": "gold.json", "predictions": "predictions.json",
      "aliases": null, "note": "..."}
 
+and optionally ``"corpus"``: a JSONL corpus built from the gold file's paragraphs (a toy corpus
+for the search agent, ``hopscore agent NAME --agent search``).
+
 hopscore's own benchmarks keep theirs in ``hopscore/benchmarks/<package>/samples/``. This is
 the one place samples are found: the Python API (``hopscore.sample_files``), the inspect tasks
 (their default gold) and ``hopscore demo`` read them here.
@@ -45,6 +48,8 @@ class BundledSample:
     predictions: str
     aliases: str | None
     note: str
+    #: a toy corpus made from the gold's paragraphs (None: none)
+    corpus: str | None = None
 
     @contextmanager
     def paths(self) -> Iterator[tuple[Path, Path, Path | None]]:
@@ -122,8 +127,8 @@ def read_sample(folder: Traversable, benchmark: str | None = None) -> BundledSam
     where = f"sample manifest {folder / MANIFEST}"
     manifest = _manifest(folder)
     names = {
-        key: _text_field(manifest, key, where, optional=key == "aliases")
-        for key in ("gold", "predictions", "aliases")
+        key: _text_field(manifest, key, where, optional=key in ("aliases", "corpus"))
+        for key in ("gold", "predictions", "aliases", "corpus")
     }
     for key, name in names.items():
         if name is not None and not (folder / name).is_file():
@@ -136,4 +141,5 @@ def read_sample(folder: Traversable, benchmark: str | None = None) -> BundledSam
         predictions=str(names["predictions"]),
         aliases=names["aliases"],
         note=note if isinstance(note, str) else "",
+        corpus=names["corpus"],
     )

@@ -32,6 +32,16 @@ class Example:
         """The gold answer(s) as text, for display, judging and error analysis."""
         return ()
 
+    def gold_titles(self) -> tuple[str, ...] | None:
+        """The titles of the gold (supporting) paragraphs, for the recall of retrieved
+        documents (a search agent's); None: the benchmark has no gold paragraphs."""
+        return None
+
+    def passages(self) -> tuple[tuple[str, str], ...]:
+        """The example's own paragraphs as (title, text), gold and distractors, for building
+        a corpus from a gold file; () when it has none."""
+        return ()
+
 
 @fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,6 +25,7 @@ from hopscore.cli.agent_options import (
     LoopOptions,
     WorldOptions,
 )
+from hopscore.cli.agent_search import SearchAgentOptions, run_search_agent, wants_search
 from hopscore.cli.alias import agent_benchmark
 from hopscore.cli.gathered import gathered
 from hopscore.cli.request_options import JobOptions, RequestOptions, SearchOptions
@@ -57,12 +58,13 @@ def _chosen(word: str | None) -> Benchmark[Any, Any]:
 
 @app.command(name="agent", rich_help_panel="Run models and agents")
 @gathered(world=WorldOptions, search=SearchOptions, loop=LoopOptions, grading=GradingOptions,
-          requests=RequestOptions, job=JobOptions)
+          requests=RequestOptions, job=JobOptions, search_agent=SearchAgentOptions)
 def agent_command(
     ctx: typer.Context,
     benchmark: str | None = typer.Argument(
         None, show_default=False,
-        help="A benchmark an agent runs on (default: the only one)."),
+        help="A benchmark an agent runs on (default: the only one), or a QA benchmark for "
+        "the search agent."),
     world: WorldOptions = ...,  # type: ignore[assignment]
     model: str = ro.MODEL,
     output_dir: Path | None = typer.Option(
@@ -82,7 +84,8 @@ def agent_command(
         "pass@1..pass@k; intervals are over tasks."),
     corpus: Path | None = typer.Option(
         None, "--corpus", rich_help_panel=ro.PANEL_RETRIEVAL, metavar="FILE",
-        help="JSONL documents {url, title, text} for the bm25 search backend."),
+        help="JSONL documents: {url, title, text} for the bm25 search backend; for the "
+        "search agent {id, title, text} or FlashRAG's {id, contents}."),
     search: SearchOptions = ...,  # type: ignore[assignment]
     loop: LoopOptions = ...,  # type: ignore[assignment]
     grading: GradingOptions = ...,  # type: ignore[assignment]
@@ -92,6 +95,7 @@ def agent_command(
     ci_level: float = o.CI_LEVEL,
     progress: bool = ro.PROGRESS,
     job: JobOptions = ...,  # type: ignore[assignment]
+    search_agent: SearchAgentOptions = ...,  # type: ignore[assignment]
     json_output: bool = ro.JSON_OUTPUT,
 ) -> None:
     """Run a tool-calling agent on every task, grade its answers and score them.
@@ -103,13 +107,33 @@ def agent_command(
     grades.jsonl, metrics.json and scores.jsonl into the run directory; re-running the same
     command resumes. Exit status 1 when some attempts still failed.
 
+    On a QA benchmark (or with --agent search) the search agent runs instead: it searches
+    --corpus (BM25) in a loop, with <search> tags or a native search tool, and answers; the
+    benchmark scores the answers, and metrics.json's search block counts the searches and the
+    gold paragraphs retrieved.
+
     Examples:
 
       hopscore agent --tasks tasks.jsonl --db-root livesqlbench/ --corpus corpus.jsonl \
           --model openai/gpt-4o-mini --judge-model gpt-4o-mini
 
       hopscore agent --model local/smollm2 --limit 2
+
+      hopscore agent NAME --gold dev.json --corpus wiki.jsonl \
+          --model openai/gpt-4o-mini --search-protocol native
     """
+    if wants_search(search_agent, benchmark):
+        assert benchmark is not None
+        run_search_agent(search_agent, requests, job, benchmark=benchmark, model=model,
+                         output_dir=output_dir, temperature=temperature, max_tokens=max_tokens,
+                         seed=seed, limit=limit, repeats=repeats, corpus=corpus,
+                         max_turns=None if loop.max_turns == DEFAULT_MAX_TURNS
+                         else loop.max_turns, resamples=resamples, ci=ci, ci_level=ci_level,
+                         progress=progress, json_output=json_output)
+        return
+    if search_agent.gold is not None:
+        raise HopscoreError("--gold is the search agent's (a QA benchmark); the tool agent "
+                            "reads its tasks from --tasks")
     _chosen(benchmark)
     # --concurrency not given (or called from Python, ctx None): follow the server's slots
     source = None if ctx is None else ctx.get_parameter_source("concurrency")

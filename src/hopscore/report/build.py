@@ -145,7 +145,23 @@ def _extra(scored: ScoredSet, record: Mapping[str, Any]) -> dict[str, Any] | Non
         return {k: record.get(k) for k in JUDGE_FIELDS if k in record}
     if scored.kind == "sql":
         return {k: record.get(k) for k in SQL_FIELDS if k in record}
+    if "search_calls" in record:
+        return search_view(record)
     return None
+
+
+def search_view(record: Mapping[str, Any]) -> dict[str, str]:
+    """A search agent's row (:mod:`hopscore.run.search_agent`) in the sample view: how it
+    ended, its queries and the documents they retrieved."""
+    searches = [s for s in record.get("searches") or () if isinstance(s, Mapping)]
+    ids = [str(i) for i in record.get("retrieved") or ()]
+    titles = [str(t) for t in record.get("retrieved_titles") or ()]
+    titles += [""] * (len(ids) - len(titles))
+    named = [f"{i} ({t})" if t else i for i, t in zip(ids, titles[:len(ids)], strict=True)]
+    return {"agent": f"{record.get('agent_status')} after {record.get('turns')} turns",
+            "search calls": str(record.get("search_calls")),
+            "queries": " | ".join(str(s.get("query")) for s in searches) or "-",
+            "retrieved documents": ", ".join(named) or "-"}
 
 
 def sample_entry(run: RunAnalysis, row: int, flip: str | None, limit: int) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 judge's raw reply.
 
 An agent run's sample row names its trajectory file (``trajectory_file``, relative to the run
-directory); its messages become turns ``{role, text, calls, id}``, where ``calls`` are the
+directory), or holds its conversation itself (``messages``, with ``search_calls``: the search
+agent's rows); its messages become turns ``{role, text, calls, id}``, where ``calls`` are the
 assistant's tool calls (name and arguments as written) and ``id`` the call a tool result
 answers. OpenAI and Anthropic message formats are both read. So an attempt that never called a
 tool still shows everything the model wrote. The judge's raw reply comes from a judge output row
@@ -87,6 +88,9 @@ def conversation(record: Mapping[str, Any], run_dir: Path | None, limit: int
     """The turns of a sample's trajectory file, or None when it has none (or it is unreadable:
     the report still renders; the sample says so)."""
     name = record.get("trajectory_file")
+    inline = record.get("messages")
+    if not isinstance(name, str) and "search_calls" in record and isinstance(inline, list):
+        return turns_of(inline, limit)
     if not isinstance(name, str) or run_dir is None:
         return None
     path = run_dir / name

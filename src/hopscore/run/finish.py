@@ -196,6 +196,10 @@ def finish_run(
         metrics.update(extra)
     if repeated is not None:
         metrics["repeats"] = repeated.block
+    if prepared.agent is not None:
+        from hopscore.run.search_recall import search_block
+
+        metrics["search"] = search_block(prepared.examples, rows)
     if prepared.plan is not None:
         from hopscore.run.methods_report import write_methods
 
@@ -311,6 +315,8 @@ def config_record(settings: RunSettings, prepared: PreparedRun, status: str) -> 
         "versions": versions(prepared.spec.is_local),
         "platform": platform.platform(),
     }
+    if prepared.agent is not None:
+        config["agent"] = prepared.agent.to_json()
     config["fingerprint"] = run_fingerprint(settings, prepared)
     if settings.shard is not None:
         config["shard"] = {**settings.shard.to_json(), "examples": len(prepared.examples)}

@@ -1,7 +1,10 @@
 """BM25 retrieval over a local JSON Lines corpus, for closed-book benchmarks (``--corpus``).
 
 One document per line: ``{"id": ..., "title": ..., "text": ...}``. ``text`` (or ``contents`` /
-``content``) is required; ``title`` is optional and is indexed with the text; the id is ``id``,
+``content``) is required; ``title`` is optional and is indexed with the text. A record without
+a ``title`` whose ``contents`` holds a title line (FlashRAG's wiki-18 passages: ``{"id",
+"contents": "\"Title\"\ntext"}``) has that line, without its double quotes, as its title and
+the rest as its text; the id is ``id``,
 ``_id``, ``doc_id``, ``docid`` or ``url``, else ``line N``. Ids must be unique: a benchmark
 may score them as predicted evidence (its ``make_prediction`` reads ``ModelAnswer.retrieved``)
 when they are its own paragraph ids. The index is ``bm25s`` (Lucene's BM25 variant, k1 = 1.5,
@@ -52,10 +55,25 @@ def read_corpus(path: Path, id_fields: tuple[str, ...] = ID_FIELDS, *,
             raise InputError(where, f"duplicate document id {doc_id!r} (first at {seen[doc_id]})",
                              field=id_fields[0] if require_id else "id")
         seen[doc_id] = str(where)
-        documents.append(Document(doc_id, record.str("title", "") or "", text))
+        title = record.str("title", "") or ""
+        if not record.has("title") and text_field == "contents":
+            title, text = split_title(text)
+        documents.append(Document(doc_id, title, text))
     if not documents:
         raise InputError(path, "the corpus holds no documents")
     return documents
+
+
+def split_title(contents: str) -> tuple[str, str]:
+    """FlashRAG's ``contents``: (the first line without its double quotes, the rest); a text
+    of one line has no title."""
+    head, newline, rest = contents.partition("\n")
+    if not newline:
+        return "", contents
+    title = head.strip()
+    if len(title) >= 2 and title[0] == title[-1] == '"':
+        title = title[1:-1].strip()
+    return title, rest
 
 
 class Corpus:

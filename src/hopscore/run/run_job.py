@@ -90,9 +90,22 @@ class _Worker:
 
             self.strategy = StrategyWorker(engine, prepared.plan, prepared.benchmark,
                                            method_scorer(prepared.benchmark, settings.protocol))
+        self.agent = None
+        if prepared.agent is not None:
+            from hopscore.run.search_agent import SearchAgentWorker
+
+            self.agent = SearchAgentWorker(engine, prepared.agent, prepared.benchmark)
         self.retries = settings.num_retries or 0
 
     async def __call__(self, task: Task, key: str) -> RowResult:
+        if self.agent is not None:
+            base: dict[str, Any] = {
+                "run_key": key, "id": task.example.id, "question": task.example.question,
+                "prompt": task.request.messages, "prompt_sha256": task.prompt_sha256}
+            if self.settings.repeats > 1:
+                base["attempt"] = task.attempt
+            return await self.agent.run(task.example, task.question, task.hints, base,
+                                        task.request.cache_tag, task.request.seed)
         if self.strategy is not None:
             base = {"run_key": key, "id": task.example.id, "question": task.example.question,
                     "asked": task.question, "prompt": task.request.messages,

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from hopscore.inference.clusters import ClusterSpec
     from hopscore.inference.spec import IntervalSpec
     from hopscore.run.evidence import SearchSettings
+    from hopscore.run.search_agent import SearchAgentSettings
     from hopscore.run.strategy import StrategySettings
 from hopscore.defaults import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 
@@ -148,9 +149,20 @@ class RunSettings:
     executor: str = "local"
     #: --ray-workers: worker actors (and the CPUs of an embedded local Ray); None: every CPU
     ray_workers: int | None = None
+    #: ``hopscore agent BENCH --agent search``: the search agent's settings (None: no agent;
+    #: left out of config.json then, so runs without it keep their fingerprint)
+    agent: SearchAgentSettings | None = None
 
     def check(self) -> None:
         from hopscore.run.strategy import STRATEGIES
+
+        if self.agent is not None:
+            self.agent.check()
+            if self.corpus is None:
+                raise HopscoreError("the search agent needs --corpus (a JSONL corpus to search)")
+            if self.strategy != "cot" or self.protocol != "default" or self.search_backend:
+                raise HopscoreError("the search agent is its own strategy: no --strategy, "
+                                    "--protocol mcr or --search-backend http with it")
 
         if self.protocol not in PROTOCOLS:
             raise HopscoreError(f"--protocol must be one of {', '.join(PROTOCOLS)}")
@@ -164,7 +176,7 @@ class RunSettings:
             raise HopscoreError("--num-retries must not be negative")
         if self.repeats < 1:
             raise HopscoreError("--repeats must be at least 1")
-        if self.repeats > 1 and self.strategy != "cot":
+        if self.repeats > 1 and self.strategy != "cot" and self.agent is None:
             raise HopscoreError(f"--repeats is for --strategy cot: {self.strategy} samples its "
                                 "own chains (--chains)")
         if self.chains is not None and self.strategy == "cot":
@@ -266,7 +278,10 @@ class RunSettings:
     def to_json(self) -> dict[str, Any]:
         """Every setting (paths as strings, tuples as lists): config.json's and the
         fingerprint's."""
-        return settings_json(self, tuples_as_lists=True)
+        out = settings_json(self, tuples_as_lists=True)
+        if out["agent"] is None:
+            del out["agent"]
+        return out
 
 
 #: Settings that say how a run is executed, not what it computes: left out of its fingerprint,

@@ -20,6 +20,7 @@ from hopscore.run.extract import DEFAULT_MARKER, KINDS, MCR_MARKER, Hints
 from hopscore.run.prompts import PromptTemplate, builtin_template_name, load_shots
 from hopscore.run.providers import ModelSpec, endpoint_for, resolve_base_url
 from hopscore.run.retrieval import Corpus, Document
+from hopscore.run.search_agent import SearchAgentPlan
 from hopscore.run.settings import PromptSettings, RunSettings
 from hopscore.run.strategy import StrategyPlan
 
@@ -65,6 +66,8 @@ class PreparedRun:
     corpus: Corpus | None
     #: the chain strategies' plan (None: --strategy cot)
     plan: StrategyPlan | None = None
+    #: the search agent's plan (None: no agent, ``hopscore run``)
+    agent: SearchAgentPlan | None = None
 
 
 def select(examples: list[Example], *, limit: int | None, sample: int | None,
@@ -129,7 +132,16 @@ def prepare(settings: RunSettings) -> PreparedRun:
     if settings.wiki_db is not None and not chained:
         wiki = benchmark.open_wiki(settings.wiki_db)
     plan = None
-    if chained:
+    agent = None
+    if settings.agent is not None:
+        assert corpus is not None  # RunSettings.check
+        index: Any = corpus
+        if settings.agent.retriever == "dense":
+            index = _dense_index(settings, corpus, base_url)
+        agent = SearchAgentPlan(settings=settings.agent, corpus=index, model=spec.name,
+                                temperature=settings.temperature,
+                                max_tokens=settings.max_tokens, seed=settings.seed)
+    elif chained:
         from hopscore.run.evidence import make_source
         from hopscore.run.strategy import make_plan
 
@@ -147,7 +159,8 @@ def prepare(settings: RunSettings) -> PreparedRun:
               spec, endpoint, stop, wiki) if plan is None
         else _chain_task(benchmark, example, settings.extraction, inputs, plan, kind, endpoint)
         for example in examples
-    ]
+    ] if agent is None else [_agent_task(benchmark, example, inputs, agent, kind, endpoint)
+                             for example in examples]
     if settings.repeats > 1:
         tasks = [task if j == 0 else repeat_task(task, j)
                  for task in tasks for j in range(settings.repeats)]
@@ -155,8 +168,43 @@ def prepare(settings: RunSettings) -> PreparedRun:
         benchmark=benchmark, spec=spec, base_url=base_url, endpoint=endpoint,
         examples=examples, tasks=tasks, template=template, shots=shots, answer_kind=kind,
         marker=marker, stop=stop, gold_sha256=file_sha256(settings.gold), gold_examples=len(gold),
-        corpus=corpus, plan=plan,
+        corpus=corpus, plan=plan, agent=agent,
     )  # fmt: skip
+
+
+def _dense_index(settings: RunSettings, corpus: Corpus, base_url: str | None) -> Any:
+    """The search agent's dense index of ``corpus`` (:mod:`hopscore.run.dense`)."""
+    import os
+
+    from hopscore.run.dense import DenseIndex, EmbeddingClient
+
+    agent = settings.agent
+    assert agent is not None and agent.embed_model is not None
+    url = agent.embed_base_url or base_url
+    if not url:
+        raise HopscoreError("--retriever dense needs --embed-base-url (an OpenAI-compatible "
+                            "endpoint that serves /embeddings)")
+    client = EmbeddingClient(agent.embed_model, url, os.environ.get(settings.api_key_env),
+                             timeout=settings.timeout)
+    return DenseIndex(corpus, client, query_prefix=agent.query_prefix,
+                      passage_prefix=agent.passage_prefix, cache_dir=settings.cache_dir)
+
+
+def _agent_task(benchmark: Benchmark[Any, Any], example: Example, inputs: PromptInputs,
+                agent: SearchAgentPlan, kind: str, endpoint: str) -> Task:
+    """A question of the search agent: its request is the agent's first (for display); the key
+    binds the question to the agent's whole plan."""
+    from hopscore.run.strategy import kind_hints
+
+    variables = benchmark.prompt_variables(example, inputs)
+    question = str(variables.get("question") or example.question)
+    request = agent.request(agent.first_messages(question), "", agent.seed)
+    key = sha256_text(canonical_json({
+        "id": example.id, "question": question, "endpoint": endpoint,
+        "agent": agent.fingerprint(),
+    }))  # fmt: skip
+    return Task(example, request, kind_hints(kind, variables), None, key,
+                sha256_text(canonical_json(request.messages)), question=question)
 
 
 def _chain_task(

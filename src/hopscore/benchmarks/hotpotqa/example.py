@@ -36,6 +36,13 @@ class HotpotExample(Example):
     def gold_answers(self) -> tuple[str, ...]:
         return (self.answer,)
 
+    def gold_titles(self) -> tuple[str, ...] | None:
+        return tuple(dict.fromkeys(title for title, _ in self.supporting_facts))
+
+    def passages(self) -> tuple[tuple[str, str], ...]:
+        return tuple((title, " ".join(s.strip() for s in sentences))
+                     for title, sentences in self.context)
+
 
 @fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -92,6 +92,13 @@ class MusiqueExample(Example):
         retrieved-document recall compares documents with)."""
         return tuple(dict.fromkeys(p.title for p in self.paragraphs if p.is_supporting))
 
+    def gold_titles(self) -> tuple[str, ...] | None:
+        return self.supporting_titles()
+
+    def passages(self) -> tuple[tuple[str, str], ...]:
+        """Every paragraph of the question (both twins' in MuSiQue-Full) as (title, text)."""
+        return tuple((p.title, p.text) for p in (*self.paragraphs, *self.twin_paragraphs))
+
 
 @dataclass(frozen=True, slots=True)
 class Line:

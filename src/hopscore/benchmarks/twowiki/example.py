@@ -34,6 +34,13 @@ class TwoWikiExample(Example):
     def gold_answers(self) -> tuple[str, ...]:
         return self.answers
 
+    def gold_titles(self) -> tuple[str, ...] | None:
+        return tuple(dict.fromkeys(title for title, _ in self.supporting_facts))
+
+    def passages(self) -> tuple[tuple[str, str], ...]:
+        return tuple((title, " ".join(s.strip() for s in sentences))
+                     for title, sentences in self.context)
+
 
 @fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
