@@ -31,6 +31,13 @@ from hopscore.inference.agreement import agreement_of
 from hopscore.inference.clusters import ClusterSpec
 from hopscore.inference.spec import IntervalSpec
 from hopscore.inference.values import ExampleValues
+from hopscore.judge.calibration import (
+    Calibration,
+    CorrectedJudge,
+    JudgeIdentity,
+    check_bound_to,
+    correct_rows,
+)
 from hopscore.judge.judge_config import JudgeConfig
 from hopscore.judge.judge_job import judge_items
 from hopscore.judge.judge_summary import JudgeSummary
@@ -78,6 +85,8 @@ class JudgedReport:
     agreement: AgreementTable | None = None
     #: sha256 of the predictions file the judge graded
     predictions_sha256: str | None = None
+    #: the judge's accuracy corrected for its error rates (score --judge-calibration)
+    corrected: CorrectedJudge | None = None
 
     def to_json(self) -> dict[str, Any]:
         """What ``metrics.json`` holds: the report and a ``judge`` block."""
@@ -90,6 +99,7 @@ class JudgedReport:
             "errors": self.summary.errors, "empty_responses": self.summary.empty_responses,
             "predictions_sha256": self.predictions_sha256,
             "agreement": None if self.agreement is None else self.agreement.to_json(),
+            "corrected": None if self.corrected is None else self.corrected.to_json(),
         }  # fmt: skip
         return data
 
@@ -134,6 +144,7 @@ def score_files_with_judge(
     clusters: ClusterSpec | None = None,
     scored_from: Mapping[str, Any] | None = None,
     backend: ChatBackend | None = None,
+    calibration: tuple[Calibration, Path] | None = None,
 ) -> JudgedReport:
     """Score as ``hopscore score`` does, then judge every example and merge the results.
 
@@ -141,6 +152,9 @@ def score_files_with_judge(
     scores.jsonl (``judge_accuracy`` per example), judge.jsonl (the judge's rows; a re-run
     resumes from it) and judge_disagreements.jsonl.
     """
+    notes = [] if calibration is None else check_bound_to(
+        calibration, JudgeIdentity(config.model, config.endpoint(), config.prompt.sha256),
+        "score --judge")  # before any request: a calibration of another judge is refused
     examples = benchmark.load_gold(gold_path, aliases=aliases)
     predictions = benchmark.load_predictions(predictions_path)
     questions = {example.id: example.question for example in examples}
@@ -183,6 +197,9 @@ def score_files_with_judge(
         )
     judged = JudgedReport(report, summary, metric, disagreements, agreement,
                           file_sha256(predictions_path))
+    if calibration is not None:
+        judged.corrected = correct_rows(rows, calibration[0], spec.level, notes)
+        report.warnings.extend(notes)
     if output_dir is not None:
         # the gold that made the score directory (hopscore.files.reruns)
         if scored_from is not None:
