@@ -14,7 +14,9 @@ from hopscore.errors import HopscoreError
 from hopscore.scores.display import print_table
 
 if TYPE_CHECKING:
+    from hopscore.inference.judge_error import Corrected
     from hopscore.judge.calibration import Calibration, CorrectedJudge
+    from hopscore.judge.corrected_compare import CorrectedPair
 
 
 @app.command("judge-calibrate", rich_help_panel="Score and grade")
@@ -133,9 +135,7 @@ def corrected_table(judged: CorrectedJudge) -> Table:
     table.add_column("value", justify="right")
     table.add_row("rows the judge decided", str(c.n))
     table.add_row("raw judge accuracy (Wilson)", _share(c.raw, (c.raw_low, c.raw_high)))
-    table.add_row("corrected (Rogan-Gladen)",
-                  _share(c.estimate, None if c.low is None or c.high is None else (c.low, c.high))
-                  if c.estimate is not None else "not corrected")
+    table.add_row("corrected (Rogan-Gladen)", _corrected_text(c))
     if judged.empty:
         table.add_row(f"corrected, with {judged.empty} empty answers", judged.text())
     table.add_row("calibration: sensitivity / specificity",
@@ -152,3 +152,34 @@ def _caption(judged: CorrectedJudge) -> str | None:
         lines.append(f"{judged.undecided} rows without a verdict are left out")
     lines.extend(judged.warnings)
     return "\n".join(lines) or None
+
+
+def corrected_pairs_table(pairs: list[CorrectedPair], level: float) -> Table:
+    """compare --judge-calibration: each run's raw and corrected judge accuracy, and B - A."""
+    table = Table(title=f"judge accuracy corrected for its errors ({100 * level:g}% intervals; "
+                        "one shared calibration)", title_justify="left",
+                  caption=_pairs_caption(pairs), caption_justify="left")
+    for column in ("run", "n", "raw", "corrected"):
+        table.add_column(column, justify="left" if column == "run" else "right")
+    seen: set[str] = set()
+    for pair in pairs:
+        for label, c in ((pair.a, pair.corrected_a), (pair.b, pair.corrected_b)):
+            if label not in seen:
+                seen.add(label)
+                table.add_row(label, str(c.n), f"{c.raw:.3f}", _corrected_text(c))
+        d = pair.difference
+        corrected = "not corrected" if d.estimate is None or d.low is None or d.high is None \
+            else f"{d.estimate:+.3f} [{d.low:+.3f}, {d.high:+.3f}]"
+        table.add_row(f"{pair.b} - {pair.a}", str(pair.n), f"{d.raw:+.3f}", corrected)
+    return table
+
+
+def _corrected_text(c: Corrected) -> str:
+    if c.estimate is None or c.low is None or c.high is None:
+        return "not corrected"
+    return f"{c.estimate:.3f} [{c.low:.3f}, {c.high:.3f}]"
+
+
+def _pairs_caption(pairs: list[CorrectedPair]) -> str | None:
+    reasons = {pair.difference.undefined for pair in pairs if pair.difference.undefined}
+    return "\n".join(f"not corrected: {reason}" for reason in sorted(reasons)) or None
