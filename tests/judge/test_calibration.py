@@ -159,6 +159,14 @@ def test_calibrate_then_correct_through_the_command_line(tmp_path: Path,
         assert corrected["corrected"] == pytest.approx((0.6 + 0.8 - 1) / 0.7, abs=0.01)
         assert corrected["corrected_ci"]["low"] < corrected["corrected"]
         assert "corrected (Rogan-Gladen)" in result.stdout
+        # the report shows it beside the raw judge accuracy
+        html = tmp_path / "report.html"
+        result = run_cli("report", out, "-o", html, "--resamples", "100", env=env)
+        assert result.returncode == 0, result.stderr
+        page = html.read_text(encoding="utf-8")
+        assert "corrected for the judge&#39;s errors" in page or \
+            "corrected for the judge's errors" in page
+        assert f"{corrected['corrected']:.3f} [" in page and "0.900" in page  # sensitivity
         # the calibration of another model is refused
         requests = len(server.log)
         result = run_cli("score", "hotpotqa", "-g", SAMPLES / "gold.json", "-p",

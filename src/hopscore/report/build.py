@@ -50,6 +50,7 @@ from hopscore.report.runs import settings_view
 from hopscore.report.sections import (
     RunAnalysis,
     agreement_view,
+    corrected_view,
     comparison_view,
     group_rows_view,
     summary_view,
@@ -327,6 +328,8 @@ def render(runs: list[RunAnalysis], pairs: list[PairComparison], baseline: int,
         comparisons=[comparison_view(pair, flip_limit) for pair in pairs],
         agreements=[agreement_view(run.scored.label, run.agreement) for run in runs
                     if run.agreement is not None],
+        corrections=[view for run in runs if (view := corrected_view(
+            run.scored.label, run.scored.summary)) is not None],
         runs=runs,
         data=data,
         encoding=encoding,
