@@ -50,8 +50,8 @@ from hopscore.report.runs import settings_view
 from hopscore.report.sections import (
     RunAnalysis,
     agreement_view,
-    corrected_view,
     comparison_view,
+    corrected_view,
     group_rows_view,
     summary_view,
 )
