@@ -46,7 +46,7 @@ def judge_calibrate(
     and left out. With --output, writes the calibration file that corrects the judge's
     accuracy for its errors (docs/judge.md, "Calibrating the judge").
 
-    Example:
+    Examples:
 
       hopscore judge-calibrate --judge judged.jsonl --labels human.csv -o calibration.json
     """
