@@ -38,7 +38,7 @@ from harness import REPO
 sys.path.insert(0, str(REPO / "src"))
 
 from hopscore.inference.ci import z_quantile
-from hopscore.inference.judge_error import adjusted_wald, rogan_gladen
+from hopscore.inference.judge_error import adjusted_wald, paired_wald, rogan_gladen
 
 N = 200
 CALIBRATION = (50, 100, 200)
@@ -78,6 +78,65 @@ def cell(rng: np.random.Generator, reps: int, m: int, se: float, sp: float, acc:
         "width": float((high - low)[ok].mean()) if ok.any() else float("nan"),
         "raw_cover": float(raw_cover.mean()),
     }
+
+
+PAIRS = ((0.5, 0.5), (0.4, 0.5), (0.2, 0.35), (0.7, 0.8))
+SHARED = 0.7  # share of rows where B's correctness is A's (the rest independent)
+
+
+def paired_cell(rng: np.random.Generator, reps: int, m: int, rate: float, acc_a: float,
+                acc_b: float) -> dict[str, float]:
+    """Two systems on the same n rows, one judge (se = sp = rate), one shared calibration."""
+    u = rng.random((reps, N))
+    right_a = u < acc_a
+    own = rng.random((reps, N))
+    right_b = np.where(rng.random((reps, N)) < SHARED, u < acc_b, own < acc_b)
+    # B's rows tied to A's use the same u: a true accuracy of acc_b either way
+
+    def judged(right: np.ndarray) -> np.ndarray:
+        return np.where(right, rng.random(right.shape) < rate, rng.random(right.shape) > rate)
+
+    pass_a, pass_b = judged(right_a), judged(right_b)
+    a_only = (pass_a & ~pass_b).sum(axis=1)
+    b_only = (pass_b & ~pass_a).sum(axis=1)
+    positives = rng.binomial(m, (acc_a + acc_b) / 2, reps)
+    true_pos = rng.binomial(positives, rate)
+    true_neg = rng.binomial(m - positives, rate)
+    estimate, low, high, youden_low = paired_wald(a_only, b_only, N, true_pos, positives,
+                                                  true_neg, m - positives, LEVEL)
+    ok = (youden_low > 0) & ~np.isnan(estimate)
+    truth = acc_b - acc_a
+    covered = ~ok | ((low <= truth) & (truth <= high))
+    # the two corrected accuracies' intervals combined as if independent
+    ea, la, ha, _ = adjusted_wald(pass_a.sum(axis=1), N, true_pos, positives, true_neg,
+                                  m - positives, LEVEL)
+    eb, lb, hb, _ = adjusted_wald(pass_b.sum(axis=1), N, true_pos, positives, true_neg,
+                                  m - positives, LEVEL)
+    half = np.sqrt(((ha - la) / 2) ** 2 + ((hb - lb) / 2) ** 2)
+    naive = ~ok | ((eb - ea - half <= truth) & (truth <= eb - ea + half))
+    z = z_quantile(LEVEL)
+    raw = (b_only - a_only) / N
+    raw_half = z * np.sqrt(np.maximum(((a_only + b_only) / N - raw**2) / N, 0))
+    raw_cover = (raw - raw_half <= truth) & (truth <= raw + raw_half)
+    width = (high - low)[ok].mean() if ok.any() else float("nan")
+    return {"weak": float(1 - ok.mean()), "cover": float(covered.mean()),
+            "width": float(width), "naive_cover": float(naive.mean()),
+            "naive_width": float((2 * half)[ok].mean()) if ok.any() else float("nan"),
+            "raw_cover": float(raw_cover.mean())}
+
+
+def paired_table(rng: np.random.Generator, reps: int) -> list[str]:
+    lines = ["", "Paired difference B - A, one judge (se = sp = rate), one calibration:", "",
+             "|   m | rate | acc A | acc B | weak | cover | width | indep. cover | indep. width "
+             "| raw cover |",
+             "|----:|-----:|------:|------:|-----:|------:|------:|-------------:|-------------:"
+             "|----------:|"]
+    for m, rate, (acc_a, acc_b) in product((50, 200), RATES, PAIRS):
+        r = paired_cell(rng, reps, m, rate, acc_a, acc_b)
+        lines.append(f"| {m:3d} | {rate:.2f} | {acc_a:5.2f} | {acc_b:5.2f} | {r['weak']:.2f} | "
+                     f"{r['cover']:.3f} | {r['width']:.3f} | {r['naive_cover']:12.3f} | "
+                     f"{r['naive_width']:12.3f} | {r['raw_cover']:9.3f} |")
+    return lines
 
 
 def main() -> int:
@@ -120,7 +179,7 @@ def main() -> int:
                f"cells below the target or with |bias| > 3 mc se: {len(flagged)}"]
     summary += [f"  m={m} se={se} sp={sp} acc={acc}: cover {c:.3f}, bias {b:+.4f} ({s:.4f})"
                 for m, se, sp, acc, c, b, s in flagged]
-    text = "\n".join([*lines, "", *summary])
+    text = "\n".join([*lines, "", *summary, *paired_table(rng, min(args.reps, 4000))])
     print(text)
     if args.markdown is not None:
         args.markdown.write_text(text + "\n", encoding="utf-8")

@@ -286,6 +286,43 @@ class CorrectedDifference:
                     "level": self.level, "low": self.low, "high": self.high}}
 
 
+def paired_wald(a_only: Floats | float, b_only: Floats | float, n: Floats | float,
+                true_pos: Floats | float, positives: Floats | float, true_neg: Floats | float,
+                negatives: Floats | float, level: float = 0.95
+                ) -> tuple[Floats, Floats, Floats, Floats]:
+    """Corrected B - A, its interval and the lower limit of J, elementwise over arrays.
+
+    ``a_only`` / ``b_only``: rows the judge passed for A only / B only, of ``n`` paired rows.
+    The estimate is ``(b_only - a_only) / n / J`` with the raw J (NaN where J <= 0), cut to
+    [-1, 1]. Its delta-method variance is ``[var(dq) + d^2 var(J)] / J^2``: the paired variance
+    of the raw difference ``var(dq) = [(b + c) / n - dq^2] / n`` with half a row added to each
+    cell of the paired 2x2 table (Agresti and Min 2005; never 0), and ``var(J) = var(Se) +
+    var(Sp)`` from the Agresti-Coull adjusted calibration proportions, as in
+    :func:`adjusted_wald`. Where ``youden_low <= 0`` the judge is too weak to correct.
+    """
+    z = z_quantile(level)
+    a, b, m = np.asarray(a_only, float), np.asarray(b_only, float), np.asarray(n, float)
+    tp, pos = np.asarray(true_pos, float), np.asarray(positives, float)
+    tn, neg = np.asarray(true_neg, float), np.asarray(negatives, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        youden_raw = tp / pos + tn / neg - 1
+        estimate = np.where(youden_raw > 0, np.clip((b - a) / m / youden_raw, -1.0, 1.0),
+                            np.nan)
+        se, _ = _adjusted(tp, pos, z)
+        sp, _ = _adjusted(tn, neg, z)
+        var_j = se * (1 - se) / (pos + z * z) + sp * (1 - sp) / (neg + z * z)
+        youden = se + sp - 1
+        youden_low = youden - z * np.sqrt(var_j)
+        size = m + 2
+        shift = (b - a) / size
+        var_dq = np.maximum(((a + b + 1) / size - shift**2) / size, 0.0)
+        centre = np.where(np.isnan(estimate), 0.0, estimate)
+        half = z * np.sqrt((var_dq + centre**2 * var_j) / youden**2)
+        low = np.clip(centre - half, -1.0, 1.0)
+        high = np.clip(centre + half, -1.0, 1.0)
+    return estimate, low, high, youden_low
+
+
 def corrected_difference(a_only: int, b_only: int, n: int, calibration: Confusion,
                          level: float = 0.95) -> CorrectedDifference:
     """Corrected B - A from the paired flips of the judge's verdicts.
@@ -294,28 +331,19 @@ def corrected_difference(a_only: int, b_only: int, n: int, calibration: Confusio
     difference is ``(b_only - a_only) / n / J``; its variance by the delta method is
     ``[var(dq) + d^2 var(J)] / J^2`` with the paired variance of the raw difference
     ``var(dq) = [(b + c) / n - dq^2] / n`` and ``var(J) = var(Se) + var(Sp)`` from the
-    calibration (Agresti-Coull adjusted, as in :func:`adjusted_wald`). The difference is cut to
-    [-1, 1]. Whether the two differ at all is the raw paired test's question: J > 0 only
-    rescales the difference, so its sign and p-value carry over.
+    calibration (:func:`paired_wald`). The difference is cut to [-1, 1]. Whether the two
+    differ at all is the raw paired test's question: J > 0 only rescales the difference, so
+    its sign and p-value carry over.
     """
     if n <= 0:
         raise ValueError("corrected_difference needs at least one paired row")
-    z = z_quantile(level)
     raw = (b_only - a_only) / n
     c = calibration
     if c.undefined is not None:
         return CorrectedDifference(raw, None, None, None, level, c.undefined)
-    se, pos = (v.item() for v in _adjusted(np.float64(c.true_pos), np.float64(c.positives), z))
-    sp, neg = (v.item() for v in _adjusted(np.float64(c.true_neg), np.float64(c.negatives), z))
-    var_j = se * (1 - se) / pos + sp * (1 - sp) / neg
-    youden = se + sp - 1
-    youden_low = youden - z * math.sqrt(var_j)
-    youden_raw = c.youden
-    if not youden_low > 0 or youden_raw is None or youden_raw <= 0:
+    estimate, low, high, youden_low = (float(v) for v in paired_wald(
+        a_only, b_only, n, c.true_pos, c.positives, c.true_neg, c.negatives, level))
+    if not youden_low > 0 or math.isnan(estimate):
         return CorrectedDifference(raw, None, None, None, level,
                                    WEAK.format(level=level, low=youden_low))
-    estimate = max(-1.0, min(1.0, raw / youden_raw))
-    var_dq = max(0.0, ((a_only + b_only) / n - raw * raw) / n)
-    half = z * math.sqrt((var_dq + estimate**2 * var_j) / youden**2)
-    return CorrectedDifference(raw, estimate, max(-1.0, estimate - half),
-                               min(1.0, estimate + half), level)
+    return CorrectedDifference(raw, estimate, low, high, level)
