@@ -113,6 +113,12 @@ def test_undefined_cases_say_why() -> None:
     assert "undefined" in same.text()
 
 
+def test_nan_is_missing_too() -> None:
+    with_none = krippendorff_alpha([[1, 1, None], [0, 1, 0], [None, 0, 0]])
+    with_nan = krippendorff_alpha(np.array([[1, 1, np.nan], [0, 1, 0], [np.nan, 0, 0]]))
+    assert with_nan.value == pytest.approx(with_none.value) and with_nan.units == 3
+
+
 def test_a_known_value() -> None:
     """Krippendorff (2011), 'Computing Krippendorff's alpha-reliability', the nominal example
     with missing data: alpha = 0.743."""

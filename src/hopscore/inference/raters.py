@@ -18,6 +18,7 @@ fewer than two ratings of any subject, :attr:`Coefficient.value` is None and
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -86,13 +87,19 @@ def fleiss_table(labels: Sequence[Sequence[Hashable]],
     return out
 
 
+def _missing(value: Hashable | None) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def krippendorff_alpha(units: Sequence[Sequence[Hashable | None]]) -> Coefficient:
-    """Nominal Krippendorff's alpha of ``units[u]``: the labels unit u got (None: missing)."""
+    """Nominal Krippendorff's alpha of ``units[u]``: the labels unit u got (None or NaN:
+    missing). Rows are units, columns raters (the ``krippendorff`` package takes the
+    transpose)."""
     name = "krippendorff_alpha"
     coincidence: dict[tuple[Hashable, Hashable], float] = {}
     pairable = 0
     for unit in units:
-        values = [v for v in unit if v is not None]
+        values = [v for v in unit if not _missing(v)]
         m = len(values)
         if m < 2:
             continue
