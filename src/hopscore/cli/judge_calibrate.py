@@ -101,9 +101,11 @@ def _share(value: float | None, bounds: tuple[float, float] | None) -> str:
 
 def calibration_table(calibration: Calibration) -> Table:
     c, level = calibration.confusion, calibration.level
-    table = Table(title=f"judge {calibration.judge.text()}: {c.n} labelled rows "
-                        f"({100 * level:g}% intervals)",
-                  title_justify="left", show_header=False)
+    judge = calibration.judge
+    table = Table(title=f"judge {judge.model} (prompt sha256 {judge.prompt_sha256[:12]}): "
+                        f"{c.n} labelled rows",
+                  caption=f"at {judge.endpoint}; {100 * level:g}% intervals",
+                  caption_justify="left", title_justify="left", show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value", justify="right")
     table.add_row("labelled correct / wrong", f"{c.positives} / {c.negatives}")
