@@ -134,5 +134,12 @@ def test_a_jury_of_three_against_the_stand_in_server(tmp_path: Path) -> None:
     assert summary["krippendorff_alpha"]["value"] == pytest.approx(
         krippendorff_alpha(units).value)
     assert summary["rule"] == "majority" and summary["split_rows"] == 3
+    # a jury's verdicts compare like a judge's
+    compared = run_cli("compare", out / "judge-2.jsonl", out / "jury.jsonl", "--json")
+    assert compared.returncode == 0, compared.stderr
+    pair = json.loads(compared.stdout)["comparisons"][0]
+    assert pair["n_paired"] == 5  # judge-2: T F F T T; jury: T T F F T
+    assert sorted((f["id"], f["direction"]) for f in pair["flips"]) == [
+        ("q2", "wrong->right"), ("q4", "right->wrong")]
     assert "Fleiss' kappa" in second.stdout and "rows where the judges disagree: 3" in \
         second.stdout
