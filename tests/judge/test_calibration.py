@@ -133,6 +133,12 @@ def test_calibrate_then_correct_through_the_command_line(tmp_path: Path,
     with FakeOpenAI(verdict) as server:
         result = run_cli(*score_args(server, SAMPLES / "predictions.json", out), env=env)
         assert result.returncode == 0, result.stderr
+        # judge vs exact match: each disagreement has a kind, the most frequent first
+        kinds = json.loads((out / "metrics.json").read_text())["judge"]["disagreement_kinds"]
+        assert sum(k["count"] for k in kinds) == 2
+        rows = [json.loads(line) for line in
+                (out / "judge_disagreements.jsonl").read_text().splitlines()]
+        assert {r["id"]: r["kind"] for r in rows}["sample-hp-2"] == "matches the gold"
         result = run_cli("judge-calibrate", "--judge", out / "judge.jsonl", "--labels", labels,
                          "-o", cal, env=env)
         assert result.returncode == 0, result.stderr

@@ -19,6 +19,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from hopscore.analysis.disagreement_kinds import (
+    disagreement_kind,
+    kinds_by_frequency,
+    order_by_frequency,
+)
 from hopscore.analysis.judging import AgreementTable
 from hopscore.benchmarks.base import Benchmark, E, P
 from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -69,10 +74,16 @@ class Disagreement:
     judge_correct: bool
     judge_reasoning: str | None
 
+    @property
+    def kind(self) -> str:
+        """Why they disagree (:mod:`hopscore.analysis.disagreement_kinds`)."""
+        return disagreement_kind(self.prediction, self.gold)
+
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "prediction": self.prediction, "gold": list(self.gold),
                 "metric": self.metric, "metric_value": self.metric_value,
-                "judge_correct": self.judge_correct, "judge_reasoning": self.judge_reasoning}
+                "judge_correct": self.judge_correct, "kind": self.kind,
+                "judge_reasoning": self.judge_reasoning}
 
 
 @dataclass(slots=True)
@@ -99,6 +110,10 @@ class JudgedReport:
             "errors": self.summary.errors, "empty_responses": self.summary.empty_responses,
             "predictions_sha256": self.predictions_sha256,
             "agreement": None if self.agreement is None else self.agreement.to_json(),
+            "disagreement_kinds": [
+                {"kind": k.kind, "judge_right": k.judge_right, "count": k.count}
+                for k in kinds_by_frequency([(d.kind, d.judge_correct)
+                                             for d in self.disagreements])],
             "corrected": None if self.corrected is None else self.corrected.to_json(),
         }  # fmt: skip
         return data
@@ -291,6 +306,8 @@ def merge(
                 score.id, score.prediction, score.gold, metric, score.metrics.get(metric, 0.0),
                 correct, row.get("reasoning") if row else None,
             ))
+    order = order_by_frequency([(d.kind, d.judge_correct) for d in disagreements])
+    disagreements[:] = [disagreements[i] for i in order]  # the most frequent kind first
     report.metrics[METRIC] = correct_all / len(scores) if scores else 0.0
     for name, group in report.groups.items():
         key = report.group_keys.get(name, "")
@@ -325,12 +342,18 @@ def print_disagreements(judged: JudgedReport, console: Console, limit: int = 20)
         return
     table = Table(
         title=f"judge vs {judged.match_metric}: {len(judged.disagreements)} disagreements"
-        + (f" (first {limit})" if len(judged.disagreements) > limit else ""),
+        + (f" (first {limit})" if len(judged.disagreements) > limit else "")
+        + ", the most frequent kind first",
         title_justify="left",
+        caption="by kind: " + "; ".join(
+            f"{k.label} {k.count}" for k in kinds_by_frequency(
+                [(d.kind, d.judge_correct) for d in judged.disagreements])),
+        caption_justify="left",
     )
-    for column in ("id", "prediction", "gold", judged.match_metric, "judge"):
+    for column in ("id", "prediction", "gold", judged.match_metric, "judge", "kind"):
         table.add_column(column, overflow="fold")
     for item in judged.disagreements[:limit]:
         table.add_row(item.id, item.prediction or "", " | ".join(item.gold),
-                      f"{item.metric_value:g}", "correct" if item.judge_correct else "wrong")
+                      f"{item.metric_value:g}", "correct" if item.judge_correct else "wrong",
+                      item.kind)
     print_table(console, table)
