@@ -5,7 +5,8 @@ Accepted inputs (the kind is told by content, not by name):
 * a score directory (``hopscore score --output-dir``) or run directory (``hopscore run``):
   ``metrics.json`` + ``scores.jsonl``, and for runs ``samples.jsonl`` and ``config.json``;
 * a ``scores.jsonl`` file on its own;
-* ``hopscore judge`` output JSONL: one binary metric ``correct`` per row;
+* ``hopscore judge`` output JSONL, or a jury's ``jury.jsonl`` (``hopscore jury``): one binary
+  metric ``correct`` per row;
 * ``hopscore sql-match`` output JSONL: one binary metric ``match`` per row.
 
 Per-example metric values are a numpy matrix (examples x metrics) and group labels are integer
@@ -110,7 +111,8 @@ def load_scored(path: Path, label: str | None = None) -> ScoredSet:
         return _load_scores(path, name, None, None)
     if "match" in first and ("judge_kind" in first or "reason" in first or "agent_sql" in first):
         return _load_verdicts(path, name, "sql", "match")
-    if "correct" in first and ("parse_ok" in first or "raw_judge_output" in first):
+    if "correct" in first and ("parse_ok" in first or "raw_judge_output" in first
+                               or isinstance(first.get("jury"), dict)):
         return _load_verdicts(path, name, "judge", "correct")
     raise InputError(
         Location(str(path), line=1),

@@ -26,7 +26,8 @@ from hopscore.version import __version__
 #: Every command, in the order of --help (its panels follow their first command: score and
 #: grade, run models and agents, the agent's files, analyse), and the module defining it.
 COMMANDS: dict[str, str] = {
-    "score": "score", "judge": "judge", "sql-match": "sql_match",
+    "score": "score", "judge": "judge", "judge-calibrate": "judge_calibrate", "jury": "jury",
+    "sql-match": "sql_match",
     "run": "run", "agent": "agent", "demo": "demo", "suite": "suite", "merge": "merge",
     "validate-predictions": "agent_files", "hdr-tasks": "agent_files",
     "compare": "compare", "plan": "plan", "report": "report", "analyze": "report",

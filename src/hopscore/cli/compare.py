@@ -302,6 +302,10 @@ def compare(
         None, "--output", "-o", metavar="FILE",
         help="Write the full comparison (every flip) as JSON here."
     ),
+    judge_calibration: Path | None = typer.Option(
+        None, "--judge-calibration", metavar="FILE",
+        help="A calibration of the runs' judge (hopscore judge-calibrate): also give each "
+        "run's judge accuracy and B - A corrected for the judge's errors."),
     json_output: bool = o.JSON,
 ) -> None:
     """Compare runs on the same examples: for every metric, overall and per group, the
@@ -338,8 +342,22 @@ def compare(
                                 f"({', '.join(s.label for s in sets)})")
         index = matches[0]
     pairs = compare_to_baseline(sets, index, options)
+    corrected = []
+    if judge_calibration is not None:
+        from hopscore.judge.calibration import load_calibration
+        from hopscore.judge.corrected_compare import corrected_pairs
+
+        corrected = corrected_pairs(sets, index, (load_calibration(judge_calibration),
+                                                  judge_calibration), ci_level)
     if not json_output:
         print_comparison(pairs, console, show)
+        if corrected:
+            from hopscore.cli.judge_calibrate import corrected_pairs_table
+            from hopscore.scores.display import print_table
+
+            print_table(console, corrected_pairs_table(corrected, ci_level))
+    for warning in dict.fromkeys(w for pair in corrected for w in pair.warnings):
+        err_console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
     for warning in dict.fromkeys(w for pair in pairs for w in pair.warnings):
         err_console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
     if output is not None or json_output:
@@ -349,6 +367,8 @@ def compare(
             "baseline": sets[index].label, "options": options.to_json(),
             "family": {"correction": options.correction, "tests": family_size(pairs)},
             "comparisons": [pair.to_json() for pair in pairs]}
+        if corrected:
+            document["judge_correction"] = [pair.to_json() for pair in corrected]
         if json_output:
             o.print_json(document)
         if output is not None:

@@ -87,6 +87,10 @@ def score(
         False, "--judge-retry-unparsed",
         help="Ask the judge again (past the cache) where its reply gave no verdict."),
     judge_max_outage: float = ro.max_outage_option("--judge-max-outage", panel=None),
+    judge_calibration: Path | None = typer.Option(
+        None, "--judge-calibration", metavar="FILE",
+        help="A calibration of this judge (hopscore judge-calibrate): also report its accuracy "
+        "corrected for its error rates, with an interval."),
     restart: bool = o.RESTART,
     resume_any: bool = o.RESUME_ANY,
     ci: str = o.CI,
@@ -152,9 +156,10 @@ def score(
     if lm_filter is not None and source != "lm-eval":
         raise HopscoreError("--filter needs --from lm-eval")
     spec, clusters = o.interval_options(ci, ci_level, resamples, seed, cluster, cluster_file)
-    if not judge and (resume_any or judge_retry_unparsed or judge_preset):
-        raise HopscoreError("--resume-any, --judge-retry-unparsed and --judge-preset are about "
-                            "the judge's rows: they go with --judge")
+    if not judge and (resume_any or judge_retry_unparsed or judge_preset or judge_calibration):
+        raise HopscoreError("--resume-any, --judge-retry-unparsed, --judge-preset and "
+                            "--judge-calibration are about the judge's rows: they go with "
+                            "--judge")
     made_from = None
     if output_dir is not None:  # never the scores of another gold, never a run directory
         from hopscore.files.reruns import check_score_dir, scored_from
@@ -209,7 +214,13 @@ def score(
     config = judge_config(judge_model, judge_base_url, judge_concurrency, prompt,
                           retry=RetryPolicy(max_retries=judge_max_retries),
                           retry_unparsed=judge_retry_unparsed, max_outage=judge_max_outage)
+    calibration = None
+    if judge_calibration is not None:
+        from hopscore.judge.calibration import load_calibration
+
+        calibration = (load_calibration(judge_calibration), judge_calibration)
     judged = score_files_with_judge(bench, gold, predictions, output_dir, config,
+                                    calibration=calibration,
                                     backend=local_judge(config),
                                     aliases=aliases, console=err_console, warn=err_console,
                                     intervals=spec, clusters=clusters,
@@ -229,6 +240,10 @@ def score(
             from hopscore.cli.report import agreement_console_table
 
             print_table(console, agreement_console_table(judged.agreement, benchmark))
+        if judged.corrected is not None:
+            from hopscore.cli.judge_calibrate import corrected_table
+
+            print_table(console, corrected_table(judged.corrected))
     if output_dir is not None:
         err_console.print(f"wrote {output_dir / 'metrics.json'} and {output_dir / 'scores.jsonl'}",
                           markup=False, highlight=False)

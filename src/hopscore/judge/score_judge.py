@@ -19,6 +19,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from hopscore.analysis.disagreement_kinds import (
+    disagreement_kind,
+    kinds_by_frequency,
+    order_by_frequency,
+)
 from hopscore.analysis.judging import AgreementTable
 from hopscore.benchmarks.base import Benchmark, E, P
 from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -31,6 +36,13 @@ from hopscore.inference.agreement import agreement_of
 from hopscore.inference.clusters import ClusterSpec
 from hopscore.inference.spec import IntervalSpec
 from hopscore.inference.values import ExampleValues
+from hopscore.judge.calibration import (
+    Calibration,
+    CorrectedJudge,
+    JudgeIdentity,
+    check_bound_to,
+    correct_rows,
+)
 from hopscore.judge.judge_config import JudgeConfig
 from hopscore.judge.judge_job import judge_items
 from hopscore.judge.judge_summary import JudgeSummary
@@ -63,10 +75,16 @@ class Disagreement:
     judge_correct: bool
     judge_reasoning: str | None
 
+    @property
+    def kind(self) -> str:
+        """Why they disagree (:mod:`hopscore.analysis.disagreement_kinds`)."""
+        return disagreement_kind(self.prediction, self.gold)
+
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "prediction": self.prediction, "gold": list(self.gold),
                 "metric": self.metric, "metric_value": self.metric_value,
-                "judge_correct": self.judge_correct, "judge_reasoning": self.judge_reasoning}
+                "judge_correct": self.judge_correct, "kind": self.kind,
+                "judge_reasoning": self.judge_reasoning}
 
 
 @dataclass(slots=True)
@@ -79,6 +97,8 @@ class JudgedReport:
     agreement: AgreementTable | None = None
     #: sha256 of the predictions file the judge graded
     predictions_sha256: str | None = None
+    #: the judge's accuracy corrected for its error rates (score --judge-calibration)
+    corrected: CorrectedJudge | None = None
 
     def to_json(self) -> dict[str, Any]:
         """What ``metrics.json`` holds: the report and a ``judge`` block."""
@@ -92,6 +112,11 @@ class JudgedReport:
             "errors": self.summary.errors, "empty_responses": self.summary.empty_responses,
             "predictions_sha256": self.predictions_sha256,
             "agreement": None if self.agreement is None else self.agreement.to_json(),
+            "disagreement_kinds": [
+                {"kind": k.kind, "judge_right": k.judge_right, "count": k.count}
+                for k in kinds_by_frequency([(d.kind, d.judge_correct)
+                                             for d in self.disagreements])],
+            "corrected": None if self.corrected is None else self.corrected.to_json(),
         }  # fmt: skip
         return data
 
@@ -136,6 +161,7 @@ def score_files_with_judge(
     clusters: ClusterSpec | None = None,
     scored_from: Mapping[str, Any] | None = None,
     backend: ChatBackend | None = None,
+    calibration: tuple[Calibration, Path] | None = None,
 ) -> JudgedReport:
     """Score as ``hopscore score`` does, then judge every example and merge the results.
 
@@ -143,6 +169,9 @@ def score_files_with_judge(
     scores.jsonl (``judge_accuracy`` per example), judge.jsonl (the judge's rows; a re-run
     resumes from it) and judge_disagreements.jsonl.
     """
+    notes = [] if calibration is None else check_bound_to(
+        calibration, JudgeIdentity(config.model, config.endpoint(), config.prompt.sha256),
+        "score --judge")  # before any request: a calibration of another judge is refused
     examples = benchmark.load_gold(gold_path, aliases=aliases)
     predictions = benchmark.load_predictions(predictions_path)
     questions = {example.id: example.question for example in examples}
@@ -186,6 +215,9 @@ def score_files_with_judge(
         )
     judged = JudgedReport(report, summary, metric, disagreements, agreement,
                           file_sha256(predictions_path))
+    if calibration is not None:
+        judged.corrected = correct_rows(rows, calibration[0], spec.level, notes)
+        report.warnings.extend(notes)
     if output_dir is not None:
         # the gold that made the score directory (hopscore.files.reruns)
         if scored_from is not None:
@@ -277,6 +309,8 @@ def merge(
                 score.id, score.prediction, score.gold, metric, score.metrics.get(metric, 0.0),
                 correct, row.get("reasoning") if row else None,
             ))
+    order = order_by_frequency([(d.kind, d.judge_correct) for d in disagreements])
+    disagreements[:] = [disagreements[i] for i in order]  # the most frequent kind first
     report.metrics[METRIC] = correct_all / len(scores) if scores else 0.0
     for name, group in report.groups.items():
         key = report.group_keys.get(name, "")
@@ -311,12 +345,18 @@ def print_disagreements(judged: JudgedReport, console: Console, limit: int = 20)
         return
     table = Table(
         title=f"judge vs {judged.match_metric}: {len(judged.disagreements)} disagreements"
-        + (f" (first {limit})" if len(judged.disagreements) > limit else ""),
+        + (f" (first {limit})" if len(judged.disagreements) > limit else "")
+        + ", the most frequent kind first",
         title_justify="left",
+        caption="by kind: " + "; ".join(
+            f"{k.label} {k.count}" for k in kinds_by_frequency(
+                [(d.kind, d.judge_correct) for d in judged.disagreements])),
+        caption_justify="left",
     )
-    for column in ("id", "prediction", "gold", judged.match_metric, "judge"):
+    for column in ("id", "prediction", "gold", judged.match_metric, "judge", "kind"):
         table.add_column(column, overflow="fold")
     for item in judged.disagreements[:limit]:
         table.add_row(item.id, item.prediction or "", " | ".join(item.gold),
-                      f"{item.metric_value:g}", "correct" if item.judge_correct else "wrong")
+                      f"{item.metric_value:g}", "correct" if item.judge_correct else "wrong",
+                      item.kind)
     print_table(console, table)

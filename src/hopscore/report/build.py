@@ -51,6 +51,7 @@ from hopscore.report.sections import (
     RunAnalysis,
     agreement_view,
     comparison_view,
+    corrected_view,
     group_rows_view,
     summary_view,
 )
@@ -343,6 +344,8 @@ def render(runs: list[RunAnalysis], pairs: list[PairComparison], baseline: int,
         comparisons=[comparison_view(pair, flip_limit) for pair in pairs],
         agreements=[agreement_view(run.scored.label, run.agreement) for run in runs
                     if run.agreement is not None],
+        corrections=[view for run in runs if (view := corrected_view(
+            run.scored.label, run.scored.summary)) is not None],
         runs=runs,
         data=data,
         encoding=encoding,

@@ -196,3 +196,33 @@ def agreement_view(label: str, table: AgreementTable) -> dict[str, Any]:
         })  # fmt: skip
     return {"label": label, "metric": table.metric, "undecided": table.undecided,
             "level": f"{100 * table.overall.level:g}%", "rows": rows}
+
+
+def corrected_view(label: str, summary: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The judge accuracy corrected for its errors that ``score --judge --judge-calibration``
+    wrote into metrics.json (None when it did not)."""
+    judge = summary.get("judge") if isinstance(summary, Mapping) else None
+    block = judge.get("corrected") if isinstance(judge, Mapping) else None
+    if not isinstance(block, Mapping):
+        return None
+
+    def share(value: Any, low: Any, high: Any) -> str:
+        if not isinstance(value, (int, float)):
+            return "-"
+        if isinstance(low, (int, float)) and isinstance(high, (int, float)):
+            return f"{value:.3f} [{low:.3f}, {high:.3f}]"
+        return f"{value:.3f}"
+
+    raw_ci = block.get("raw_ci") or {}
+    ci = block.get("corrected_ci") or {}
+    calibration = block.get("calibration") or {}
+    return {
+        "label": label, "n": block.get("n"),
+        "level": f"{100 * float(raw_ci.get('level') or 0.95):g}%",
+        "raw": share(block.get("raw"), raw_ci.get("low"), raw_ci.get("high")),
+        "corrected": share(block.get("corrected"), ci.get("low"), ci.get("high")),
+        "undefined": block.get("undefined"),
+        "sensitivity": share(calibration.get("sensitivity"), None, None),
+        "specificity": share(calibration.get("specificity"), None, None),
+        "calibration_n": calibration.get("n"),
+    }  # fmt: skip
