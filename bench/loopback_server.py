@@ -14,22 +14,46 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 
 REPLY = "extracted_final_answer: x\nreasoning: same.\ncorrect: yes\nconfidence: 90%"
 
 
-def completion(model: str, reply: str = REPLY) -> bytes:
+def completion(model: str, reply: str = REPLY, calls: list[dict] | None = None) -> bytes:
+    message: dict = {"role": "assistant", "content": reply}
+    if calls:
+        message = {"role": "assistant", "content": "", "tool_calls": calls}
     return json.dumps({
         "id": "bench", "object": "chat.completion", "created": 0, "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply},
-                     "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": message,
+                     "finish_reason": "tool_calls" if calls else "stop"}],
         "usage": {"prompt_tokens": 100, "completion_tokens": 12, "total_tokens": 112},
     }).encode()
 
 
+TURNS = re.compile(r"turns=(\d+)")
+
+
+def agent_calls(request: dict) -> list[dict] | None:
+    """``--agent``: a request that offers tools gets one tool call per turn: ``noop`` (an unknown
+    tool, answered by the harness with a short error, no I/O) until the conversation has
+    ``turns=K`` (read from its messages) turns, then ``final_answer``."""
+    if not request.get("tools"):
+        return None
+    messages = request.get("messages") or []
+    done = sum(1 for m in messages if m.get("role") == "assistant")
+    found = TURNS.search(json.dumps(messages[:2]))
+    wanted = int(found.group(1)) if found else 1
+    name, arguments = ("final_answer", {"answer": "x"}) if done + 1 >= wanted else \
+        ("noop", {"step": done})
+    return [{"id": f"call{done}", "type": "function",
+             "function": {"name": name, "arguments": json.dumps(arguments)}}]
+
+
 async def handle(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency: float, reply: str
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency: float, reply: str,
+    agent: bool = False,
 ) -> None:
     try:
         while True:
@@ -40,9 +64,18 @@ async def handle(
                 if name.strip().lower() == b"content-length":
                     length = int(value)
             body = await reader.readexactly(length)
-            model = json.loads(body).get("model", "bench")
-            await asyncio.sleep(latency)
-            payload = completion(model, reply)
+            if head.startswith(b"GET"):  # the clients' preflight: GET /v1/models
+                listing = json.dumps({"object": "list", "data": [
+                    {"id": "bench", "object": "model", "owned_by": "bench"}]}).encode()
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: %d\r\n\r\n%s" % (len(listing), listing))
+                await writer.drain()
+                continue
+            request = json.loads(body)
+            model = request.get("model", "bench")
+            if latency:
+                await asyncio.sleep(latency)
+            payload = completion(model, reply, agent_calls(request) if agent else None)
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                          b"Content-Length: %d\r\n\r\n%s" % (len(payload), payload))
             await writer.drain()
@@ -52,9 +85,9 @@ async def handle(
         writer.close()
 
 
-async def serve(latency: float, reply: str) -> None:
+async def serve(latency: float, reply: str, agent: bool = False) -> None:
     server = await asyncio.start_server(
-        lambda r, w: handle(r, w, latency, reply), "127.0.0.1", 0, backlog=1024
+        lambda r, w: handle(r, w, latency, reply, agent), "127.0.0.1", 0, backlog=4096
     )
     port = server.sockets[0].getsockname()[1]
     print(f"http://127.0.0.1:{port}/v1", flush=True)
@@ -67,8 +100,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--reply", default=REPLY, help="the assistant message of every reply")
+    parser.add_argument("--agent", action="store_true",
+                        help="answer requests that offer tools with tool calls (agent_calls)")
     args = parser.parse_args()
-    asyncio.run(serve(args.latency, args.reply))
+    asyncio.run(serve(args.latency, args.reply, args.agent))
 
 
 if __name__ == "__main__":

@@ -39,6 +39,21 @@ def test_version_loads_no_command_module() -> None:
     assert "numpy" not in loaded and "pydantic" not in loaded
 
 
+def test_version_is_answered_before_the_command_line_loads() -> None:
+    """``hopscore --version`` costs little more than the interpreter: none of the heavy or
+    command-line modules load (their import, not the printing, is the start-up's cost)."""
+    loaded = modules_after(["--version"])
+    heavy = {"numpy", "scipy", "aiohttp", "typer", "click", "rich", "msgspec", "pint",
+             "hopscore.cli", "hopscore.benchmarks", "hopscore.files.outputs"}
+    assert loaded.isdisjoint(heavy), loaded & heavy
+
+
+def test_help_of_score_loads_no_numerics() -> None:
+    """The help lists the benchmarks (their declarations), not their scorers' numerics."""
+    loaded = modules_after(["score", "--help"])
+    assert loaded.isdisjoint({"numpy", "scipy", "pint", "aiohttp"}), loaded
+
+
 def test_a_command_loads_only_its_own_module(tmp_path) -> None:
     loaded = modules_after(["score", "hybridqa", "-g", str(HGOLD), "-p", str(HPRED),
                             "-o", str(tmp_path)])

@@ -200,8 +200,10 @@ def test_budget_drops_oldest_results_first_and_keeps_the_latest() -> None:
 
 
 def test_budget_without_limit_and_calibration() -> None:
-    budget = ContextBudget(None)
+    unlimited = ContextBudget(None)  # nothing to fit: the conversation is not even measured
     messages = conversation(3, 100)
+    assert unlimited.fit(messages, native) == messages and unlimited.last_chars == 0
+    budget = ContextBudget(10**9)
     assert budget.fit(messages, native) == messages and budget.last_chars > 0
     budget.observe(budget.last_chars // 5)
     assert 4.9 < budget.ratio < 5.1

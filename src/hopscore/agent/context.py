@@ -61,9 +61,8 @@ class ContextBudget:
         """``messages`` with the oldest tool results stubbed until ``render(messages)`` (the
         wire messages and tools) is estimated to fit; records what was dropped."""
         current = self._apply(messages)
-        if self.max_tokens is None:
-            self.last_chars = wire_chars(*render(current))
-            return current
+        if self.max_tokens is None:  # no limit: the ratio is never used, nothing is measured
+            return current           # (measuring re-encoded the whole conversation each turn)
         last_turn = _latest_tool_block(current)
         while True:
             chars = wire_chars(*render(current))

@@ -204,6 +204,14 @@ def json_line(value: Any) -> str:
         return json_text(value) + "\n"
 
 
+def json_bytes(value: Any) -> bytes:
+    """:func:`json_line`'s text as UTF-8, without the newline (the same bytes)."""
+    try:
+        return _ENCODER.encode(value)
+    except (TypeError, UnicodeEncodeError):
+        return json_text(value).encode("utf-8")
+
+
 @contextmanager
 def bulk_load() -> Iterator[None]:
     """Pause the cyclic garbage collector while large input files are parsed into records.

@@ -9,7 +9,7 @@ over a numpy matrix (a loaded scores file). Pure Python: numpy is imported only 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -24,11 +24,15 @@ Rows = Sequence[int] | None
 class ExampleValues:
     """Metric values (examples x metrics), group codes and cluster codes, one example at a time."""
 
-    __slots__ = ("_clusters", "_codes", "_labels", "_values", "cluster_labels", "n", "names",
-                 "unclustered")
+    __slots__ = ("_clusters", "_codes", "_get", "_labels", "_values", "cluster_labels", "n",
+                 "names", "unclustered")
 
     def __init__(self, names: Sequence[str]) -> None:
         self.names = tuple(names)
+        #: the values of ``names`` from a metrics dict, as one tuple (C speed)
+        self._get: Callable[[Mapping[str, float]], Sequence[float]] = (
+            itemgetter(*self.names) if len(self.names) > 1
+            else lambda values: tuple(map(values.__getitem__, self.names)))
         self.n = 0
         self._values = array("d")
         #: group key -> (label -> code), and key -> one code per example (-1: no label)
@@ -40,21 +44,24 @@ class ExampleValues:
         self.unclustered = 0
 
     def add(self, values: Mapping[str, float], groups: Mapping[str, str]) -> None:
-        self._values.extend(map(values.__getitem__, self.names))
+        self._values.extend(self._get(values))
+        n = self.n
+        self.n = n + 1
+        codes_of = self._codes
         for key, label in groups.items():
-            codes = self._codes.get(key)
+            codes = codes_of.get(key)
             if codes is None:
-                codes = self._codes[key] = array("i", [-1]) * self.n
+                codes = codes_of[key] = array("i", [-1]) * n
                 self._labels[key] = {}
             labels = self._labels[key]
             code = labels.get(label)
             if code is None:
                 code = labels[label] = len(labels)
             codes.append(code)
-        self.n += 1
-        for codes in self._codes.values():
-            if len(codes) < self.n:
-                codes.append(-1)
+        if len(groups) != len(codes_of):  # a key this example has no label of
+            for codes in codes_of.values():
+                if len(codes) <= n:
+                    codes.append(-1)
 
     def add_cluster(self, cluster: str | None) -> None:
         """The cluster of the example just added (None: a cluster of its own)."""

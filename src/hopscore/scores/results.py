@@ -12,6 +12,8 @@ from hopscore.benchmarks.fast_init import fast_init
 from hopscore.inference.ci import intervals_to_json
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from hopscore.inference.ci import Interval
     from hopscore.inference.spec import IntervalSpec
 
@@ -39,17 +41,20 @@ class ExampleScore:
                    cluster=row.get("cluster"))
 
     def to_json(self) -> dict[str, Any]:
-        out = {
-            "id": self.id,
-            "groups": self.groups,
-            "metrics": self.metrics,
-            "missing": self.missing,
-            "prediction": self.prediction,
-            "gold": list(self.gold),
-        }
-        if self.cluster is not None:
-            out["cluster"] = self.cluster
-        return out
+        return score_row(self.id, self.groups, self.metrics, self.missing, self.prediction,
+                         self.gold, self.cluster)
+
+
+def score_row(example_id: str, groups: dict[str, str], metrics: dict[str, float],
+              missing: bool, prediction: str | None, gold: Sequence[str],
+              cluster: str | None) -> dict[str, Any]:
+    """An example's line of ``scores.jsonl`` (:meth:`ExampleScore.to_json`), made without the
+    record (the scorer writes a million of them)."""
+    out = {"id": example_id, "groups": groups, "metrics": metrics, "missing": missing,
+           "prediction": prediction, "gold": list(gold)}
+    if cluster is not None:
+        out["cluster"] = cluster
+    return out
 
 
 @dataclass(slots=True)
