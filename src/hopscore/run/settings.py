@@ -92,7 +92,8 @@ class RunSettings:
     tables_dir: Path | None = None
     context_tokens: int = 3000
     corpus: Path | None = None
-    #: --documents: the pages the questions link to (an oracle setting)
+    #: --documents: the pages the questions link to (an oracle setting; left out of
+    #: config.json when not given, so runs without it keep their fingerprint)
     documents: Path | None = None
     retrieve_k: int = 5
     concurrency: int = 8
@@ -279,8 +280,9 @@ class RunSettings:
         """Every setting (paths as strings, tuples as lists): config.json's and the
         fingerprint's."""
         out = settings_json(self, tuples_as_lists=True)
-        if out["agent"] is None:
-            del out["agent"]
+        for name in ("agent", "documents"):  # newer settings, out of config.json when unused
+            if out[name] is None:
+                del out[name]
         return out
 
 
