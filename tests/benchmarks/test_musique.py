@@ -392,3 +392,20 @@ def test_shards_merge_and_report_export_analyze_read_the_run(ran: Path) -> None:
     assert metrics(ran / "merged") == metrics(ran / "run")
     assert "musique support" in (ran / "analysis.json").read_text()
     assert (ran / "report.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_open_book_prompt_shows_retrieved_documents_not_paragraphs(tmp_path: Path) -> None:
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [
+        {"id": "d1", "title": "Mira Castell", "text": "Mira Castell was born in Dunmere."},
+        {"id": "d2", "title": "Brannock Bridge", "text": "Designed by Iver Stane."}])
+    with FakeOpenAI(_reply) as server:
+        done = run_cli("run", "musique", "--gold", GOLD, "--model", "openai/test-model",
+                       "--base-url", server.base_url, "-o", tmp_path / "open", "--no-cache",
+                       "--no-progress", "--resamples", "0", "--corpus", corpus, "--limit", "1",
+                       timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (sample,) = [json.loads(x) for x in (tmp_path / "open" / "samples.jsonl").read_text()
+                 .splitlines()]
+    prompt = "\n".join(m["content"] for m in sample["prompt"])
+    assert "Mira Castell was born in Dunmere." in prompt
+    assert "Paragraph 1:" not in prompt and "Supporting paragraphs:" not in prompt
