@@ -346,7 +346,7 @@ def test_self_ask_support_comes_from_the_paragraphs_it_read(tmp_path: Path) -> N
     lines = [json.loads(x) for x in (tmp_path / "sa" / "predictions.jsonl").read_text()
              .splitlines()]
     assert [x["predicted_answer"] for x in lines] == [r["answer"] for r in RECORDS]
-    first_support = [[p["idx"] for p in r["paragraphs"] if p["is_supporting"]][0]
+    first_support = [next(p["idx"] for p in r["paragraphs"] if p["is_supporting"])
                      for r in RECORDS]
     assert all(s in x["predicted_support_idxs"] for s, x in zip(first_support, lines,
                                                                 strict=True))
@@ -409,3 +409,16 @@ def test_open_book_prompt_shows_retrieved_documents_not_paragraphs(tmp_path: Pat
     prompt = "\n".join(m["content"] for m in sample["prompt"])
     assert "Mira Castell was born in Dunmere." in prompt
     assert "Paragraph 1:" not in prompt and "Supporting paragraphs:" not in prompt
+
+
+def test_a_json_list_of_predictions_reads_like_jsonl(tmp_path: Path) -> None:
+    lines = adversarial.predictions(RECORDS, 4)
+    listed = tmp_path / "p.json"
+    listed.write_text(json.dumps(lines), encoding="utf-8")
+    a = score("musique", GOLD, listed)
+    b = score("musique", GOLD, write_jsonl(tmp_path / "p.jsonl", lines))
+    assert a.metrics == b.metrics
+    listed.write_text(json.dumps([*lines[:1], *lines[:1], *lines[:1]]), encoding="utf-8")
+    with pytest.raises(InputError, match=r"record \[2\]: field 'id': a third line .*first at "
+                       r"record \[0\]"):
+        BENCH.load_predictions(listed)
