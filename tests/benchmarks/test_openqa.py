@@ -310,3 +310,26 @@ def test_score_judge_uses_the_acc_l_preset(tmp_path: Path) -> None:
     assert metrics["metrics"]["judge_accuracy"] == pytest.approx(5 / 6)
     assert metrics["judge"]["preset"] == "openqa/acc_l"
     assert any("judge and EM" in note for note in metrics["notes"])
+
+
+def test_hub_rows_take_the_dataset_of_their_config() -> None:
+    from hopscore.benchmarks.openqa import hub
+
+    row = {"id": "test_0", "question": "q", "golden_answers": ["a"], "metadata": {}}
+    where = "hf:RUC-NLPIR/FlashRAG_datasets:popqa@test"
+    assert hub.LAYOUT.to_official(row, where, 0)["dataset"] == "popqa"
+    assert hub.LAYOUT.to_official({**row, "data_source": "nq"}, where, 0) == {
+        **row, "data_source": "nq"}
+    assert not hub.LAYOUT.is_hub_row(row)  # a local JSON Lines file is read as it is
+
+
+def test_report_shows_the_footnotes(tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    files = hopscore.sample_files("openqa")
+    hopscore.score("openqa", files.gold, files.predictions, output_dir=tmp_path / "scored")
+    result = run_cli("report", tmp_path / "scored", "--gold", files.gold, "--output",
+                     tmp_path / "report.html")
+    assert result.returncode == 0, result.stderr
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert '<p class="note">scored: note: cover-EM' in page

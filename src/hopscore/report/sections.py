@@ -83,6 +83,8 @@ def summary_view(runs: list[RunAnalysis]) -> dict[str, Any]:
             ],
             "warnings": list(dict.fromkeys([*summary.get("warnings", []),
                                             *run.scored.warnings])),
+            # the benchmark's footnotes (Benchmark.notes, summary_notes)
+            "notes": list(summary.get("notes") or []),
         })  # fmt: skip
     return {"metrics": list(metrics), "rows": rows}
 
