@@ -15,6 +15,7 @@ from hopscore.cli import request_options as ro
 from hopscore.cli.gathered import gathered
 from hopscore.cli.request_options import JobOptions
 from hopscore.defaults import DEFAULT_MAX_OUTAGE, DEFAULT_MAX_TOKENS
+from hopscore.engine.ledger import table_rows
 from hopscore.errors import HopscoreError
 from hopscore.files.atomic import write_json_atomic
 from hopscore.scores.display import print_table
@@ -295,5 +296,7 @@ def summary_table(s: JudgeSummary) -> Table:
                   f"{s.requests_sent} / {s.retries} / {s.cache_hits}")
     table.add_row("tokens this run (prompt + completion)",
                   f"{s.prompt_tokens} + {s.completion_tokens}")
+    for label, value in table_rows(s.usage):  # the output file's ledger, by role
+        table.add_row(label, value)
     table.add_row("wall time", f"{s.wall_s:.1f} s")
     return table

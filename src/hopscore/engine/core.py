@@ -64,6 +64,8 @@ class EngineStats:
     failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_tokens: int = 0
     failures_by_kind: dict[str, int] = field(default_factory=dict)
     #: why attempts were retried, by failure kind
     retried_by_kind: dict[str, int] = field(default_factory=dict)
@@ -261,6 +263,8 @@ class ChatEngine:
                    log: list[AttemptRecord], started: float) -> CallResult:
         self.stats.prompt_tokens += response.usage.prompt_tokens
         self.stats.completion_tokens += response.usage.completion_tokens
+        self.stats.reasoning_tokens += response.usage.reasoning_tokens
+        self.stats.cached_tokens += response.usage.cached_tokens
         if self.cache is not None:
             self.cache.put(key, response, latency, (self.backend.endpoint, request.model))
         return CallResult(key, response, None, len(log), latency,
