@@ -15,8 +15,9 @@ from hopscore.cli import request_options as ro
 from hopscore.cli.gathered import gathered
 from hopscore.cli.request_options import JobOptions
 from hopscore.defaults import DEFAULT_MAX_OUTAGE, DEFAULT_MAX_TOKENS
+from hopscore.engine.budget import BUDGET
 from hopscore.engine.ledger import table_rows
-from hopscore.errors import HopscoreError
+from hopscore.errors import BudgetReached, HopscoreError
 from hopscore.files.atomic import write_json_atomic
 from hopscore.scores.display import print_table
 from hopscore.text.words import agree, counted
@@ -114,6 +115,9 @@ def judge(
     )] = False,
     max_outage: float = ro.max_outage_option(panel=None),
     job: JobOptions = ...,  # type: ignore[assignment]
+    max_cost: float | None = ro.MAX_COST,
+    max_tokens_total: int | None = ro.MAX_TOKENS_TOTAL,
+    max_time: float | None = ro.MAX_TIME,
 ) -> None:
     """Grade each row's response against its correct_answer with an LLM judge.
 
@@ -158,7 +162,8 @@ def judge(
         max_outage=max_outage,
     )
     config = dataclasses.replace(config, max_cell_chars=max_cell_chars,
-                                 max_row_bytes=max_row_bytes)
+                                 max_row_bytes=max_row_bytes, max_cost=max_cost,
+                                 max_tokens_total=max_tokens_total, max_time=max_time)
     summary = run_judge(
         input_path, output_path, config, backend=local_judge(config),
         console=err_console if progress else None, warn=err_console, rerun=rerun,
@@ -174,6 +179,11 @@ def judge(
         err_console.print(f"warning: {line}", style="yellow", markup=False, highlight=False)
     if summary_json is not None:
         write_json_atomic(summary_json, summary.to_json())
+    if summary.aborted and summary.aborted.startswith(BUDGET + ":"):
+        raise BudgetReached(
+            f"{summary.aborted[len(BUDGET) + 2:]}. Rows finished so far are in {output_path}; "
+            "rerun the same command with a larger budget to continue (finished rows are kept, "
+            "none is asked again)")
     if summary.aborted:
         from hopscore.engine.failures import stopped
 

@@ -27,8 +27,9 @@ from hopscore.cli.request_options import (
     RequestOptions,
     SearchOptions,
 )
+from hopscore.engine.budget import BUDGET
 from hopscore.engine.ledger import table_rows
-from hopscore.errors import HopscoreError
+from hopscore.errors import BudgetReached, HopscoreError
 from hopscore.files.outputs import claim_for_command
 from hopscore.files.outputs import output_dir as directory
 from hopscore.scores.display import print_report, print_table, print_warnings
@@ -249,6 +250,8 @@ def run_command(
         max_retries=requests.max_retries, backoff=requests.backoff,
         max_retry_wait=requests.max_retry_wait, deadline=requests.deadline,
         max_outage=requests.max_outage, adaptive=requests.adaptive, cache_dir=requests.cache(),
+        max_cost=requests.max_cost, max_tokens_total=requests.max_tokens_total,
+        max_time=requests.max_time,
         resamples=resamples, ci=ci.lower(), ci_level=ci_level, cluster=cluster,
         cluster_file=cluster_file, strategy=strategy, chains=chains,
         chain_temperature=chain_temperature, num_retries=num_retries, chain_calls=chain_calls,
@@ -272,6 +275,11 @@ def run_command(
                  rerun=rerun)
     if not json_output:
         print_table(console, summary_table(result))
+    if result.outcome.aborted is not None and result.outcome.aborted.kind == BUDGET:
+        raise BudgetReached(
+            f"{result.outcome.aborted.message}. Samples finished so far are in "
+            f"{settings.output_dir}; rerun the same command with a larger budget to continue "
+            "(finished samples are kept, none is asked again)")
     if result.outcome.aborted is not None:
         from hopscore.engine.failures import stopped
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hopscore.engine.backend import ChatBackend, OpenAIBackend
+from hopscore.engine.budget import BUDGET, Budget
 from hopscore.engine.cache import ResponseCache
 from hopscore.engine.capacity import ask_async
 from hopscore.engine.classify import error_reply
@@ -125,6 +126,7 @@ class ChatEngine:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         max_outage: float = MAX_OUTAGE,
         say: Callable[[str], None] | None = None,
+        budget: Budget | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be >= 1")
@@ -137,6 +139,8 @@ class ChatEngine:
         self.deadline = self.retry.deadline_for(timeout)
         self.cache = cache
         self.stats = EngineStats()
+        #: --max-cost, --max-tokens-total, --max-time (:mod:`hopscore.engine.budget`)
+        self.budget = budget
         self.limit = ConcurrencyLimit(concurrency, timeout, adaptive=adaptive)
         #: pauses the requests while the endpoint is unreachable (:mod:`hopscore.engine.outage`)
         self.breaker = Breaker(getattr(backend, "endpoint", "the endpoint"), max_outage,
@@ -188,6 +192,12 @@ class ChatEngine:
             if self._fatal is not None:  # the key or model is wrong: nothing more is sent
                 self.limit.release(ticket, OTHER)
                 return self._failed(key, self._fatal, log, started)
+            # a budget reached (checked once a slot is held, just before sending): nothing
+            # more is sent; the requests in flight finish
+            why = None if self.budget is None else self.budget.reached()
+            if why is not None:
+                self.limit.release(ticket, OTHER)
+                return self._failed(key, CallError(BUDGET, why), log, started)
             opening = self.limit.opening
             attempt_started = time.perf_counter()
             self.stats.requests_sent += 1
@@ -198,6 +208,8 @@ class ChatEngine:
                 else:
                     response = await self._attempt(request, budget, budget < self.timeout)
                 outcome = OK
+                if self.budget is not None:  # counted before the slot goes to another request
+                    self.budget.charge(response.usage)
             except CallError as error:
                 outcome = TIMEOUT if error.kind == TIMED_OUT else \
                     RATE_LIMIT if error.kind == RATE_LIMITED else OTHER
