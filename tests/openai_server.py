@@ -55,6 +55,11 @@ class Reply:
     finish_reason: str | None = None
     #: send the body one byte every ``trickle`` seconds (a server that never times out a read)
     trickle: float = 0.0
+    #: usage details as OpenAI reports them: reasoning tokens (added to the completion's, in
+    #: ``completion_tokens_details``) and cached prompt tokens (``prompt_tokens_details``;
+    #: at most the prompt's)
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
 
 
 def judge_reply(correct: bool, answer: str = "x", confidence: str = "90%") -> Reply:
@@ -255,6 +260,8 @@ class FakeOpenAI:
         self.log: list[LoggedRequest] = []
         #: (status, request body) of every answer a behaviour fault produced
         self.faults: list[tuple[int, dict[str, Any]]] = []
+        #: the ``usage`` object of every completion sent, with the request body's model
+        self.reported: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._attempts: dict[str, int] = {}
         self._stopping = threading.Event()
@@ -343,6 +350,17 @@ def _completion(reply: Reply, body: dict[str, Any], prompt: str,
         prompt_tokens = estimate_tokens(body)
         if prompt_tokens > behaviour.context_limit:  # only reached with truncate
             prompt_tokens = behaviour.context_limit // 2 + 2
+    completion_tokens = len((reply.content or "").split()) + (reply.reasoning_tokens or 0)
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+    if reply.reasoning_tokens is not None:
+        usage["completion_tokens_details"] = {"reasoning_tokens": reply.reasoning_tokens}
+    if reply.cached_tokens is not None:
+        usage["prompt_tokens_details"] = {
+            "cached_tokens": min(reply.cached_tokens, prompt_tokens)}
     return {
         "id": "chatcmpl-test",
         "object": "chat.completion",
@@ -351,11 +369,7 @@ def _completion(reply: Reply, body: dict[str, Any], prompt: str,
         "choices": [{"index": 0, "message": message,
                      "finish_reason": reply.finish_reason
                      or ("tool_calls" if reply.tool_calls else "stop")}],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": len((reply.content or "").split()),
-            "total_tokens": prompt_tokens + len((reply.content or "").split()),
-        },
+        "usage": usage,
     }
 
 
@@ -461,6 +475,8 @@ def _handler_class(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                     payload["model"] = server.reply_model
                 if server.system_fingerprint is not None:
                     payload["system_fingerprint"] = server.system_fingerprint
+                with server._lock:
+                    server.reported.append(dict(payload["usage"]))
             self._send(reply.status, json.dumps(payload).encode(), reply.headers, reply.trickle)
 
         def _send(self, status: int, data: bytes, headers: dict[str, str],

@@ -57,6 +57,12 @@ def _input_error(where: Location, message: str, field: str | None) -> InputError
     return InputError(where, message, field=field)
 
 
+class BudgetReached(Exception):
+    """A budget (``--max-cost``, ``--max-tokens-total``, ``--max-time``) stopped a command
+    after it saved every finished row; the message says which and how to go on. The CLI
+    prints it and exits with status 4."""
+
+
 class Interrupted(Exception):
     """The user stopped a run (Ctrl-C, or SIGTERM: :func:`stop_on_sigterm`) after it saved what
     it had; the message says what is kept and how to go on. The CLI prints it and exits with

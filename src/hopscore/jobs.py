@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from hopscore.engine.batch import BatchOutcome, run_batch
+from hopscore.engine.budget import make_budget
 from hopscore.engine.cache import cache_for, warn_printer
 from hopscore.engine.core import ChatEngine
 from hopscore.engine.outage import EndpointDown
@@ -274,6 +275,11 @@ def chat_engine(backend: ChatBackend, gate: Gate | None, settings: EngineSetting
     ``warn``), adaptive concurrency and outage limit."""
     if gate is not None:
         backend = gate.wrap(backend)
+    # --max-cost, --max-tokens-total, --max-time of any command whose settings have them
+    budget = make_budget(getattr(settings, "max_cost", None),
+                         getattr(settings, "max_tokens_total", None),
+                         getattr(settings, "max_time", None),
+                         str(getattr(settings, "model", "") or ""))
     return ChatEngine(backend, concurrency=concurrency, timeout=settings.timeout, retry=retry,
                       cache=cache_for(settings.cache_dir, warn_printer(warn)),
-                      adaptive=settings.adaptive, max_outage=settings.max_outage)
+                      adaptive=settings.adaptive, max_outage=settings.max_outage, budget=budget)

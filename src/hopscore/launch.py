@@ -24,9 +24,10 @@ def guarded(call: Callable[[], None], err_console: Console | None = None) -> Non
 
     A fault of the environment while writing (no space left, read-only file system, permission
     denied: :func:`hopscore.files.outputs.environment_error`) is a user error too, naming the file.
-    Ctrl-C exits 130 with what the command kept (:class:`~hopscore.errors.Interrupted`).
+    Ctrl-C exits 130 with what the command kept (:class:`~hopscore.errors.Interrupted`); a
+    reached budget exits 4 (:class:`~hopscore.errors.BudgetReached`).
     """
-    from hopscore.errors import TERMINATED, HopscoreError, Interrupted
+    from hopscore.errors import TERMINATED, BudgetReached, HopscoreError, Interrupted
     from hopscore.files.outputs import command_scope
 
     def say(message: str, style: str) -> None:
@@ -42,6 +43,9 @@ def guarded(call: Callable[[], None], err_console: Console | None = None) -> Non
     except HopscoreError as exc:
         say(f"error: {exc}", "red")
         sys.exit(2)
+    except BudgetReached as exc:
+        say(f"stopped: {exc}", "yellow")
+        sys.exit(4)
     except Interrupted as exc:
         say(f"interrupted: {exc}", "yellow")
         sys.exit(143 if TERMINATED else 130)

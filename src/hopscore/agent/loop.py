@@ -45,6 +45,7 @@ from hopscore.agent.wire import (
 )
 from hopscore.benchmarks.agent_tasks import HdrTask
 from hopscore.engine import CallFailure, ChatEngine, ChatRequest, sha256_text
+from hopscore.engine.ledger import MODEL, USAGE, Tally, tool_role
 
 SYSTEM_PROMPT = """\
 You are a research agent. The questions you get can only be answered by combining web research \
@@ -129,6 +130,17 @@ class Attempt:
     request_attempts: list[dict[str, Any]] = field(default_factory=list)
     #: turns whose reply was cut at max_tokens (finish_reason "length")
     truncated_turns: list[int] = field(default_factory=list)
+    #: the model's requests (failed ones too) and tokens (:mod:`hopscore.engine.ledger`)
+    model_usage: Tally = field(default_factory=Tally)
+
+    def usage(self) -> dict[str, dict[str, int]]:
+        """The attempt's usage ledger: the model's, then each tool's calls as its requests."""
+        out = {MODEL: self.model_usage.to_json()}
+        for call in self.tool_calls:
+            if call["name"] != FINAL_ANSWER and call.get("error_kind") != "task_timeout":
+                role = out.setdefault(tool_role(call["name"]), Tally().to_json())
+                role["requests"] += 1
+        return out
 
     def summary(self) -> dict[str, Any]:
         counts: dict[str, int] = {}
@@ -149,6 +161,7 @@ class Attempt:
             "request_attempts": self.request_attempts,
             "truncated": bool(self.truncated_turns), "truncated_turns": self.truncated_turns,
             "tool_calls": self.tool_calls,
+            USAGE: self.usage(),
         }
 
 
@@ -213,6 +226,7 @@ class AgentLoop:
                 call = await self.engine.complete(self._request(wire, task, attempt_index))
                 state.model_calls += 1
                 state.cached_calls += call.cached
+                state.model_usage.add_call(call.to_json())
                 state.protocols.append(wire.mode)
                 if len(call.attempt_log) > 1 or call.failure is not None:
                     state.request_attempts.append(

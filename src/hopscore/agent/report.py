@@ -13,6 +13,9 @@ from hopscore.agent.benchmark import agent_benchmark, agent_key
 from hopscore.agent.grade import GRADES, GradeSummary
 from hopscore.benchmarks.agent_tasks import FAMILIES, HdrTask, family_counts, tasks_sha256
 from hopscore.engine.failures import rerun_advice, tally
+from hopscore.engine.ledger import Tally, row_usage
+from hopscore.engine.ledger import to_json as ledger_json
+from hopscore.engine.ledger import total as ledger_total
 from hopscore.files.atomic import write_json_atomic, write_jsonl_atomic
 from hopscore.inference.spec import IntervalSpec
 from hopscore.run.finish import versions
@@ -74,6 +77,7 @@ def attempt_summary(prepared: PreparedAgentRun, rows: dict[str, dict[str, Any]],
     turns = prompt = completion = calls = errors = 0
     done = truncated = truncated_replies = 0
     failed: list[dict[str, Any]] = []
+    usage: list[dict[str, Tally]] = []
     for task in prepared.tasks:
         for attempt in range(prepared.settings.repeats):
             row = rows.get(key(prepared, task, attempt))
@@ -84,6 +88,7 @@ def attempt_summary(prepared: PreparedAgentRun, rows: dict[str, dict[str, Any]],
             if row.get("status") == "model_error" and isinstance(row.get("error"), dict):
                 failed.append(row["error"])
             done += 1
+            usage.append(row_usage(row))
             truncated += bool(row.get("truncated"))
             truncated_replies += len(row.get("truncated_turns") or ())
             turns += int(row.get("turns") or 0)
@@ -114,6 +119,7 @@ def attempt_summary(prepared: PreparedAgentRun, rows: dict[str, dict[str, Any]],
         "truncated": truncated, "truncated_replies": truncated_replies,
         "truncated_unscored": truncated if prepared.settings.on_truncation == "error" else 0,
         "on_truncation": prepared.settings.on_truncation,
+        "usage": ledger_json(ledger_total(usage)),
     }
 
 

@@ -76,6 +76,10 @@ class HdrSettings:
     deadline: float | None = None
     #: seconds the requests wait for an endpoint that stopped answering (--max-outage)
     max_outage: float = DEFAULT_MAX_OUTAGE
+    #: budgets (engine/budget.py): how a run executes, not what it computes
+    max_cost: float | None = None
+    max_tokens_total: int | None = None
+    max_time: float | None = None
     adaptive: bool = True
     cache_dir: Path | None = None
     # grading
@@ -180,6 +184,7 @@ class HdrSettings:
 #: Settings that say how a run is executed, not what it computes (see :meth:`fingerprint`).
 EXECUTION_FIELDS = ("output_dir", "api_key_env", "concurrency", "follow_slots", "timeout",
                     "max_retries", "backoff", "max_retry_wait", "deadline", "max_outage",
+                    "max_cost", "max_tokens_total", "max_time",
                     "adaptive", "cache_dir", "shard", "executor", "ray_workers",
                     "search_api_key_env", "search_timeout", "judge_api_key_env",
                     "judge_concurrency")

@@ -3,11 +3,13 @@
 One row per (run, example, metric), with the columns
 
 ``run, source, benchmark, model, id, metric, value, missing, prediction, gold, cluster,
-group_<key>...``
+prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, requests, group_<key>...``
 
 ``run`` is the input's label (as ``compare`` and ``report`` name it), ``source`` its path,
 ``model`` the model of a ``hopscore run`` directory (else empty), ``gold`` the gold answers
-(a list; in CSV a JSON array), ``cluster`` the example's recorded cluster and one
+(a list; in CSV a JSON array), ``cluster`` the example's recorded cluster, the token and
+request counts of the example's usage ledger, every role summed (a run's sample rows, a judge
+file's rows; empty where the input has none, :mod:`hopscore.engine.ledger`), and one
 ``group_<key>`` column per group key of any input (empty where an example has no label).
 Rows of different runs join on ``(id, metric)``. Formats, by the output's extension or
 ``--format``: Parquet (``.parquet``, needs pyarrow: ``pip install 'hopscore[parquet]'``),
@@ -27,19 +29,22 @@ import csv
 import json
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from hopscore.analysis.scored import ScoredSet
+from hopscore.engine.ledger import TOKENS, Tally, row_usage
 from hopscore.errors import HopscoreError
 from hopscore.files.atomic import temp_beside
-from hopscore.files.io import json_line
+from hopscore.files.io import iter_jsonl, json_line
 from hopscore.files.jsontext import escape_surrogates
 
 FORMATS = ("parquet", "csv", "jsonl")
 BASE_COLUMNS = ("run", "source", "benchmark", "model", "id", "metric", "value", "missing",
-                "prediction", "gold", "cluster")
+                "prediction", "gold", "cluster", *TOKENS, "requests")
+#: the usage columns (every role of the example's ledger summed)
+USAGE_COLUMNS = (*TOKENS, "requests")
 BATCH = 50_000
 
 
@@ -92,6 +97,8 @@ def rows_of(scored: ScoredSet, keys: Sequence[str], metrics: Sequence[str] | Non
     label, benchmark = scored.label, scored.benchmark
     values = scored.values
     groups = [(scored.groups.get(k)) for k in keys]
+    usage = usage_by_id(scored)
+    empty = (None,) * len(USAGE_COLUMNS)
     for row, example_id in enumerate(scored.ids):
         labels = tuple(None if g is None or g.codes[row] < 0 else g.labels[int(g.codes[row])]
                        for g in groups)
@@ -100,9 +107,32 @@ def rows_of(scored: ScoredSet, keys: Sequence[str], metrics: Sequence[str] | Non
         gold = list(scored.gold[row])
         missing = bool(scored.missing[row])
         line = values[row]
+        spent = usage.get(example_id)
+        counts = empty if spent is None else tuple(getattr(spent, c) for c in USAGE_COLUMNS)
         for name, column in zip(names, columns, strict=True):
             yield (label, source, benchmark, model, example_id, name, float(line[column]),
-                   missing, prediction, gold, cluster, *labels)
+                   missing, prediction, gold, cluster, *counts, *labels)
+
+
+def usage_by_id(scored: ScoredSet) -> dict[str, Tally]:
+    """Each example's usage ledger, every role summed: from a run's sample rows (the attempts
+    of ``--repeats`` added up) or a judge file's rows; empty for an input without them."""
+    rows: Iterable[dict[str, Any]] = ()
+    if scored.rows is not None:
+        rows = scored.rows.values()
+    elif scored.samples_path is not None and scored.samples_path.is_file():
+        rows = (value for _, value in iter_jsonl(scored.samples_path))
+    out: dict[str, Tally] = {}
+    for value in rows:
+        if not isinstance(value, dict) or not isinstance(value.get("id"), str):
+            continue
+        meta = value.get("judge")
+        ledger = row_usage(meta if isinstance(meta, dict) else value)
+        if ledger:
+            total = out.setdefault(value["id"], Tally())
+            for tally in ledger.values():
+                total.add(tally)
+    return out
 
 
 def batches(sets: Sequence[ScoredSet], keys: Sequence[str], metrics: Sequence[str] | None
@@ -205,7 +235,8 @@ def _write_parquet(path: Path, columns: list[str], parts: Iterator[list[tuple[An
     import pyarrow.parquet as pq
 
     text = pa.string()
-    types = {"value": pa.float64(), "missing": pa.bool_(), "gold": pa.list_(text)}
+    types = {"value": pa.float64(), "missing": pa.bool_(), "gold": pa.list_(text),
+             **{name: pa.int64() for name in USAGE_COLUMNS}}
     schema = pa.schema([(name, types.get(name, text)) for name in columns])
     count = 0
     with pq.ParquetWriter(str(path), schema) as writer:

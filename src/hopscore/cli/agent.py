@@ -29,7 +29,8 @@ from hopscore.cli.agent_search import SearchAgentOptions, run_search_agent, want
 from hopscore.cli.alias import agent_benchmark
 from hopscore.cli.gathered import gathered
 from hopscore.cli.request_options import JobOptions, RequestOptions, SearchOptions
-from hopscore.errors import HopscoreError
+from hopscore.engine.budget import BUDGET
+from hopscore.errors import BudgetReached, HopscoreError
 from hopscore.scores.display import print_table
 
 if TYPE_CHECKING:
@@ -214,6 +215,8 @@ def agent_settings(world: WorldOptions, search: SearchOptions, loop: LoopOptions
         max_retries=requests.max_retries, backoff=requests.backoff,
         max_retry_wait=requests.max_retry_wait, deadline=requests.deadline,
         max_outage=requests.max_outage, adaptive=requests.adaptive, cache_dir=requests.cache(),
+        max_cost=requests.max_cost, max_tokens_total=requests.max_tokens_total,
+        max_time=requests.max_time,
         grade=not grading.no_grade, judge_model=judge[0], judge_base_url=judge[1],
         judge_api_key_env=judge[2], judge_prompt_file=grading.judge_prompt_file,
         judge_concurrency=requests.concurrency, compare=grading.compare, resamples=resamples,
@@ -255,6 +258,10 @@ def run_agent(settings: HdrSettings, *, progress: bool, json_output: bool = Fals
     else:
         result = run(settings, console=console_, warn=err_console, rerun=rerun)
     out = settings.output_dir
+    if result.outcome.aborted is not None and result.outcome.aborted.kind == BUDGET:
+        raise BudgetReached(
+            f"{result.outcome.aborted.message}. Attempts finished so far are in {out}; rerun "
+            "the same command with a larger budget to continue (finished attempts are kept)")
     if result.outcome.aborted is not None:
         from hopscore.engine.failures import stopped
 

@@ -16,6 +16,7 @@ import typer
 from rich.table import Table
 
 from hopscore.cli import app, console, err_console
+from hopscore.engine.ledger import table_rows
 from hopscore.errors import HopscoreError
 from hopscore.files.atomic import write_json_atomic
 from hopscore.scores.display import print_table
@@ -195,6 +196,8 @@ def activity_table(result: HdrRunResult) -> Table:
                   f"{stats.requests_sent} / {stats.retries} / {stats.cache_hits}")
     table.add_row("tokens (prompt + completion)",
                   f"{s.get('prompt_tokens')} + {s.get('completion_tokens')}")
+    for label, value in table_rows(s.get("usage") or {}):  # the attempts' ledger, by role
+        table.add_row(label, value)
     grades = (s.get("grades") or {}).get("statuses")
     if grades:
         table.add_row("grades", ", ".join(f"{k} {v}" for k, v in sorted(grades.items())))

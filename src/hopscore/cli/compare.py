@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the analysis modules (numpy) load when the command runs, no
     from rich.console import Console
 
     from hopscore.analysis.compare_records import CompareOptions, PairComparison, Row
+    from hopscore.analysis.costs import RunCost
 
 TESTS = {"mcnemar-exact": "McNemar", "mcnemar-mid-p": "McNemar mid-p",
          "permutation": "permutation", "cluster-permutation": "cluster perm.",
@@ -241,6 +242,25 @@ def print_comparison(pairs: list[PairComparison], out: Console, show: int) -> No
                 print_table(out, table, keys=keys)
 
 
+def cost_table(costs: list[RunCost]) -> Table | None:
+    """What each input cost at the dated list prices, per correct answer and per point of the
+    metric; None when no input recorded a usage ledger."""
+    from hopscore.analysis.costs import dollars
+
+    if all(c.cost is None for c in costs):
+        return None
+    metric = next((c.metric for c in costs if c.metric), "metric")
+    table = Table(title=f"Cost in USD at list prices (hopscore/engine/prices.json; {metric})",
+                  title_justify="left")
+    table.add_column("run")
+    table.add_column("cost", justify="right")
+    table.add_column("per correct", justify="right")
+    table.add_column(f"per point of {metric}", justify="right")
+    for c in costs:
+        table.add_row(c.label, dollars(c.cost), dollars(c.per_correct), dollars(c.per_point))
+    return table
+
+
 def compare_options(ci: str, ci_level: float, resamples: int, seed: int, cluster: str | None,
                     cluster_file: Path | None, correction: str, alpha: float, power: float,
                     mid_p: bool, permutations: int, flip_metric: str | None) -> CompareOptions:
@@ -349,8 +369,20 @@ def compare(
 
         corrected = corrected_pairs(sets, index, (load_calibration(judge_calibration),
                                                   judge_calibration), ci_level)
+    from hopscore.analysis.costs import run_cost
+    from hopscore.engine.prices import load as load_prices
+
+    prices = load_prices()
+    metric = pairs[0].flip_metric if pairs else None
+    metric = metric or (sets[index].names[0] if sets[index].names else None)
+    costs = [run_cost(s, metric, prices) for s in sets]
     if not json_output:
         print_comparison(pairs, console, show)
+        table = cost_table(costs)
+        if table is not None:
+            from hopscore.scores.display import print_table
+
+            print_table(console, table, keys=1)
         if corrected:
             from hopscore.cli.judge_calibrate import corrected_pairs_table
             from hopscore.scores.display import print_table
@@ -366,7 +398,8 @@ def compare(
         document = {
             "baseline": sets[index].label, "options": options.to_json(),
             "family": {"correction": options.correction, "tests": family_size(pairs)},
-            "comparisons": [pair.to_json() for pair in pairs]}
+            "comparisons": [pair.to_json() for pair in pairs],
+            "costs": [c.to_json() for c in costs]}
         if corrected:
             document["judge_correction"] = [pair.to_json() for pair in corrected]
         if json_output:

@@ -16,7 +16,9 @@ from hopscore.cli.batch_options import BatchOptions
 from hopscore.cli.gathered import gathered
 from hopscore.cli.request_options import JobOptions
 from hopscore.defaults import DEFAULT_MAX_OUTAGE, DEFAULT_MAX_TOKENS
-from hopscore.errors import HopscoreError
+from hopscore.engine.budget import BUDGET
+from hopscore.engine.ledger import table_rows
+from hopscore.errors import BudgetReached, HopscoreError
 from hopscore.files.atomic import write_json_atomic
 from hopscore.scores.display import print_table
 from hopscore.text.words import agree, counted
@@ -119,6 +121,9 @@ def judge(
     )] = False,
     max_outage: float = ro.max_outage_option(panel=None),
     job: JobOptions = ...,  # type: ignore[assignment]
+    max_cost: float | None = ro.MAX_COST,
+    max_tokens_total: int | None = ro.MAX_TOKENS_TOTAL,
+    max_time: float | None = ro.MAX_TIME,
     batching: BatchOptions = ...,  # type: ignore[assignment]
 ) -> None:
     """Grade each row's response against its correct_answer with an LLM judge.
@@ -167,7 +172,8 @@ def judge(
         max_outage=max_outage,
     )
     config = dataclasses.replace(config, max_cell_chars=max_cell_chars,
-                                 max_row_bytes=max_row_bytes)
+                                 max_row_bytes=max_row_bytes, max_cost=max_cost,
+                                 max_tokens_total=max_tokens_total, max_time=max_time)
     summary = run_judge(
         input_path, output_path, config, backend=local_judge(config),
         console=err_console if progress else None, warn=err_console, rerun=rerun,
@@ -184,6 +190,11 @@ def judge(
         err_console.print(f"warning: {line}", style="yellow", markup=False, highlight=False)
     if summary_json is not None:
         write_json_atomic(summary_json, summary.to_json())
+    if summary.aborted and summary.aborted.startswith(BUDGET + ":"):
+        raise BudgetReached(
+            f"{summary.aborted[len(BUDGET) + 2:]}. Rows finished so far are in {output_path}; "
+            "rerun the same command with a larger budget to continue (finished rows are kept, "
+            "none is asked again)")
     if summary.aborted:
         from hopscore.engine.failures import stopped
 
@@ -311,5 +322,7 @@ def summary_table(s: JudgeSummary) -> Table:
                       f"({', '.join(s.batch_ids)})")
     table.add_row("tokens this run (prompt + completion)",
                   f"{s.prompt_tokens} + {s.completion_tokens}")
+    for label, value in table_rows(s.usage):  # the output file's ledger, by role
+        table.add_row(label, value)
     table.add_row("wall time", f"{s.wall_s:.1f} s")
     return table

@@ -115,6 +115,22 @@ BASE_URL = typer.Option(
     help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (else OPENAI_BASE_URL).")
 
 
+PANEL_BUDGETS = "Budgets"
+MAX_COST = typer.Option(
+    None, "--max-cost", rich_help_panel=PANEL_BUDGETS, metavar="USD", min=0.0,
+    show_default=False,
+    help="Stop sending once this many dollars were spent at list prices; rerun with more to "
+    "go on (exit 4).")
+MAX_TOKENS_TOTAL = typer.Option(
+    None, "--max-tokens-total", rich_help_panel=PANEL_BUDGETS, metavar="N", min=1,
+    show_default=False,
+    help="Stop sending once replies used this many tokens, prompt and completion (exit 4).")
+MAX_TIME = typer.Option(
+    None, "--max-time", rich_help_panel=PANEL_BUDGETS, metavar="SECONDS", min=0.001,
+    show_default=False,
+    help="Stop sending this long after the first request (exit 4).")
+
+
 @dataclass(frozen=True)
 class RequestOptions:
     """How a command's model requests are sent: the endpoint, its key, how many at once, how
@@ -132,6 +148,9 @@ class RequestOptions:
     max_outage: Annotated[float, MAX_OUTAGE]
     cache_dir: Annotated[Path | None, CACHE_DIR]
     no_cache: Annotated[bool, NO_CACHE]
+    max_cost: Annotated[float | None, MAX_COST]
+    max_tokens_total: Annotated[int | None, MAX_TOKENS_TOTAL]
+    max_time: Annotated[float | None, MAX_TIME]
 
     def cache(self) -> Path | None:
         """The response cache folder (None: --no-cache)."""

@@ -28,7 +28,9 @@ from hopscore.cli.request_options import (
     RequestOptions,
     SearchOptions,
 )
-from hopscore.errors import HopscoreError
+from hopscore.engine.budget import BUDGET
+from hopscore.engine.ledger import table_rows
+from hopscore.errors import BudgetReached, HopscoreError
 from hopscore.files.outputs import claim_for_command
 from hopscore.files.outputs import output_dir as directory
 from hopscore.scores.display import print_report, print_table, print_warnings
@@ -109,6 +111,8 @@ def summary_table(result: RunResult) -> Table:
                   f"{stats.requests_sent} / {stats.retries} / {stats.cache_hits}")
     table.add_row("tokens this run (prompt + completion)",
                   f"{stats.prompt_tokens} + {stats.completion_tokens}")
+    for label, value in table_rows(s.get("usage") or {}):  # the rows' ledger, by role
+        table.add_row(label, value)
     settled = stats.settled()
     if settled is not None:
         table.add_row("requests in flight at the end", settled)
@@ -178,6 +182,10 @@ def run_command(
     chain: ChainOptions = ...,  # type: ignore[assignment]
     batching: BatchOptions = ...,  # type: ignore[assignment]
     json_output: bool = ro.JSON_OUTPUT,
+    dry_run: bool = typer.Option(
+        False, "--dry-run", rich_help_panel=PANEL_OUTPUT,
+        help="Render the prompts, estimate the run's tokens and cost at list prices, send "
+        "and write nothing."),
 ) -> None:
     """Ask a model every example of a benchmark, extract and score its answers.
 
@@ -215,12 +223,13 @@ def run_command(
     bench.require_prompting("hopscore run")
     for warning in ignored_options(bench, ctx):
         err_console.print(warning, style="yellow", markup=False, highlight=False)
-    claim_for_command(
-        directory(out, "--output-dir", writes=run_writes(bench.predictions_file)),
-        inputs=ro.run_inputs(gold=gold, aliases=aliases, tables_dir=tables_dir, corpus=corpus,
-                          documents=some.documents,
-                          prompt_template=prompt_template, cluster_file=cluster_file,
-                          wiki_db=wiki_db))
+    if not dry_run:
+        claim_for_command(
+            directory(out, "--output-dir", writes=run_writes(bench.predictions_file)),
+            inputs=ro.run_inputs(gold=gold, aliases=aliases, tables_dir=tables_dir,
+                                 corpus=corpus, documents=some.documents,
+                                 prompt_template=prompt_template,
+                                 cluster_file=cluster_file, wiki_db=wiki_db))
     gold_file = official_gold(benchmark.lower(), gold)
     for line in (gold_file.note(), *gold_file.warnings):
         if line:
@@ -249,6 +258,8 @@ def run_command(
         max_retries=requests.max_retries, backoff=requests.backoff,
         max_retry_wait=requests.max_retry_wait, deadline=requests.deadline,
         max_outage=requests.max_outage, adaptive=requests.adaptive, cache_dir=requests.cache(),
+        max_cost=requests.max_cost, max_tokens_total=requests.max_tokens_total,
+        max_time=requests.max_time,
         resamples=resamples, ci=ci.lower(), ci_level=ci_level, cluster=cluster,
         cluster_file=cluster_file, strategy=strategy, chains=chains,
         chain_temperature=chain_temperature, num_retries=num_retries, chain_calls=chain_calls,
@@ -265,10 +276,18 @@ def run_command(
         err_console.print(f"warning: {repeats} attempts at --temperature 0 differ only where the "
                           "server is not deterministic; sample with --temperature above 0",
                           style="yellow", markup=False, highlight=False)
+    if dry_run:
+        print_dry_run(settings, json_output)
+        return
     result = run(settings, console=err_console if progress else None, warn=err_console,
                  rerun=rerun, batch=batching.mode())
     if not json_output:
         print_table(console, summary_table(result))
+    if result.outcome.aborted is not None and result.outcome.aborted.kind == BUDGET:
+        raise BudgetReached(
+            f"{result.outcome.aborted.message}. Samples finished so far are in "
+            f"{settings.output_dir}; rerun the same command with a larger budget to continue "
+            "(finished samples are kept, none is asked again)")
     if result.outcome.aborted is not None:
         from hopscore.engine.failures import stopped
 
@@ -296,6 +315,36 @@ def run_command(
     err_console.print(f"wrote {settings.output_dir}", markup=False, highlight=False)
     if result.summary.get("errors") or result.summary.get("truncated_unscored"):
         raise typer.Exit(1)
+
+
+def print_dry_run(settings: Any, json_output: bool) -> None:
+    """``--dry-run``: the estimate of :func:`hopscore.run.dry_run.estimate`, as a table or
+    JSON; nothing is sent or written."""
+    from hopscore.engine.prices import load
+    from hopscore.run.dry_run import estimate
+    from hopscore.run.tasks import prepare
+
+    found = estimate(prepare(settings), settings.max_tokens, load())
+    if json_output:
+        o.print_json(found)
+        return
+    cost = found["cost_usd"]
+    table = Table(title=f"dry run: {settings.benchmark} with {found['model']} (nothing sent)",
+                  title_justify="left", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", justify="right")
+    table.add_row("requests", str(found["requests"]))
+    table.add_row("prompt tokens (estimate)", str(found["prompt_tokens"]))
+    table.add_row("completion tokens (at most)", str(found["completion_tokens"]))
+    table.add_row("cost in USD at list prices",
+                  cost if isinstance(cost, str) else f"${cost:.4f}")
+    print_table(console, table)
+    for note in found["notes"]:
+        err_console.print(f"note: {note}", markup=False, highlight=False)
+    if found["price"] is not None:
+        price = found["price"]
+        err_console.print(f"note: price as of {price['as_of']} ({price['source']})",
+                          markup=False, highlight=False)
 
 
 def ignored_options(bench: Any, ctx: Any) -> list[str]:

@@ -114,6 +114,9 @@ def suite_mcr(
         suite_writes,
     )
 
+    if (requests.max_cost, requests.max_tokens_total, requests.max_time) != (None, None, None):
+        raise HopscoreError("suite mcr: --max-cost, --max-tokens-total and --max-time are not "
+                            "supported across a suite yet; give them to hopscore run per dataset")
     chosen = ([name.strip().lower() for name in datasets.split(",") if name.strip()]
               if datasets is not None else list(BENCHMARKS))
     unknown = [name for name in chosen if name not in BENCHMARKS]

@@ -33,6 +33,7 @@ def stats_json(stats: EngineStats | None) -> dict[str, Any]:
     return {"requests_sent": stats.requests_sent, "retries": stats.retries,
             "cache_hits": stats.cache_hits, "failures": stats.failures,
             "prompt_tokens": stats.prompt_tokens, "completion_tokens": stats.completion_tokens,
+            "reasoning_tokens": stats.reasoning_tokens, "cached_tokens": stats.cached_tokens,
             "failures_by_kind": dict(stats.failures_by_kind)}
 
 
@@ -147,6 +148,8 @@ def total_stats(snapshots: list[dict[str, Any]]) -> EngineStats:
         total.failures += int(snapshot.get("failures", 0))
         total.prompt_tokens += int(snapshot.get("prompt_tokens", 0))
         total.completion_tokens += int(snapshot.get("completion_tokens", 0))
+        total.reasoning_tokens += int(snapshot.get("reasoning_tokens", 0))
+        total.cached_tokens += int(snapshot.get("cached_tokens", 0))
         for kind, n in (snapshot.get("failures_by_kind") or {}).items():
             total.failures_by_kind[kind] = total.failures_by_kind.get(kind, 0) + int(n)
     return total

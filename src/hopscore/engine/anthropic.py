@@ -210,8 +210,12 @@ def completion_of(message: dict[str, Any]) -> dict[str, Any]:
         "id": message.get("id"), "object": "chat.completion", "model": message.get("model"),
         "choices": [{"index": 0, "message": reply,
                      "finish_reason": FINISH_REASONS.get(str(stop), stop)}],
+        # cache reads are part of the prompt, as OpenAI counts its cached tokens; the
+        # thinking a reply did is part of output_tokens (the API does not count it apart)
         "usage": {"prompt_tokens": prompt,
-                  "completion_tokens": _tokens(usage.get("output_tokens"))},
+                  "completion_tokens": _tokens(usage.get("output_tokens")),
+                  "prompt_tokens_details": {
+                      "cached_tokens": _tokens(usage.get("cache_read_input_tokens"))}},
         "anthropic_stop_reason": stop,
     }
 

@@ -26,6 +26,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from hopscore.engine.budget import BUDGET
 from hopscore.engine.resume import ResultLog
 from hopscore.engine.types import FATAL, CallFailure
 
@@ -150,7 +151,10 @@ async def run_batch(
             if not result.done:
                 outcome.failed += 1
             failure = result.failure
-            if failure is not None and failure.kind == FATAL and outcome.aborted is None:
+            # a wrong key or model, or a budget reached (engine/budget.py): nothing more is
+            # taken; the items in flight finish
+            if failure is not None and failure.kind in (FATAL, BUDGET) \
+                    and outcome.aborted is None:
                 outcome.aborted = failure
                 stop.set()
             if progress is not None and task_id is not None:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hopscore.engine.backend import ChatBackend, OpenAIBackend
+from hopscore.engine.budget import BUDGET, Budget
 from hopscore.engine.cache import ResponseCache
 from hopscore.engine.capacity import ask_async
 from hopscore.engine.classify import error_reply
@@ -64,6 +65,8 @@ class EngineStats:
     failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_tokens: int = 0
     failures_by_kind: dict[str, int] = field(default_factory=dict)
     #: why attempts were retried, by failure kind
     retried_by_kind: dict[str, int] = field(default_factory=dict)
@@ -123,6 +126,7 @@ class ChatEngine:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         max_outage: float = MAX_OUTAGE,
         say: Callable[[str], None] | None = None,
+        budget: Budget | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be >= 1")
@@ -135,6 +139,8 @@ class ChatEngine:
         self.deadline = self.retry.deadline_for(timeout)
         self.cache = cache
         self.stats = EngineStats()
+        #: --max-cost, --max-tokens-total, --max-time (:mod:`hopscore.engine.budget`)
+        self.budget = budget
         self.limit = ConcurrencyLimit(concurrency, timeout, adaptive=adaptive)
         #: pauses the requests while the endpoint is unreachable (:mod:`hopscore.engine.outage`)
         self.breaker = Breaker(getattr(backend, "endpoint", "the endpoint"), max_outage,
@@ -186,6 +192,12 @@ class ChatEngine:
             if self._fatal is not None:  # the key or model is wrong: nothing more is sent
                 self.limit.release(ticket, OTHER)
                 return self._failed(key, self._fatal, log, started)
+            # a budget reached (checked once a slot is held, just before sending): nothing
+            # more is sent; the requests in flight finish
+            why = None if self.budget is None else self.budget.reached()
+            if why is not None:
+                self.limit.release(ticket, OTHER)
+                return self._failed(key, CallError(BUDGET, why), log, started)
             opening = self.limit.opening
             attempt_started = time.perf_counter()
             self.stats.requests_sent += 1
@@ -196,6 +208,8 @@ class ChatEngine:
                 else:
                     response = await self._attempt(request, budget, budget < self.timeout)
                 outcome = OK
+                if self.budget is not None:  # counted before the slot goes to another request
+                    self.budget.charge(response.usage)
             except CallError as error:
                 outcome = TIMEOUT if error.kind == TIMED_OUT else \
                     RATE_LIMIT if error.kind == RATE_LIMITED else OTHER
@@ -261,6 +275,8 @@ class ChatEngine:
                    log: list[AttemptRecord], started: float) -> CallResult:
         self.stats.prompt_tokens += response.usage.prompt_tokens
         self.stats.completion_tokens += response.usage.completion_tokens
+        self.stats.reasoning_tokens += response.usage.reasoning_tokens
+        self.stats.cached_tokens += response.usage.cached_tokens
         if self.cache is not None:
             self.cache.put(key, response, latency, (self.backend.endpoint, request.model))
         return CallResult(key, response, None, len(log), latency,

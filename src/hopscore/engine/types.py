@@ -101,15 +101,33 @@ class ChatRequest:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """The tokens one reply reported. ``reasoning_tokens`` are part of ``completion_tokens``
+    (OpenAI's ``completion_tokens_details.reasoning_tokens``) and ``cached_tokens`` part of
+    ``prompt_tokens`` (``prompt_tokens_details.cached_tokens``; Anthropic's
+    ``cache_read_input_tokens``): 0 where the endpoint does not say."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
     def to_json(self) -> dict[str, int]:
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "reasoning_tokens": self.reasoning_tokens, "cached_tokens": self.cached_tokens}
+
+    @staticmethod
+    def from_body(usage: dict[str, Any]) -> Usage:
+        """Read a chat completion's ``usage`` object (missing or odd counts read as 0)."""
+        completion = usage.get("completion_tokens_details")
+        prompt = usage.get("prompt_tokens_details")
+        reasoning = completion.get("reasoning_tokens") if isinstance(completion, dict) else None
+        cached = prompt.get("cached_tokens") if isinstance(prompt, dict) else None
+        return Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")),
+                     _count(reasoning), _count(cached))
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +169,7 @@ class ChatResponse:
             content=content,
             tool_calls=tool_calls,
             finish_reason=finish if isinstance(finish, str) else None,
-            usage=Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))),
+            usage=Usage.from_body(usage),
             model=model if isinstance(model, str) else None,
             raw=body,
             status=status,

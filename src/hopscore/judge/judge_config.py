@@ -57,6 +57,10 @@ class JudgeConfig:
     key_env: str | None = None
     #: seconds the requests wait for an endpoint that stopped answering (--max-outage)
     max_outage: float = DEFAULT_MAX_OUTAGE
+    #: budgets (engine/budget.py); not part of the rows' keys
+    max_cost: float | None = None
+    max_tokens_total: int | None = None
+    max_time: float | None = None
 
     @property
     def provider(self) -> str:

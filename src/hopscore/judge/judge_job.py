@@ -27,7 +27,12 @@ from hopscore.engine import (
 )
 from hopscore.engine.batch_mode import BatchMode, Prefilled, batched_backend
 from hopscore.engine.failures import tally
+from hopscore.engine.ledger import JUDGE, Tally, row_usage
+from hopscore.engine.ledger import to_json as ledger_json
+from hopscore.engine.ledger import total as ledger_total
 from hopscore.engine.preflight import preflight
+from hopscore.engine.prices import ledger_cost
+from hopscore.engine.prices import load as load_prices
 from hopscore.engine.providers import make_backend as provider_backend
 from hopscore.engine.types import API_ERROR
 from hopscore.errors import HopscoreError
@@ -340,14 +345,17 @@ def summarize(
         already_done=outcome.already_done, processed=outcome.processed,
         requests_sent=stats.requests_sent, retries=stats.retries, cache_hits=stats.cache_hits,
         prompt_tokens=stats.prompt_tokens, completion_tokens=stats.completion_tokens,
+        reasoning_tokens=stats.reasoning_tokens, cached_tokens=stats.cached_tokens,
         wall_s=outcome.wall_s, model=config.model, prompt_sha256=config.prompt.sha256,
         preset=config.prompt.preset, prompt_source=config.prompt.source,
         aborted=None if outcome.aborted is None else str(outcome.aborted),
     )
     kinds: Counter[str] = Counter()
     failed: list[dict[str, Any]] = []
+    usage: list[dict[str, Tally]] = []
     for row in log.latest(keys).values():  # after an abort the file may hold superseded rows
         meta = row["judge"]
+        usage.append(row_usage(meta))
         status = meta.get("status")
         summary.rows += 1
         summary.truncated += bool(meta.get("truncated"))
@@ -371,6 +379,9 @@ def summarize(
         summary.correct += row.get("correct") is True
     summary.errors_by_kind = dict(kinds)
     summary.failures = tally(failed)
+    summed = ledger_total(usage)
+    summary.usage = ledger_json(summed)
+    summary.cost = ledger_cost(summed, {JUDGE: config.model}, load_prices())
     return summary
 
 

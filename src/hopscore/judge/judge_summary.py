@@ -35,6 +35,12 @@ class JudgeSummary:
     cache_hits: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_tokens: int = 0
+    #: the usage ledger of the output file's rows, by role (:mod:`hopscore.engine.ledger`)
+    usage: dict[str, Any] = field(default_factory=dict)
+    #: what the rows cost at the dated list prices (:func:`hopscore.engine.prices.ledger_cost`)
+    cost: dict[str, Any] = field(default_factory=dict)
     wall_s: float = 0.0
     model: str = ""
     prompt_sha256: str = ""

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hopscore.engine.ledger import JUDGE, USAGE
+from hopscore.engine.ledger import block as ledger_block
 from hopscore.engine.types import CallResult, canonical_json, sha256_text
 from hopscore.errors import HopscoreError, InputError, Location
 from hopscore.files import rowcap
@@ -246,7 +248,9 @@ def build_row(
             or (ref_ok and ref_correct != verdict.correct),
         )
     if call is not None:
-        info.update(call.to_json())
+        record = call.to_json()
+        info.update(record)
+        info[USAGE] = ledger_block(JUDGE, [record])
         info["truncated"] = call.response is not None and call.response.finish_reason == "length"
     if renamed:
         info["renamed_input_keys"] = renamed

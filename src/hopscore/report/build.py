@@ -340,6 +340,7 @@ def render(runs: list[RunAnalysis], pairs: list[PairComparison], baseline: int,
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         summary=summary_view(runs),
         settings=settings_view([r.scored for r in runs]),
+        costs=_costs([r.scored for r in runs], pairs),
         charts=group_charts(runs),
         comparisons=[comparison_view(pair, flip_limit) for pair in pairs],
         agreements=[agreement_view(run.scored.label, run.agreement) for run in runs
@@ -352,6 +353,17 @@ def render(runs: list[RunAnalysis], pairs: list[PairComparison], baseline: int,
         css=Markup(_resource("report.css")),
         script=Markup(_resource("report.js").replace("</", "<\\/")),
     )
+
+
+def _costs(sets: list[ScoredSet], pairs: list[PairComparison]) -> dict[str, Any] | None:
+    """The "Cost and usage" table (:func:`hopscore.analysis.costs.costs_view`), on the metric
+    of the flip table (else the first input's first metric)."""
+    from hopscore.analysis.costs import costs_view
+    from hopscore.engine.prices import load
+
+    metric = next((p.flip_metric for p in pairs if p.flip_metric), None)
+    metric = metric or next((s.names[0] for s in sets if s.names), None)
+    return costs_view(sets, metric, load())
 
 
 def _resource(name: str) -> str:

@@ -12,6 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from hopscore.benchmarks.base import Benchmark, ModelAnswer, Predictions
 from hopscore.engine.failures import rerun_advice, tally
+from hopscore.engine.ledger import MODEL, rows_total
+from hopscore.engine.ledger import from_json as ledger_from_json
+from hopscore.engine.prices import ledger_cost
+from hopscore.engine.prices import load as load_prices
 from hopscore.errors import HopscoreError
 from hopscore.files.atomic import write_json_atomic
 from hopscore.scores.scoring import ScoreReport, ScoresWriter, score_examples
@@ -74,6 +78,7 @@ def run_summary(prepared: PreparedRun, rows: dict[str, dict[str, Any]],
     no_answer = [i for i, r in done if not r.get("abstained") and not r.get("answer")]
     abstained = [i for i, r in done if r.get("abstained")]
     kinds = Counter(str((by_label[i] or {}).get("error", {}).get("kind", "?")) for i in errors)
+    usage = rows_total(r for _, r in pairs)
     summary: dict[str, Any] = {
         "samples": len(pairs),
         "answered": len(done) - len(abstained) - len(no_answer),
@@ -91,6 +96,11 @@ def run_summary(prepared: PreparedRun, rows: dict[str, dict[str, Any]],
         "prompt_tokens": sum(int(r.get("prompt_tokens") or 0) for _, r in done),
         "completion_tokens": sum(int(r.get("completion_tokens") or 0) for _, r in done),
         "cached": sum(1 for _, r in done if r.get("cached")),
+        # every row's ledger, failed ones included (their requests were sent too)
+        "usage": usage,
+        # what it cost at the dated list prices (engine/prices.py): "unknown" for a model
+        # the table does not name
+        "cost": ledger_cost(ledger_from_json(usage), {MODEL: str(prepared.spec)}, load_prices()),
         "truncated": len(truncated),
         "truncated_ids": truncated[:FIRST_IDS],
         "truncated_unscored": len(truncated) if on_truncation == "error" else 0,

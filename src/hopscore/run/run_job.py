@@ -42,6 +42,8 @@ from hopscore.engine import (
 )
 from hopscore.engine.batch_mode import BatchMode, batched_backend
 from hopscore.engine.capacity import cluster_limit
+from hopscore.engine.ledger import MODEL, USAGE
+from hopscore.engine.ledger import block as ledger_block
 from hopscore.engine.preflight import preflight
 from hopscore.errors import HopscoreError
 from hopscore.files.outputs import claim, output_dir
@@ -112,7 +114,8 @@ class _Worker:
                     "prompt_sha256": task.prompt_sha256}
             return await self.strategy.run(task.example, task.question, task.hints, key, base)
         call = await self.engine.complete(task.request)
-        row = self.base_row(task, key, call)
+        calls: list[dict[str, Any]] = []  # every call's record, for the row's usage ledger
+        row = self.base_row(task, key, call, calls)
         if call.response is None:
             assert call.failure is not None
             return RowResult(row, done=False, failure=call.failure)
@@ -132,7 +135,7 @@ class _Worker:
                               cache_tag=tag, seed=None if task.request.seed
                               is None else task.request.seed + 1000 * round_)
             call = await self.engine.complete(request)
-            row = self.base_row(task, key, call)
+            row = self.base_row(task, key, call, calls)
             if call.response is None:
                 assert call.failure is not None
                 return RowResult(row, done=False, failure=call.failure)
@@ -142,7 +145,10 @@ class _Worker:
             row["retried"] = earlier
         return RowResult(row)
 
-    def base_row(self, task: Task, key: str, call: CallResult) -> dict[str, Any]:
+    def base_row(self, task: Task, key: str, call: CallResult,
+                 calls: list[dict[str, Any]]) -> dict[str, Any]:
+        """The row's request part; ``calls`` (the records of the row's earlier calls) gets
+        this call's record, and the row's ``usage`` ledger counts them all."""
         messages = task.request.messages
         row: dict[str, Any] = {
             "run_key": key,
@@ -155,7 +161,10 @@ class _Worker:
         }
         if self.settings.repeats > 1:
             row["attempt"] = task.attempt
-        row.update(call.to_json())
+        record = call.to_json()
+        calls.append(record)
+        row.update(record)
+        row[USAGE] = ledger_block(MODEL, calls)
         return row
 
     def read(self, task: Task, output: str) -> dict[str, Any]:

@@ -106,6 +106,10 @@ class RunSettings:
     deadline: float | None = None
     #: seconds a run waits for an unreachable endpoint before it ends, resumable
     max_outage: float = 300.0
+    #: budgets (engine/budget.py): how a run executes, not what it computes
+    max_cost: float | None = None
+    max_tokens_total: int | None = None
+    max_time: float | None = None
     #: fit the requests in flight to the endpoint (up to concurrency), or keep concurrency
     adaptive: bool = True
     #: None: no response cache
@@ -290,6 +294,7 @@ class RunSettings:
 #: so the shards of one run (and reruns with more concurrency) have the same one.
 EXECUTION_FIELDS = ("output_dir", "api_key_env", "concurrency", "timeout", "max_retries",
                     "backoff", "max_retry_wait", "deadline", "max_outage", "adaptive",
+                    "max_cost", "max_tokens_total", "max_time",
                     "cache_dir", "shard",
                     "executor", "ray_workers", "search_api_key_env",
                     "search_timeout")

@@ -38,6 +38,8 @@ from hopscore.engine import (
     canonical_json,
     sha256_text,
 )
+from hopscore.engine.ledger import MODEL, USAGE
+from hopscore.engine.ledger import block as ledger_block
 from hopscore.errors import HopscoreError
 from hopscore.run.caps import kept_text
 from hopscore.run.evidence import CachedSource, EvidenceSource
@@ -233,6 +235,7 @@ def _usage_total(calls: list[dict[str, Any]]) -> dict[str, Any]:
         # calls whose reply was cut at max_tokens (finish_reason "length")
         "truncated_calls": sum(1 for c in calls if c.get("finish_reason") == "length"),
         "truncated": any(c.get("finish_reason") == "length" for c in calls),
+        USAGE: ledger_block(MODEL, calls),
     }
 
 
