@@ -10,7 +10,7 @@ import pytest
 
 from hopscore.engine import batch_api
 from hopscore.engine.batch_api import anthropic_answer, openai_answer
-from hopscore.engine.batch_mode import Ledger, Prefilled, chunks, custom_id
+from hopscore.engine.batch_mode import BatchRecords, Prefilled, chunks, custom_id
 from hopscore.engine.types import ChatRequest, ChatResponse
 from hopscore.errors import HopscoreError
 from tests.batch_server import completion, message
@@ -66,21 +66,21 @@ def test_the_custom_id_is_the_cache_key_and_fits_both_providers() -> None:
     assert len(custom_id(a, "e")) == 64
 
 
-def test_the_ledger_round_trips_and_a_broken_one_is_named(tmp_path: Path) -> None:
+def test_the_records_round_trip_and_a_broken_one_is_named(tmp_path: Path) -> None:
     path = tmp_path / "out.jsonl.batches.json"
-    ledger = Ledger.load(path)
+    ledger = BatchRecords.load(path)
     ledger.record("b1", "openai", "http://e/v1", ["x", "y"])
     ledger.record("b2", "anthropic", "http://e/v1", ["y"])
-    again = Ledger.load(path)
+    again = BatchRecords.load(path)
     assert again.holding("openai", "http://e/v1") == {"x": "b1", "y": "b1"}
     assert again.holding("anthropic", "http://e/v1") == {"y": "b2"}
     assert again.holding("openai", "http://other/v1") == {}
     path.write_text("{not json")
-    with pytest.raises(HopscoreError, match="cannot read the batch ledger"):
-        Ledger.load(path)
+    with pytest.raises(HopscoreError, match="cannot read the batch records"):
+        BatchRecords.load(path)
     path.write_text(json.dumps({"batches": 3}))
-    with pytest.raises(HopscoreError, match="not a batch ledger"):
-        Ledger.load(path)
+    with pytest.raises(HopscoreError, match="not a batch record file"):
+        BatchRecords.load(path)
 
 
 class Live:

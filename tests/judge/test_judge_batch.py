@@ -187,3 +187,34 @@ def test_batch_and_ray_do_not_go_together(server: BatchServer, tmp_path: Path,
     assert result.returncode == 2
     assert "--batch and --executor ray" in result.stderr
     assert server.submissions == 0
+
+
+def test_a_cost_budget_cannot_stop_a_batch_so_it_is_refused(
+        server: BatchServer, tmp_path: Path, env: dict[str, str]) -> None:
+    inp, out = write_rows(tmp_path / "in.jsonl", 3), tmp_path / "out.jsonl"
+    result = run_cli(*args(server.base_url, inp, out, "--max-cost", "1"), env=env)
+    assert result.returncode == 2
+    assert "--batch does not go with --max-cost" in result.stderr
+    assert server.submissions == 0
+
+
+def test_batch_answers_are_counted_apart_and_priced_at_the_batch_discount(
+        tmp_path: Path, env: dict[str, str]) -> None:
+    with BatchServer(answer, Plan(fail_marker="Q3:")) as server:
+        inp, out = write_rows(tmp_path / "in.jsonl", 10), tmp_path / "out.jsonl"
+        summary = tmp_path / "summary.json"
+        result = run_cli(*args(server.base_url, inp, out, "--summary-json", str(summary),
+                               model="gpt-4o"), env=env)
+        assert result.returncode == 0, result.stderr
+    rows = read_rows(out)
+    batched = [r for r in rows if list(r["judge"]["usage"]) == ["judge:batch"]]
+    assert len(batched) == 9 and list(rows[3]["judge"]["usage"]) == ["judge"]
+    document = json.loads(summary.read_text())
+    usage, cost = document["usage"], document["cost"]
+    # the stand-in reports 10 prompt and 5 completion tokens per reply
+    assert usage["judge:batch"]["prompt_tokens"] == 90
+    assert usage["judge"]["prompt_tokens"] == 10
+    full = (10 * 2.5 + 5 * 10.0) / 1e6  # gpt-4o's list price per million tokens
+    assert cost["roles"]["judge"] == pytest.approx(full, abs=1e-6)
+    assert cost["roles"]["judge:batch"] == pytest.approx(9 * full * 0.5, abs=1e-6)
+    assert cost["total"] == pytest.approx(full + 9 * full * 0.5, abs=1e-6)

@@ -29,10 +29,19 @@ class BatchOptions:
         help="Seconds between two looks at how the batch is going.",
     )]
 
-    def mode(self) -> BatchMode | None:
-        """The batch mode asked for, or None."""
+    def mode(self, max_cost: float | None = None, max_tokens_total: int | None = None
+             ) -> BatchMode | None:
+        """The batch mode asked for, or None; refused beside a cost or token budget, which
+        cannot stop a batch once the provider has it."""
         if not self.batch:
             return None
+        if max_cost is not None or max_tokens_total is not None:
+            from hopscore.errors import HopscoreError
+
+            raise HopscoreError(
+                "--batch does not go with --max-cost or --max-tokens-total: the provider runs "
+                "a submitted batch whole, so a budget cannot stop it midway (--dry-run "
+                "estimates a run's cost before anything is sent)")
         from hopscore.engine.batch_mode import BatchMode
 
         return BatchMode(poll_s=self.batch_poll)

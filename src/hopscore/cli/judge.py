@@ -179,7 +179,7 @@ def judge(
         console=err_console if progress else None, warn=err_console, rerun=rerun,
         shard=o.shard_option(shard, shards),
         executor=o.executor_option(executor, ray_workers), ray_workers=ray_workers,
-        batch=batching.mode(),
+        batch=batching.mode(max_cost, max_tokens_total),
     )
     print_table(console, summary_table(summary))
     if summary.executor.get("executor") == "ray":

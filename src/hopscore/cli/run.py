@@ -280,7 +280,8 @@ def run_command(
         print_dry_run(settings, json_output)
         return
     result = run(settings, console=err_console if progress else None, warn=err_console,
-                 rerun=rerun, batch=batching.mode())
+                 rerun=rerun,
+                 batch=batching.mode(requests.max_cost, requests.max_tokens_total))
     if not json_output:
         print_table(console, summary_table(result))
     if result.outcome.aborted is not None and result.outcome.aborted.kind == BUDGET:

@@ -6,16 +6,17 @@ back by ``custom_id``: the request's response-cache key (:func:`custom_id`), so 
 request always has the same id. Requests already in the response cache are not batched. The
 rows then run as usual through a :class:`Prefilled` backend, which hands each request its
 batch answer and sends only the others (the requests a batch failed, expired or cancelled)
-the normal way, with the usual retries. Nothing about a row depends on how its reply came:
-resume keys, the cache and the rows are the same as without ``--batch``.
+the normal way, with the usual retries. Resume keys, the cache and the rows are the same as
+without ``--batch``; only the usage ledger counts a batch's answers apart, under the role
+``<role>:batch`` (``judge:batch``, ``model:batch``), which is priced at the batch discount.
 
-**Resuming.** The batches a job submitted are recorded, the moment each is made, in a ledger
+**Resuming.** The batches a job submitted are recorded, the moment each is made, in a file
 beside its results file (``<results>.batches.json``: batch id, provider, endpoint, the
 custom ids it holds, its last status). A rerun after Ctrl-C, a crash or a SIGKILL while the
-batch was running finds its requests in the ledger and waits for that batch again instead of
+batch was running finds its requests recorded there and waits for that batch again instead of
 submitting them anew; only requests in no recorded batch go into a new one. A request whose
 recorded batch ended without answering it is sent the normal way. (Between the provider
-accepting a batch and the ledger being written there are a few milliseconds in which a kill
+accepting a batch and the record being written there are a few milliseconds in which a kill
 would leave the batch unrecorded; the rerun then submits a second one.)
 """
 
@@ -26,7 +27,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ def custom_id(request: ChatRequest, endpoint: str) -> str:
     return request.cache_key(endpoint)
 
 
-def ledger_path(results: Path) -> Path:
+def records_path(results: Path) -> Path:
     """Where the batches of the job writing ``results`` are recorded."""
     return results.with_name(results.name + ".batches.json")
 
@@ -80,25 +81,25 @@ def batch_client(provider: str, url: str, api_key: str) -> BatchClient:
 
 
 @dataclass(slots=True)
-class Ledger:
+class BatchRecords:
     """The recorded batches of one results file."""
 
     path: Path
     batches: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
-    def load(cls, path: Path) -> Ledger:
+    def load(cls, path: Path) -> BatchRecords:
         if not path.exists():
             return cls(path)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise HopscoreError(f"{path}: cannot read the batch ledger ({exc}); it records "
+            raise HopscoreError(f"{path}: cannot read the batch records ({exc}); it records "
                                 "batches still running at the provider: fix or remove it "
                                 "(removing it submits those requests again)") from None
         batches = data.get("batches") if isinstance(data, dict) else None
         if not isinstance(batches, list):
-            raise HopscoreError(f"{path}: not a batch ledger (no 'batches' list)")
+            raise HopscoreError(f"{path}: not a batch record file (no 'batches' list)")
         return cls(path, [b for b in batches if isinstance(b, dict)])
 
     def save(self) -> None:
@@ -165,29 +166,29 @@ def chunks(requests: Sequence[tuple[str, ChatRequest]], provider: str
 
 
 async def answer_in_batches(requests: Sequence[ChatRequest], client: BatchClient,
-                            endpoint: str, ledger: Ledger, *, poll_s: float,
+                            endpoint: str, records: BatchRecords, *, poll_s: float,
                             say: Callable[[str], None]) -> BatchOutcome:
     """Answer ``requests`` through ``client``'s batches, collecting those already recorded in
-    ``ledger``; poll every ``poll_s`` seconds, saying each change of status."""
+    ``records``; poll every ``poll_s`` seconds, saying each change of status."""
     wanted = {custom_id(r, endpoint): r for r in requests}
-    holding = ledger.holding(client.provider, endpoint)
+    holding = records.holding(client.provider, endpoint)
     waiting = {holding[cid] for cid in wanted if cid in holding}
     outcome = BatchOutcome(resumed=sorted(waiting))
     fresh = [(cid, r) for cid, r in wanted.items() if cid not in holding]
     for part in chunks(fresh, client.provider) if fresh else ():
         batch_id = await client.submit(part)
-        ledger.record(batch_id, client.provider, endpoint, [cid for cid, _ in part])
+        records.record(batch_id, client.provider, endpoint, [cid for cid, _ in part])
         outcome.submitted.append(batch_id)
         say(f"submitted batch {batch_id} ({len(part)} requests); its id is kept in "
-            f"{ledger.path}, so a rerun collects it instead of submitting again")
+            f"{records.path}, so a rerun collects it instead of submitting again")
         waiting.add(batch_id)
     try:
-        final = await _poll(client, sorted(waiting), ledger, poll_s, say)
+        final = await _poll(client, sorted(waiting), records, poll_s, say)
     except (asyncio.CancelledError, KeyboardInterrupt):
         raise Interrupted(
             f"stopped while waiting for batch {', '.join(sorted(waiting))}: it goes on at the "
             f"provider; rerun the same command to collect it (nothing is submitted again; "
-            f"its id is in {ledger.path})") from None
+            f"its id is in {records.path})") from None
     for status in final:
         answers = await client.results(status)
         for cid, answer in answers.items():
@@ -203,8 +204,8 @@ async def answer_in_batches(requests: Sequence[ChatRequest], client: BatchClient
     return outcome
 
 
-async def _poll(client: BatchClient, batch_ids: list[str], ledger: Ledger, poll_s: float,
-                say: Callable[[str], None]) -> list[BatchStatus]:
+async def _poll(client: BatchClient, batch_ids: list[str], records: BatchRecords,
+                poll_s: float, say: Callable[[str], None]) -> list[BatchStatus]:
     final: dict[str, BatchStatus] = {}
     last: dict[str, str] = {}
     while len(final) < len(batch_ids):
@@ -216,7 +217,7 @@ async def _poll(client: BatchClient, batch_ids: list[str], ledger: Ledger, poll_
             if last.get(batch_id) != line:
                 say(line)
                 last[batch_id] = line
-                ledger.note(status)
+                records.note(status)
             if status.final:
                 final[batch_id] = status
         if len(final) < len(batch_ids):
@@ -245,7 +246,7 @@ async def batched_backend(live: ChatBackend, target: ModelTarget,
                           target.api_key)
     try:
         outcome = await answer_in_batches(wanted, client, endpoint,
-                                          Ledger.load(ledger_path(results)),
+                                          BatchRecords.load(records_path(results)),
                                           poll_s=mode.poll_s, say=say)
     finally:
         await client.aclose()
@@ -277,7 +278,7 @@ class Prefilled:
         if answer is not None and self.uses[cid] > 0:
             self.uses[cid] -= 1
             self.from_batch += 1
-            return answer
+            return replace(answer, batched=True)
         return await self.live.send(request, timeout)
 
     async def aclose(self) -> None:

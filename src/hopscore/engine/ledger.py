@@ -29,6 +29,8 @@ FIELDS = (*TOKENS, "requests", "retries", "cache_hits")
 USAGE = "usage"
 MODEL = "model"
 JUDGE = "judge"
+#: the suffix of a role's replies that came from a provider's batch (``--batch``)
+BATCH_SUFFIX = ":batch"
 
 
 def tool_role(name: str) -> str:
@@ -89,8 +91,27 @@ def of_calls(calls: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 
 
 def block(role: str, calls: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
-    """A row's ``usage`` block with one role."""
-    return {role: of_calls(calls)}
+    """A row's ``usage`` block with one role; the replies a provider's batch gave
+    (``--batch``) under that role's :func:`batch_role`, as they are priced apart."""
+    calls = list(calls)
+    batched = [call for call in calls if call.get("batched")]
+    sent = [call for call in calls if not call.get("batched")]
+    out = {role: of_calls(sent)} if sent or not batched else {}
+    if batched:
+        out[batch_role(role)] = of_calls(batched)
+    return out
+
+
+def batch_role(role: str) -> str:
+    """The role of ``role``'s replies that came from a provider's batch (``judge:batch``)."""
+    return f"{role}{BATCH_SUFFIX}"
+
+
+def base_role(role: str) -> tuple[str, bool]:
+    """``(role, batched)`` of a ledger role: ``judge:batch`` -> ``("judge", True)``."""
+    if role.endswith(BATCH_SUFFIX):
+        return role[: -len(BATCH_SUFFIX)], True
+    return role, False
 
 
 def row_usage(row: Mapping[str, Any] | None, field: str = USAGE) -> dict[str, Tally]:

@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from hopscore.engine.ledger import Tally
+from hopscore.engine.ledger import Tally, base_role
 from hopscore.errors import InputError
 
 UNKNOWN = "unknown"
@@ -120,18 +120,20 @@ def ledger_cost(usage: Mapping[str, Tally], models: Mapping[str, str],
                 prices: Mapping[str, Price], *, batch: bool = False) -> dict[str, Any]:
     """The cost block of a summary: each role's dollars (``"unknown"`` for a model the table
     does not name), the total, and the prices used. ``models`` names each role's model
-    (``{"model": "openai/gpt-4o"}``); roles without tokens (tools) are not priced."""
+    (``{"model": "openai/gpt-4o"}``); roles without tokens (tools) are not priced. A role's
+    batch answers (``judge:batch``) are priced as its model at the batch discount."""
     roles: dict[str, float | str] = {}
     used: dict[str, Any] = {}
     for role, tally in usage.items():
         if role == "total" or (not tally.total_tokens and role not in models):
             continue
-        spec = models.get(role)
+        base, batched = base_role(role)
+        spec = models.get(base)
         price = None if spec is None else prices.get(model_name(spec))
         if price is None:
             roles[role] = UNKNOWN
             continue
-        roles[role] = round(price.cost(tally, batch=batch), 6)
+        roles[role] = round(price.cost(tally, batch=batch or batched), 6)
         used[model_name(spec or "")] = price.to_json()
     known = [v for v in roles.values() if not isinstance(v, str)]
     total: float | str = UNKNOWN if len(known) < len(roles) else round(sum(known), 6)

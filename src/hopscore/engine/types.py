@@ -142,6 +142,8 @@ class ChatResponse:
     raw: dict[str, Any]
     #: the HTTP status it came with (None for an in-process model or a cached reply)
     status: int | None = None
+    #: answered by a provider's batch (``--batch``): priced at its batch discount
+    batched: bool = False
 
     @staticmethod
     def from_body(body: dict[str, Any], status: int | None = None) -> ChatResponse:
@@ -266,4 +268,6 @@ class CallResult:
             **usage.to_json(),
             "finish_reason": self.response.finish_reason if self.response else None,
             "error": None if self.failure is None else self.failure.to_json(),
+            **({"batched": True} if self.response is not None and self.response.batched
+               else {}),
         }
