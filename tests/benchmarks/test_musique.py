@@ -4,7 +4,6 @@ Hub layouts, and the sample through ``hopscore score`` and ``hopscore run``."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,6 @@ from hopscore.errors import InputError
 from tests.benchmarks._cli import cli_error
 from tests.benchmarks.helpers import score, write_jsonl
 from tests.conftest import run_cli, shared_file
-from tests.openai_server import FakeOpenAI, Reply
 from tests.parity import adversarial_musique as adversarial
 
 BENCH = MuSiQue()
@@ -233,58 +231,32 @@ def test_hub_rows_become_official_records(tmp_path: Path) -> None:
     assert metrics["answer_em"] == 1.0 and abs(metrics["support_f1"] - 2 / 3) < 1e-12
 
 
-# --- hopscore score and hopscore run on the sample ---------------------------------------------
+def test_parquet_copy_scores_as_the_official_file(tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
 
-ANSWERS = {r["question"]: (r["answer"] if i != 2 else "Kell",
-                           [p["idx"] for p in r["paragraphs"] if p["is_supporting"]][:2])
-           for i, r in enumerate(RECORDS)}
-
-
-def _reply(prompt: str, attempt: int) -> Reply:
-    question = [line for line in prompt.splitlines() if line.startswith("Question: ")][-1]
-    answer, support = ANSWERS[question[len("Question: "):]]
-    cited = ", ".join(map(str, support))
-    return Reply(f"First [Paragraph {support[0]}].\nSupporting paragraphs: {cited}\n"
-                 f"Answer: {answer}")
-
-
-@pytest.fixture(scope="module")
-def ran(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    root = tmp_path_factory.mktemp("musique-run")
-    with FakeOpenAI(_reply) as server:
-        done = run_cli("run", "musique", "--gold", GOLD, "--model", "openai/test-model",
-                       "--base-url", server.base_url, "-o", root / "run", "--no-cache",
-                       "--no-progress", "--resamples", "0", timeout=120)
-        assert done.returncode == 0, done.stderr[-3000:]
-        full = write_jsonl(root / "full.jsonl", adversarial.full_gold(RECORDS, 0))
-        refused = run_cli("run", "musique", "--gold", full, "--model", "openai/test-model",
-                          "--base-url", server.base_url, "-o", root / "full-run",
-                          "--no-cache", "--no-progress", timeout=120)
-        (root / "refused.txt").write_text(f"{refused.returncode}\n{refused.stderr}")
-    yield root
+    gold = shared_file("musique/migres/musique.json")
+    records = [json.loads(line) for line in gold.read_text(encoding="utf-8").splitlines()]
+    pq.write_table(pa.Table.from_pylist(records), tmp_path / "validation.parquet")
+    predictions = write_jsonl(tmp_path / "p.jsonl", adversarial.predictions(records, 5))
+    outs = []
+    for name, source in (("official", gold), ("parquet", tmp_path / "validation.parquet")):
+        done = run_cli("score", "musique", "-g", source, "-p", predictions, "-o",
+                       tmp_path / name, "--resamples", "0",
+                       env={"HOPSCORE_CACHE_DIR": str(tmp_path / "cache")})
+        assert done.returncode == 0, done.stderr
+        outs.append((tmp_path / name / "scores.jsonl").read_text(encoding="utf-8"))
+    assert outs[0] == outs[1]
 
 
-def test_run_writes_official_predictions_in_gold_order(ran: Path) -> None:
-    lines = [json.loads(x) for x in (ran / "run" / "predictions.jsonl").read_text().splitlines()]
-    assert [x["id"] for x in lines] == [r["id"] for r in RECORDS]
-    assert lines[0] == {"id": RECORDS[0]["id"], "predicted_answer": "Dunmere",
-                        "predicted_support_idxs": [1, 2], "predicted_answerable": True}
-    metrics = json.loads((ran / "run" / "metrics.json").read_text())["metrics"]
-    assert metrics["answer_em"] == 0.75
-    assert metrics["support_recall"] == pytest.approx((1 + 1 + 2 / 3 + 1) / 4)
-
-
-def test_run_predictions_rescore_to_the_run_scores(ran: Path) -> None:
-    done = run_cli("score", "musique", "-g", GOLD, "-p", ran / "run" / "predictions.jsonl",
-                   "-o", ran / "scored", "--resamples", "0")
-    assert done.returncode == 0, done.stderr
-    def rows(path: Path) -> list[Any]:
-        return [{k: v for k, v in json.loads(x).items() if k in ("id", "metrics")}
-                for x in path.read_text().splitlines()]
-    assert rows(ran / "scored" / "scores.jsonl") == rows(ran / "run" / "scores.jsonl")
-
-
-def test_run_on_full_is_refused_before_any_request(ran: Path) -> None:
-    status, _, err = (ran / "refused.txt").read_text().partition("\n")
-    assert status == "2" and "MuSiQue-Full question is two" in err
-    assert "Traceback" not in err
+def test_a_json_list_of_predictions_reads_like_jsonl(tmp_path: Path) -> None:
+    lines = adversarial.predictions(RECORDS, 4)
+    listed = tmp_path / "p.json"
+    listed.write_text(json.dumps(lines), encoding="utf-8")
+    a = score("musique", GOLD, listed)
+    b = score("musique", GOLD, write_jsonl(tmp_path / "p.jsonl", lines))
+    assert a.metrics == b.metrics
+    listed.write_text(json.dumps([*lines[:1], *lines[:1], *lines[:1]]), encoding="utf-8")
+    with pytest.raises(InputError, match=r"record \[2\]: field 'id': a third line .*first at "
+                       r"record \[0\]"):
+        BENCH.load_predictions(listed)

@@ -116,6 +116,11 @@ class MusiquePrediction(Prediction):
     #: the id's prediction lines in file order (two for a MuSiQue-Full question)
     lines: tuple[Line, ...] = ()
 
+    @property
+    def support(self) -> tuple[int, ...] | None:
+        """The first line's predicted support (the cited part of a model's reply)."""
+        return self.lines[0].support if self.lines else None
+
 
 def read_paragraph(value: Any, record: Fields, field: str) -> Paragraph:
     if type(value) is not dict:

@@ -147,31 +147,40 @@ def read_line(record: Fields) -> Line:
                 _answerable(record, "answerable"))
 
 
+def _prediction_records(path: Path) -> Iterator[tuple[Fields, str]]:
+    """The located records of a JSON Lines file (or of a JSON list, or one JSON object), each
+    with how an error names its place ("line 3", "record [2]")."""
+    if sniff_json_kind(path) == "jsonl":
+        for number, value in iter_jsonl_numbered(path):
+            yield Fields.at_line(value, str(path), number), f"line {number}"
+        return
+    data = load_json(path)
+    if isinstance(data, dict):
+        yield Fields.at_line(data, str(path), 1), "line 1"
+        return
+    if not isinstance(data, list):
+        raise InputError(path, "expected JSON Lines of {id, predicted_answer, "
+                         "predicted_support_idxs, predicted_answerable} (or the universal "
+                         f"{{id, answer, support, answerable}}), got a JSON {json_type(data)}")
+    for index, item in enumerate(data):
+        yield Fields.at_index(item, str(path), index), f"record [{index}]"
+
+
 def load_predictions(path: Path) -> tuple[dict[str, MusiquePrediction], bool]:
     """Predictions by id, and whether every line is in the official format."""
-    if sniff_json_kind(path) != "jsonl":
-        data = load_json(path)
-        if not isinstance(data, dict):
-            raise InputError(path, "expected JSON Lines of {id, predicted_answer, "
-                             "predicted_support_idxs, predicted_answerable} (or the universal "
-                             f"{{id, answer, support, answerable}}), got a JSON {json_type(data)}")
-        numbered: Any = [(1, data)]
-    else:
-        numbered = iter_jsonl_numbered(path)
     found: dict[str, list[Line]] = {}
-    first_line: dict[str, int] = {}
+    first_place: dict[str, str] = {}
     official = True
-    for number, value in numbered:
-        record = Fields.at_line(value, str(path), number)
+    for record, place in _prediction_records(path):
         question_id = record.id("id")
         line = read_line(record)
         official = official and record.has("predicted_answer")
         lines = found.setdefault(question_id, [])
         if len(lines) == 2:
             raise InputError(record.where, f"a third line for id {question_id!r} (first at "
-                             f"line {first_line[question_id]}): an id has one line, or two in "
+                             f"{first_place[question_id]}): an id has one line, or two in "
                              "MuSiQue-Full", field="id")
-        first_line.setdefault(question_id, number)
+        first_place.setdefault(question_id, place)
         lines.append(line)
     by_id = {question_id: MusiquePrediction(id=question_id, answer=lines[0].answer,
                                             lines=tuple(lines))
