@@ -41,7 +41,7 @@ from cases import (
     table_rows,
 )
 from harness import REPO, machine, print_table, write_results
-from inputs import hotpotqa_lean, hybridqa_million
+from inputs import in_child
 
 #: issue 28: peak RSS under these many MB, at least this many times the official speed
 RSS_TARGETS_MB = {"hotpotqa": 400, "hybridqa": 300}
@@ -77,7 +77,7 @@ def main() -> None:
     cases = []
     print(f"generating {args.size:,} examples under {args.work} (once) ...", flush=True)
     if not only or "hotpotqa" in only:
-        gold, predictions = hotpotqa_lean(args.shared, args.work, args.size)
+        gold, predictions = in_child("hotpotqa_lean", args.shared, args.work, args.size)
         env, backend = official_env_for_hotpot(args.official_python, args.ujson_shim)
         cases.append(Case(
             name=f"hotpotqa x{args.size:,} (no paragraphs)",
@@ -89,8 +89,8 @@ def main() -> None:
                    "predictions_bytes": predictions.stat().st_size},
         ))  # fmt: skip
     if not only or "hybridqa" in only:
-        gold, universal, official_predictions = hybridqa_million(args.shared, args.work,
-                                                                 args.size)
+        gold, universal, official_predictions = in_child("hybridqa_million", args.shared,
+                                                          args.work, args.size)
         cases.append(Case(
             name=f"hybridqa x{args.size:,} (universal JSONL)",
             benchmark="hybridqa", gold=gold, predictions=universal,

@@ -42,7 +42,7 @@ from cases import (
     table_rows,
 )
 from harness import REPO, machine, print_table, write_results
-from inputs import hotpotqa_dev_sized, hybridqa_dev
+from inputs import HOTPOT_DEV_SIZE, in_child
 
 #: (case name prefix, least speed-up of the default run over the official script)
 SPEED_TARGETS = (("hotpotqa 53x->7,405", 2.0), ("hotpotqa 53x->100,000", 4.0))
@@ -83,7 +83,7 @@ def main() -> None:
     official = args.official.resolve()
     cases = []
     if not only or "hybridqa" in only:
-        gold, predictions = hybridqa_dev(args.shared, args.work)
+        gold, predictions = in_child("hybridqa_dev", args.shared, args.work)
         cases.append(
             Case(
                 name="hybridqa-dev (3,466)",
@@ -96,7 +96,8 @@ def main() -> None:
             )
         )
     if not only or "hotpotqa" in only:
-        gold, predictions = hotpotqa_dev_sized(args.shared, args.work)
+        gold, predictions = in_child("hotpotqa_dev_sized", args.shared, args.work,
+                                     HOTPOT_DEV_SIZE)
         env, backend = official_env_for_hotpot(args.official_python, args.ujson_shim)
         cases.append(
             Case(
@@ -113,7 +114,7 @@ def main() -> None:
         )
     large = []
     if not only or "hotpotqa100k" in only:
-        gold, predictions = hotpotqa_dev_sized(args.shared, args.work, 100_000)
+        gold, predictions = in_child("hotpotqa_dev_sized", args.shared, args.work, 100_000)
         env, backend = official_env_for_hotpot(args.official_python, args.ujson_shim)
         large.append(
             Case(
