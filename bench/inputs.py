@@ -23,6 +23,7 @@ Files are written once and reused when they already exist with the expected size
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -120,3 +121,19 @@ def hybridqa_million(shared: Path, work: Path, size: int = 1_000_000) -> tuple[P
     tmp.replace(universal)
     _write_json(official, [{"question_id": ids[i], "pred": guesses[i % n]} for i in range(size)])
     return gold, universal, official
+
+
+def in_child(name: str, *args: Any) -> tuple[Path, ...]:
+    """``name(*args)`` of this module, run in a child process: the inputs are built there.
+
+    Built here, a million records grow this process to several hundred MiB, and every child
+    it starts afterwards (vfork, then exec) reports that as its own peak RSS (Linux keeps the
+    high-water mark across exec), which would hide the peak of the command measured.
+    """
+    code = ("import json, sys; from pathlib import Path; import inputs; "
+            f"out = inputs.{name}(*[Path(a) if i < 2 else int(a) "
+            "for i, a in enumerate(sys.argv[1:])]); "
+            "print(json.dumps([str(p) for p in out]))")
+    proc = subprocess.run([sys.executable, "-c", code, *map(str, args)], check=True,
+                          capture_output=True, text=True, cwd=Path(__file__).parent)
+    return tuple(Path(p) for p in json.loads(proc.stdout.strip().splitlines()[-1]))

@@ -15,10 +15,11 @@ the stdlib ``json``) and the results say so. Inputs are generated into ``--work`
 folder under the system temp dir, reused between runs; see ``inputs.py``). Prints a table and
 writes ``bench/results/scoring_speed.json``. See ``cases.py`` for what each figure measures.
 
-The table ends with the targets: the default ``hopscore score`` at least 1.5x faster than the
-official script on HotpotQA 7,405 and 3x on HotpotQA 100,000 (paired CPU-time ratios), the
-intervals under 10% of a default score run (the CPU time of the default run over the run
-without intervals, minus one), and ``hopscore --version`` under 150 ms.
+The table ends with the targets (issue 28): the default ``hopscore score`` at least 2x faster
+than the official script on HotpotQA 7,405 and 4x on HotpotQA 100,000 (paired CPU-time
+ratios), the intervals under 10% of a default score run (the CPU time of the default run over
+the run without intervals, minus one), and ``hopscore --version`` at most 60 ms above
+``python -c pass``.
 """
 
 from __future__ import annotations
@@ -41,12 +42,13 @@ from cases import (
     table_rows,
 )
 from harness import REPO, machine, print_table, write_results
-from inputs import hotpotqa_dev_sized, hybridqa_dev
+from inputs import HOTPOT_DEV_SIZE, in_child
 
 #: (case name prefix, least speed-up of the default run over the official script)
-SPEED_TARGETS = (("hotpotqa 53x->7,405", 1.5), ("hotpotqa 53x->100,000", 3.0))
+SPEED_TARGETS = (("hotpotqa 53x->7,405", 2.0), ("hotpotqa 53x->100,000", 4.0))
 INTERVAL_SHARE_TARGET = 0.10
-VERSION_TARGET_S = 0.150
+#: ``hopscore --version`` at most this much above ``python -c pass`` (issue 28)
+VERSION_ABOVE_PYTHON_S = 0.060
 
 
 def arguments() -> argparse.Namespace:
@@ -81,7 +83,7 @@ def main() -> None:
     official = args.official.resolve()
     cases = []
     if not only or "hybridqa" in only:
-        gold, predictions = hybridqa_dev(args.shared, args.work)
+        gold, predictions = in_child("hybridqa_dev", args.shared, args.work)
         cases.append(
             Case(
                 name="hybridqa-dev (3,466)",
@@ -94,7 +96,8 @@ def main() -> None:
             )
         )
     if not only or "hotpotqa" in only:
-        gold, predictions = hotpotqa_dev_sized(args.shared, args.work)
+        gold, predictions = in_child("hotpotqa_dev_sized", args.shared, args.work,
+                                     HOTPOT_DEV_SIZE)
         env, backend = official_env_for_hotpot(args.official_python, args.ujson_shim)
         cases.append(
             Case(
@@ -111,7 +114,7 @@ def main() -> None:
         )
     large = []
     if not only or "hotpotqa100k" in only:
-        gold, predictions = hotpotqa_dev_sized(args.shared, args.work, 100_000)
+        gold, predictions = in_child("hotpotqa_dev_sized", args.shared, args.work, 100_000)
         env, backend = official_env_for_hotpot(args.official_python, args.ujson_shim)
         large.append(
             Case(
@@ -191,10 +194,12 @@ def targets(results: list[dict], startup_figures: dict | None) -> list[dict]:
                         "value": round(share, 3), "goal": f"< {INTERVAL_SHARE_TARGET:.0%}",
                         "met": share < INTERVAL_SHARE_TARGET})
     if startup_figures:
-        version = startup_figures["hopscore --version"]["wall_s_median"]
-        out.append({"what": "hopscore --version (wall)", "value": round(version, 3),
-                    "goal": f"< {VERSION_TARGET_S * 1000:.0f} ms",
-                    "met": version < VERSION_TARGET_S})
+        above = (startup_figures["hopscore --version"]["wall_s_median"]
+                 - startup_figures["python -c pass"]["wall_s_median"])
+        out.append({"what": "hopscore --version above python -c pass (wall)",
+                    "value": round(above, 3),
+                    "goal": f"<= {VERSION_ABOVE_PYTHON_S * 1000:.0f} ms",
+                    "met": above <= VERSION_ABOVE_PYTHON_S})
     return out
 
 

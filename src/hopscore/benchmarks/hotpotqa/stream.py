@@ -206,16 +206,20 @@ def _index(path: Path, mapped: mmap.mmap, make: Callable[..., P]) -> Predictions
     if mapped.find(b"\\u003a", start) >= 0 or mapped.find(b"\\u003A", start) >= 0:
         return None  # an escaped colon: the colon count below would not hold
     top = _TOP.decode(memoryview(mapped)[start:])
+    release(mapped)  # each pass reads the file's pages: dropped after it, not kept resident
     if "answer" not in top or not set(top) <= set(_PARTS):
         return None
     answers = _ANSWERS.decode(top["answer"])
+    release(mapped)
     facts = _FACT_MAP.decode(top["sp"]) if "sp" in top else {}
+    release(mapped)
     values = list(facts.values())
     colons = 0
     for i in range(0, len(values), _BATCH):
         chunk = b",".join(values[i:i + _BATCH])
         colons += chunk.count(b":")
         _FACT_LISTS.decode(b"[" + chunk + b"]")  # all well typed (else the checked reader)
+        release(mapped)
     del values
     expected = len(top) + "".join(top).count(":")
     expected += len(answers) + "".join(answers).count(":") + "".join(answers.values()).count(":")
@@ -241,4 +245,5 @@ def _count_colons(mapped: mmap.mmap, start: int) -> int:
     count = 0
     for offset in range(start, len(mapped), 1 << 24):
         count += mapped[offset:offset + (1 << 24)].count(b":")
+        release(mapped)
     return count

@@ -44,11 +44,13 @@ from hopscore.benchmarks.base import (
 from hopscore.benchmarks.fast_init import fast_init
 from hopscore.benchmarks.formats import UNIVERSAL, universal_or_json
 from hopscore.benchmarks.hybridqa import hub
+from hopscore.benchmarks.hybridqa.reference import TAGS, read_reference_quickly
 from hopscore.benchmarks.hybridqa.wikitables import load_table, table_context
+from hopscore.benchmarks.universal_index import index_universal
 from hopscore.errors import HopscoreError, InputError, Location
 from hopscore.files.atomic import write_json_atomic
 from hopscore.files.fields import Fields, json_type
-from hopscore.files.io import load_json
+from hopscore.files.io import load_json, sniff_json_kind
 from hopscore.text.normalize import normalize_answer, squad2_f1
 
 LOCATIONS = ("table", "passage")
@@ -99,7 +101,11 @@ class HybridQA(Benchmark[HybridQAExample, Prediction]):
 
     def iter_gold(self, path: Path, *, aliases: Path | None = None) -> Iterable[HybridQAExample]:
         """For the reference format, each example is built when scoring reaches it, so a large
-        reference is held once, as parsed, and not again as example objects."""
+        reference is held once, as parsed, and not again as example objects (read quickly,
+        :mod:`~hopscore.benchmarks.hybridqa.reference`, unless something about it is unusual)."""
+        tagged = read_reference_quickly(path)
+        if tagged is not None:
+            return _tagged_iter(tagged)
         data = load_json(path)
         if isinstance(data, dict):
             return _reference_examples(path, data)
@@ -113,6 +119,15 @@ class HybridQA(Benchmark[HybridQAExample, Prediction]):
             for i, item in enumerate(data)
         ]
         return check_unique_ids(examples, path)
+
+    def predictions_for_scoring(self, path: Path) -> Predictions[Prediction]:
+        """Universal JSON Lines indexed compactly (:func:`index_universal`), else
+        :meth:`load_predictions`."""
+        if sniff_json_kind(path) == "jsonl":
+            indexed = index_universal(path, quick_answer)
+            if indexed is not None:
+                return indexed
+        return self.load_predictions(path)
 
     def load_predictions(self, path: Path) -> Predictions[Prediction]:
         data = universal_or_json(path)
@@ -257,6 +272,13 @@ def _quick_locations(data: dict[str, Any], reference: dict[str, Any]) -> dict[st
     if not location.keys() <= reference.keys():
         return None
     return location
+
+
+def _tagged_iter(tagged: dict[str, str]) -> Iterator[HybridQAExample]:
+    for qid, value in tagged.items():
+        answer = value[1:]
+        yield HybridQAExample(id=qid, answer=answer, answer_normalized=normalize_answer(answer),
+                              location=TAGS[value[0]])
 
 
 def _reference_iter(
