@@ -260,8 +260,9 @@ class FakeOpenAI:
         self.log: list[LoggedRequest] = []
         #: (status, request body) of every answer a behaviour fault produced
         self.faults: list[tuple[int, dict[str, Any]]] = []
-        #: the ``usage`` object of every completion sent, with the request body's model
+        #: the ``usage`` object of every completion sent, and the body of its request
         self.reported: list[dict[str, Any]] = []
+        self.reported_bodies: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._attempts: dict[str, int] = {}
         self._stopping = threading.Event()
@@ -477,6 +478,7 @@ def _handler_class(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                     payload["system_fingerprint"] = server.system_fingerprint
                 with server._lock:
                     server.reported.append(dict(payload["usage"]))
+                    server.reported_bodies.append(body)
             self._send(reply.status, json.dumps(payload).encode(), reply.headers, reply.trickle)
 
         def _send(self, status: int, data: bytes, headers: dict[str, str],

@@ -56,8 +56,9 @@ def test_every_format_holds_every_value(tmp_path: Path, suffix: str) -> None:
             sum(r["value"] for r in rows))
     assert len(rows) == 2 * 12 * len(metrics)
     assert list(rows[0]) == ["run", "source", "benchmark", "model", "id", "metric", "value",
-                             "missing", "prediction", "gold", "cluster", "group_type",
-                             "group_level"]
+                             "missing", "prediction", "gold", "cluster", "prompt_tokens",
+                             "completion_tokens", "reasoning_tokens", "cached_tokens",
+                             "requests", "group_type", "group_level"]
     by_key = {(r["run"], r["id"], r["metric"]): r for r in rows}
     for name, directory in (("a", a), ("b", b)):
         for score in _scores(directory):

@@ -63,7 +63,8 @@ def test_max_cost_stops_within_one_request_and_a_rerun_completes(tmp_path: Path)
         # the budget was passed by the last request sent, by less than its cost
         assert budget <= spent < budget + max(_cost(r) for r in done)
         assert len(server.log) == len(done)  # a refused row sent nothing
-        second = run_cli(*args, "--max-cost", "100", env=env)
+        second = run_cli(*args, "--max-cost", "100", "--prices", prices,
+                         env={"HOPSCORE_PRICES": ""})
         assert second.returncode == 0, second.stderr
         sent = Counter(entry.prompt for entry in server.log)
     assert len(sent) == len(answers) and set(sent.values()) == {1}  # none sent twice

@@ -198,7 +198,8 @@ def test_compare_prices_judge_files_per_correct_answer(tmp_path: Path) -> None:
     expected = ((half["prompt_tokens"] - half["cached_tokens"]) * 2.0
                 + half["cached_tokens"] * 1.0 + half["completion_tokens"] * 10.0) / 1e6
     result = run_cli("compare", tmp_path / "a.jsonl", tmp_path / "b.jsonl", "--json",
-                     "--resamples", "200", env=env)
+                     "--resamples", "200", "--prices", prices_file,
+                     env={"HOPSCORE_PRICES": ""})
     assert result.returncode == 0, result.stderr
     costs = json.loads(result.stdout)["costs"]
     assert [c["correct"] for c in costs] == [4, 4]
@@ -245,3 +246,21 @@ def test_dry_run_estimates_from_the_rendered_prompts_and_sends_nothing(tmp_path:
     expected = (found["prompt_tokens"] * price["input"]
                 + found["completion_tokens"] * price["output"]) / 1e6
     assert found["cost_usd"] == pytest.approx(expected, abs=1e-6)
+
+
+def test_export_has_each_examples_usage(tmp_path: Path) -> None:
+    answers = gold_replies("bamboogle")
+    out = tmp_path / "run"
+    with FakeOpenAI(lambda p, a: Reply(f"Answer: {answers[asked(p)]}", reasoning_tokens=5,
+                                       cached_tokens=4)) as server:
+        result = run_cli(*run_args("bamboogle", server.base_url, out, tmp_path / "cache"))
+        assert result.returncode == 0, result.stderr
+    table = tmp_path / "table.jsonl"
+    exported = run_cli("export", out, "-o", table)
+    assert exported.returncode == 0, exported.stderr
+    by_id = {r["id"]: r for r in rows(out / "samples.jsonl")}
+    for line in rows(table):
+        usage = by_id[line["id"]]["usage"]["model"]
+        assert {k: line[k] for k in (*ledger.TOKENS, "requests")} == \
+            {k: usage[k] for k in (*ledger.TOKENS, "requests")}
+        assert line["reasoning_tokens"] == 5 and line["cached_tokens"] == 4

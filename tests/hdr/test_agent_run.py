@@ -151,6 +151,35 @@ def test_trajectories_replay_through_sql_match(
     assert verdict["match"] is True and verdict["agent_sql_source"] == "last_tool_call"
 
 
+def test_the_usage_ledger_equals_what_the_server_reported(
+        finished: tuple[World, Path, CliResult, FakeOpenAI]) -> None:
+    """The attempts' ledger: the model's tokens are what the server reported for the agent's
+    requests (those offering tools), each tool's requests its calls."""
+    _, out, _, server = finished
+    samples = jsonl(out / "samples.jsonl")
+    agent = [u for u, body in zip(server.reported, server.reported_bodies, strict=True)
+             if "tools" in body]
+    summed = {"model": {"prompt_tokens": 0, "completion_tokens": 0}}
+    tools: dict[str, int] = {}
+    for sample in samples:
+        for role, tally in sample["usage"].items():
+            if role == "model":
+                for name in summed["model"]:
+                    summed["model"][name] += tally[name]
+            else:
+                tools[role] = tools.get(role, 0) + tally["requests"]
+    assert summed["model"] == {
+        "prompt_tokens": sum(u["prompt_tokens"] for u in agent),
+        "completion_tokens": sum(u["completion_tokens"] for u in agent)}
+    assert sum(s["usage"]["model"]["requests"] for s in samples) == len(agent_requests(server))
+    called: dict[str, int] = {}
+    for sample in samples:
+        for call in sample["tool_calls"]:
+            if call["name"] != "final_answer":
+                called[f"tool:{call['name']}"] = called.get(f"tool:{call['name']}", 0) + 1
+    assert tools == called and tools
+
+
 def test_rerun_resumes_without_requests(
         finished: tuple[World, Path, CliResult, FakeOpenAI]) -> None:
     world, out, _first, server = finished

@@ -198,6 +198,9 @@ def agent_settings(world: WorldOptions, search: SearchOptions, loop: LoopOptions
                             "give none of --tasks, --db-root, --corpus for the built-in world")
     if db_root is None:
         raise HopscoreError("missing option --db-root (the folder of the SQLite databases)")
+    from hopscore.engine.prices import use_file
+
+    use_file(requests.prices)
     return HdrSettings(
         tasks=tasks, overlay=world.overlay, db_root=db_root, db_template=world.db_template,
         model=model, output_dir=output_dir or default_output_dir(model),

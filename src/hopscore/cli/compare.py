@@ -327,6 +327,9 @@ def compare(
         help="A calibration of the runs' judge (hopscore judge-calibrate): also give each "
         "run's judge accuracy and B - A corrected for the judge's errors."),
     json_output: bool = o.JSON,
+    prices: Path | None = typer.Option(
+        None, "--prices", metavar="FILE", show_default=False,
+        help="JSON price file over the shipped list prices (docs/running-models.md)."),
 ) -> None:
     """Compare runs on the same examples: for every metric, overall and per group, the
     difference B − A with its paired interval (Newcombe for 0/1 metrics, BCa for the others),
@@ -372,10 +375,10 @@ def compare(
     from hopscore.analysis.costs import run_cost
     from hopscore.engine.prices import load as load_prices
 
-    prices = load_prices()
+    prices_table = load_prices(prices)
     metric = pairs[0].flip_metric if pairs else None
     metric = metric or (sets[index].names[0] if sets[index].names else None)
-    costs = [run_cost(s, metric, prices) for s in sets]
+    costs = [run_cost(s, metric, prices_table) for s in sets]
     if not json_output:
         print_comparison(pairs, console, show)
         table = cost_table(costs)

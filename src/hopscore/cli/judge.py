@@ -124,6 +124,7 @@ def judge(
     max_cost: float | None = ro.MAX_COST,
     max_tokens_total: int | None = ro.MAX_TOKENS_TOTAL,
     max_time: float | None = ro.MAX_TIME,
+    prices: Path | None = ro.PRICES,
     batching: BatchOptions = ...,  # type: ignore[assignment]
 ) -> None:
     """Grade each row's response against its correct_answer with an LLM judge.
@@ -160,8 +161,10 @@ def judge(
                       inputs=inputs)
     rerun = o.rerun_policy(restart, resume_any)
     from hopscore.engine import RetryPolicy
+    from hopscore.engine.prices import use_file
     from hopscore.judge import run_judge
 
+    use_file(prices)
     config = judge_config(
         model, base_url, concurrency, prompt, api_key_env=api_key_env,
         max_tokens=max_tokens, timeout=timeout,

@@ -93,6 +93,9 @@ def report(
         help="Embed the sample data gzip-compressed: auto (above 4 MB of "
         "JSON), always, never. Compressed data needs a browser with DecompressionStream "
         "(Chrome 80+, Firefox 113+, Safari 16.4+)."),
+    prices: Path | None = typer.Option(
+        None, "--prices", metavar="FILE", show_default=False,
+        help="JSON price file over the shipped list prices (docs/running-models.md)."),
 ) -> None:
     """Write one self-contained HTML report (works offline from disk): summary with 95%
     intervals, per-group charts with error bars, paired comparison and flip tables against the
@@ -109,6 +112,9 @@ def report(
         raise HopscoreError(f"--compress must be one of {', '.join(COMPRESS_CHOICES)}")
     o.claim_file_output(output, sources=inputs, gold=gold, tables=tables, judge=judge,
                         cluster_file=cluster_file)
+    from hopscore.engine.prices import use_file
+
+    use_file(prices)  # the report's cost table (analysis/costs.py)
     from hopscore.analysis.compare import adjust_family, compare_pair
     from hopscore.analysis.compare_records import CompareOptions
     from hopscore.analysis.judging import bind_judge_files

@@ -130,6 +130,10 @@ MAX_TIME = typer.Option(
     show_default=False,
     help="Stop sending this long after the first request (exit 4).")
 
+PRICES = typer.Option(
+    None, "--prices", rich_help_panel=PANEL_BUDGETS, metavar="FILE", show_default=False,
+    help="JSON price file over the shipped list prices (docs/running-models.md).")
+
 
 @dataclass(frozen=True)
 class RequestOptions:
@@ -151,6 +155,7 @@ class RequestOptions:
     max_cost: Annotated[float | None, MAX_COST]
     max_tokens_total: Annotated[int | None, MAX_TOKENS_TOTAL]
     max_time: Annotated[float | None, MAX_TIME]
+    prices: Annotated[Path | None, PRICES]
 
     def cache(self) -> Path | None:
         """The response cache folder (None: --no-cache)."""

@@ -30,6 +30,7 @@ from hopscore.cli.request_options import (
 )
 from hopscore.engine.budget import BUDGET
 from hopscore.engine.ledger import table_rows
+from hopscore.engine.prices import use_file as use_prices
 from hopscore.errors import BudgetReached, HopscoreError
 from hopscore.files.outputs import claim_for_command
 from hopscore.files.outputs import output_dir as directory
@@ -243,6 +244,7 @@ def run_command(
                           "--max-tokens to change it)", markup=False, highlight=False)
     if search.search_backend not in ("bm25", "http"):
         raise HopscoreError("--search-backend must be bm25 (with --corpus) or http")
+    use_prices(requests.prices)
     settings = RunSettings(
         benchmark=benchmark.lower(), gold=gold_file.path, model=model,
         output_dir=out,

@@ -7,7 +7,8 @@ table gives none), and its completion tokens, reasoning included, at the output 
 batch discount comes off all of it for a batch run. A model the table does not name costs
 ``"unknown"``, never 0, and so does any sum it is part of.
 
-A user's price file (``--prices FILE``, or ``HOPSCORE_PRICES``) has the shipped file's form,
+A user's price file (``--prices FILE`` of run, agent, judge, compare and report, or
+``HOPSCORE_PRICES``) has the shipped file's form,
 ``{"models": {"NAME": {"input": ..., "output": ..., "cached_input": ..., "batch_discount":
 ..., "as_of": ..., "source": ...}}}``; its entries replace the shipped ones of the same name.
 A model is looked up by its name without the ``openai/`` or ``anthropic/`` prefix.
@@ -93,10 +94,24 @@ def shipped() -> dict[str, Price]:
     return _read(text, "hopscore/engine/prices.json")
 
 
+#: the price file a command's ``--prices`` named (:func:`use_file`), for every later load
+_USER_FILE: list[Path] = []
+
+
+def use_file(path: Path | None) -> None:
+    """``--prices FILE``: the user's price file for the rest of the command (None: keep
+    ``$HOPSCORE_PRICES``)."""
+    _USER_FILE.clear()
+    if path is not None:
+        load(path)  # a bad file is refused before any work
+        _USER_FILE.append(path)
+
+
 def load(path: Path | None = None) -> dict[str, Price]:
-    """The shipped table with a user's file over it (``path``, else ``$HOPSCORE_PRICES``)."""
+    """The shipped table with a user's file over it: ``path``, else the command's
+    ``--prices`` (:func:`use_file`), else ``$HOPSCORE_PRICES``."""
     table = shipped()
-    given = path if path is not None else (
+    given = path if path is not None else _USER_FILE[0] if _USER_FILE else (
         Path(os.environ[PRICES_ENV]) if os.environ.get(PRICES_ENV) else None)
     if given is not None:
         try:
