@@ -115,6 +115,20 @@ BASE_URL = typer.Option(
     help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (else OPENAI_BASE_URL).")
 
 
+EFFORT_HELP = ("Reasoning effort: none|minimal|low|medium|high, sent as the provider's "
+               "parameter (docs/running-models.md, Reasoning models).")
+BUDGET_HELP = ("Thinking tokens: Anthropic's budget_tokens (--max-tokens must exceed it), or "
+               "chat-template's thinking_budget.")
+STYLE_HELP = ("How the settings are sent: openai (reasoning_effort), anthropic (thinking) or "
+              "chat-template (vLLM, llama.cpp); default by provider.")
+REASONING_EFFORT = typer.Option(None, "--reasoning-effort", rich_help_panel=PANEL_MODEL,
+                                metavar="LEVEL", show_default=False, help=EFFORT_HELP)
+THINKING_BUDGET = typer.Option(None, "--thinking-budget", rich_help_panel=PANEL_MODEL,
+                               metavar="N", min=0, show_default=False, help=BUDGET_HELP)
+REASONING_STYLE = typer.Option(None, "--reasoning-style", rich_help_panel=PANEL_MODEL,
+                               metavar="STYLE", show_default=False, help=STYLE_HELP)
+
+
 @dataclass(frozen=True)
 class RequestOptions:
     """How a command's model requests are sent: the endpoint, its key, how many at once, how
@@ -132,10 +146,60 @@ class RequestOptions:
     max_outage: Annotated[float, MAX_OUTAGE]
     cache_dir: Annotated[Path | None, CACHE_DIR]
     no_cache: Annotated[bool, NO_CACHE]
+    reasoning_effort: Annotated[str | None, REASONING_EFFORT]
+    thinking_budget: Annotated[int | None, THINKING_BUDGET]
+    reasoning_style: Annotated[str | None, REASONING_STYLE]
 
     def cache(self) -> Path | None:
         """The response cache folder (None: --no-cache)."""
         return response_cache(self.cache_dir, self.no_cache)
+
+    def reasoning(self) -> Any:
+        """The reasoning settings (:class:`~hopscore.engine.reasoning.ReasoningSettings`), or
+        None when no reasoning option is given."""
+        from hopscore.engine.reasoning import reasoning_settings
+
+        return reasoning_settings(self.reasoning_effort, self.thinking_budget,
+                                  self.reasoning_style)
+
+
+@dataclass(frozen=True)
+class JudgeReasoningOptions:
+    """The judge's reasoning settings, as ``score --judge`` names them."""
+
+    judge_reasoning_effort: Annotated[str | None, typer.Option(
+        None, "--judge-reasoning-effort", metavar="LEVEL", show_default=False,
+        help="The judge's " + EFFORT_HELP[0].lower() + EFFORT_HELP[1:])]
+    judge_thinking_budget: Annotated[int | None, typer.Option(
+        None, "--judge-thinking-budget", metavar="N", min=0, show_default=False,
+        help="The judge's thinking tokens (as --thinking-budget).")]
+    judge_reasoning_style: Annotated[str | None, typer.Option(
+        None, "--judge-reasoning-style", metavar="STYLE", show_default=False,
+        help="How the judge's settings are sent (as --reasoning-style).")]
+
+    def reasoning(self) -> Any:
+        from hopscore.engine.reasoning import reasoning_settings
+
+        return reasoning_settings(self.judge_reasoning_effort, self.judge_thinking_budget,
+                                  self.judge_reasoning_style)
+
+
+@dataclass(frozen=True)
+class ReasoningOptions:
+    """The reasoning settings of a command without the shared request options (judge)."""
+
+    reasoning_effort: Annotated[str | None, typer.Option(
+        None, "--reasoning-effort", metavar="LEVEL", show_default=False, help=EFFORT_HELP)]
+    thinking_budget: Annotated[int | None, typer.Option(
+        None, "--thinking-budget", metavar="N", min=0, show_default=False, help=BUDGET_HELP)]
+    reasoning_style: Annotated[str | None, typer.Option(
+        None, "--reasoning-style", metavar="STYLE", show_default=False, help=STYLE_HELP)]
+
+    def reasoning(self) -> Any:
+        from hopscore.engine.reasoning import reasoning_settings
+
+        return reasoning_settings(self.reasoning_effort, self.thinking_budget,
+                                  self.reasoning_style)
 
 
 @dataclass(frozen=True)

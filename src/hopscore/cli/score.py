@@ -11,6 +11,7 @@ from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.cli import request_options as ro
+from hopscore.cli.gathered import gathered
 from hopscore.errors import HopscoreError, InputError
 from hopscore.scores.display import print_report, print_table, print_warnings
 
@@ -34,6 +35,7 @@ def predictions_hint(bench: Benchmark[Any, Any], predictions: Path) -> str:
 
 
 @app.command(rich_help_panel="Score and grade")
+@gathered(judge_reasoning=ro.JudgeReasoningOptions)
 def score(
     benchmark: str = typer.Argument(
         ..., help=f"Benchmark name: {', '.join(benchmarks.names())}.", show_default=False
@@ -111,6 +113,7 @@ def score(
         "holds several, e.g. strict-match and flexible-extract).",
     ),
     json_output: bool = o.JSON,
+    judge_reasoning: ro.JudgeReasoningOptions = ...,  # type: ignore[assignment]
 ) -> None:
     """Score predictions against a benchmark's gold file, as its official scorer would.
 
@@ -213,7 +216,8 @@ def score(
     prompt = judge_prompt(judge_preset, judge_prompt_file, bench)
     config = judge_config(judge_model, judge_base_url, judge_concurrency, prompt,
                           retry=RetryPolicy(max_retries=judge_max_retries),
-                          retry_unparsed=judge_retry_unparsed, max_outage=judge_max_outage)
+                          retry_unparsed=judge_retry_unparsed, max_outage=judge_max_outage,
+                          reasoning=judge_reasoning.reasoning())
     calibration = None
     if judge_calibration is not None:
         from hopscore.judge.calibration import load_calibration

@@ -45,10 +45,16 @@ def is_truncated(row: dict[str, Any]) -> bool:
                                           and row.get("finish_reason") == "length")
 
 
+def unclosed_thinking(row: dict[str, Any]) -> bool:
+    """The reply's thinking never closed (cut inside ``<think>``, or reasoning and no
+    content): it gave no answer (:mod:`hopscore.engine.reasoning`)."""
+    return row.get("error") is None and row.get("thinking") == "unclosed"
+
+
 def unscored(row: dict[str, Any] | None, on_truncation: str) -> bool:
-    """No prediction from this row: a failed request, or a cut answer under --on-truncation
-    error."""
-    return row is None or row.get("error") is not None or (
+    """No prediction from this row: a failed request, a reply whose thinking never closed, or
+    a cut answer under --on-truncation error."""
+    return row is None or row.get("error") is not None or unclosed_thinking(row) or (
         on_truncation == "error" and is_truncated(row))
 
 
@@ -69,6 +75,7 @@ def run_summary(prepared: PreparedRun, rows: dict[str, dict[str, Any]],
     not_run = [i for i, row in pairs if row is None]
     finished = [(i, row) for i, row in pairs if row is not None and row.get("error") is None]
     truncated = [i for i, r in finished if is_truncated(r)]
+    unclosed = [i for i, r in finished if unclosed_thinking(r)]
     done = [(i, r) for i, r in finished if not unscored(r, on_truncation)]
     strict_failures = [i for i, r in done if not (r.get("extracted") or {}).get("strict")]
     no_answer = [i for i, r in done if not r.get("abstained") and not r.get("answer")]
@@ -95,6 +102,9 @@ def run_summary(prepared: PreparedRun, rows: dict[str, dict[str, Any]],
         "truncated_ids": truncated[:FIRST_IDS],
         "truncated_unscored": len(truncated) if on_truncation == "error" else 0,
         "on_truncation": on_truncation,
+        # replies whose thinking never closed: their own class, never scored as answers
+        "unclosed_thinking": len(unclosed),
+        "unclosed_thinking_ids": unclosed[:FIRST_IDS],
     }
     if attempts is not None:
         summary["examples"] = len(ids)
