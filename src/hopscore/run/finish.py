@@ -102,10 +102,9 @@ def run_summary(prepared: PreparedRun, rows: dict[str, dict[str, Any]],
         "truncated_ids": truncated[:FIRST_IDS],
         "truncated_unscored": len(truncated) if on_truncation == "error" else 0,
         "on_truncation": on_truncation,
-        # replies whose thinking never closed: their own class, never scored as answers
-        "unclosed_thinking": len(unclosed),
-        "unclosed_thinking_ids": unclosed[:FIRST_IDS],
     }
+    if unclosed:  # replies whose thinking never closed: their own class, never scored
+        summary.update(unclosed_thinking=len(unclosed), unclosed_thinking_ids=unclosed[:FIRST_IDS])
     if attempts is not None:
         summary["examples"] = len(ids)
         summary["repeats"] = len(pairs) // max(1, len(ids))
