@@ -38,6 +38,7 @@ from hopscore.engine import (
     canonical_json,
     sha256_text,
 )
+from hopscore.engine.reasoning import reasoning_of, split_reply
 from hopscore.errors import HopscoreError
 from hopscore.run.caps import kept_text
 from hopscore.run.evidence import CachedSource, EvidenceSource
@@ -253,7 +254,9 @@ class StrategyWorker:
         if result.response is None:
             assert result.failure is not None
             raise ChainFailed(result.failure)
-        return result.response.content or ""
+        # the text after the reply's thinking: the chain never reads (nor continues) the
+        # thinking, and thinking that never closed answers nothing
+        return split_reply(result.response.content, reasoning_of(result.response.raw)).answer
 
     async def _chain(self, example: Example, question: str, index: int, round_: int,
                      calls: list[dict[str, Any]]) -> Chain:
