@@ -15,6 +15,7 @@ from hopscore.engine.reasoning import (
     reasoning_of,
     reasoning_settings,
     request_params,
+    room_for_thinking,
     split_reply,
     with_reasoning,
 )
@@ -72,6 +73,13 @@ def test_settings_a_provider_cannot_take_are_refused(
         settings: ReasoningSettings, provider: str, max_tokens: int | None, words: str) -> None:
     with pytest.raises(HopscoreError, match=words):
         check(settings, provider, max_tokens)
+
+
+def test_max_tokens_raised_past_an_anthropic_budget_only() -> None:
+    assert room_for_thinking(ReasoningSettings(effort="medium"), "anthropic", 2048) == 6144
+    assert room_for_thinking(ReasoningSettings(budget=1024), "anthropic", 2048) == 2048
+    assert room_for_thinking(ReasoningSettings(effort="high"), "openai", 2048) == 2048
+    assert room_for_thinking(None, "anthropic", 2048) == 2048
 
 
 def test_option_values_are_checked() -> None:

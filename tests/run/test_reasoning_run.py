@@ -54,6 +54,7 @@ def test_effort_in_the_body_thinking_kept_unclosed_counted_not_scored(tmp_path: 
         result = run_cli(*args)
         assert result.returncode == 0, result.stderr
         assert {r.body["reasoning_effort"] for r in server.log} == {"high"}
+        assert len(server.log) == 4  # reasoning with empty content: a reply, not retried
         # the same run with another effort is other settings: refused, nothing sent
         sent = len(server.log)
         other = run_cli(*[a if a != "high" else "low" for a in args])

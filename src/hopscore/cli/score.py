@@ -34,6 +34,20 @@ def predictions_hint(bench: Benchmark[Any, Any], predictions: Path) -> str:
             f"(predictions: {bench.prediction_formats})")
 
 
+def judge_max_tokens(reasoning: Any, model: str | None) -> int:
+    """The judge's max_tokens: the default, raised past an Anthropic thinking budget (Anthropic
+    counts the thinking in it), with a note."""
+    from hopscore.defaults import DEFAULT_MAX_TOKENS
+    from hopscore.engine.reasoning import provider_of, room_for_thinking
+
+    fitted = room_for_thinking(reasoning, provider_of(model or ""), DEFAULT_MAX_TOKENS)
+    if fitted != DEFAULT_MAX_TOKENS:
+        err_console.print(f"note: the judge's max_tokens is {fitted} (its thinking budget plus "
+                          f"{DEFAULT_MAX_TOKENS}): Anthropic counts the thinking in max_tokens",
+                          markup=False, highlight=False)
+    return fitted
+
+
 @app.command(rich_help_panel="Score and grade")
 @gathered(judge_reasoning=ro.JudgeReasoningOptions)
 def score(
@@ -214,10 +228,12 @@ def score(
     from hopscore.judge.presets import judge_prompt
 
     prompt = judge_prompt(judge_preset, judge_prompt_file, bench)
+    reasoning = judge_reasoning.reasoning()
+    max_tokens = judge_max_tokens(reasoning, judge_model)
     config = judge_config(judge_model, judge_base_url, judge_concurrency, prompt,
                           retry=RetryPolicy(max_retries=judge_max_retries),
                           retry_unparsed=judge_retry_unparsed, max_outage=judge_max_outage,
-                          reasoning=judge_reasoning.reasoning())
+                          reasoning=reasoning, max_tokens=max_tokens)
     calibration = None
     if judge_calibration is not None:
         from hopscore.judge.calibration import load_calibration

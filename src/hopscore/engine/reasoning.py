@@ -118,6 +118,16 @@ def check(settings: ReasoningSettings | None, provider: str, max_tokens: int | N
                 f"counts the thinking in max_tokens; raise {option} (e.g. to {budget + 1024})")
 
 
+def room_for_thinking(settings: ReasoningSettings | None, provider: str,
+                      max_tokens: int) -> int:
+    """``max_tokens`` raised by the Anthropic thinking budget when it does not exceed it (for a
+    command with no --max-tokens of its own to raise: ``score --judge``)."""
+    if settings is None or settings.style_for(provider) != "anthropic":
+        return max_tokens
+    budget = anthropic_budget(settings)
+    return max_tokens if budget is None or max_tokens > budget else budget + max_tokens
+
+
 def anthropic_budget(settings: ReasoningSettings) -> int | None:
     """budget_tokens of the anthropic style (None: thinking disabled)."""
     if settings.budget is not None:
