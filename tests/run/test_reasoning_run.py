@@ -124,7 +124,8 @@ def test_the_judge_prompt_never_holds_the_thinking(tmp_path: Path) -> None:
               "correct_answer": "Paris"},
              {"question": "Q2?", "response": f"<think>{SECRET} Paris", "correct_answer": "Paris"}]
     inputs.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    with FakeOpenAI(lambda prompt, attempt: judge_reply(True, "Paris")) as judge:
+    verdict = judge_reply(True, "Paris").content or ""
+    with FakeOpenAI(lambda prompt, attempt: completion(verdict, "judge thinks")) as judge:
         result = run_cli("judge", "-i", inputs, "-o", tmp_path / "out.jsonl", "--model", "j",
                          "--base-url", judge.base_url, "--no-progress", "--no-cache",
                          "--reasoning-style", "chat-template", "--thinking-budget", "256")
@@ -135,6 +136,7 @@ def test_the_judge_prompt_never_holds_the_thinking(tmp_path: Path) -> None:
                                                              "thinking_budget": 256}
     judged = rows(tmp_path / "out.jsonl")
     assert [row["correct"] for row in judged] == [True, False]
+    assert judged[0]["raw_judge_reasoning"] == "judge thinks"  # the judge's own, kept
 
 
 def claude(body: dict[str, Any], attempt: int) -> Message:

@@ -29,7 +29,7 @@ from hopscore.engine.batch_mode import BatchMode, Prefilled, batched_backend
 from hopscore.engine.failures import tally
 from hopscore.engine.preflight import preflight
 from hopscore.engine.providers import make_backend as provider_backend
-from hopscore.engine.reasoning import split_reply, with_reasoning
+from hopscore.engine.reasoning import reasoning_of, split_reply, with_reasoning
 from hopscore.engine.types import API_ERROR
 from hopscore.errors import HopscoreError
 from hopscore.files.output_specs import Input
@@ -50,6 +50,7 @@ from hopscore.judge.rows import (
     JudgeItem,
     JudgeMeta,
     build_row,
+    cap_row,
     done_check,
     item_key,
     key_of,
@@ -135,6 +136,10 @@ class _Judge:
                      f"({self.config.max_tokens}); --on-truncation error gives it no verdict")
         row = build_row(item, key, self.meta, status, verdict=verdict, raw_output=raw,
                         call=call, error=error)
+        thinking = reasoning_of(call.response.raw)
+        if thinking is not None:  # the judge's own reasoning, kept beside its reply
+            row = cap_row({**row, "raw_judge_reasoning": thinking}, self.meta.max_cell_chars,
+                          self.meta.max_row_bytes)
         return RowResult(self._retries(row, retry))
 
     @staticmethod
