@@ -163,25 +163,16 @@ class RequestOptions:
                                   self.reasoning_style)
 
 
-@dataclass(frozen=True)
-class JudgeReasoningOptions:
-    """The judge's reasoning settings, as ``score --judge`` names them."""
-
-    judge_reasoning_effort: Annotated[str | None, typer.Option(
-        None, "--judge-reasoning-effort", metavar="LEVEL", show_default=False,
-        help="The judge's " + EFFORT_HELP[0].lower() + EFFORT_HELP[1:])]
-    judge_thinking_budget: Annotated[int | None, typer.Option(
-        None, "--judge-thinking-budget", metavar="N", min=0, show_default=False,
-        help="The judge's thinking tokens (as --thinking-budget).")]
-    judge_reasoning_style: Annotated[str | None, typer.Option(
-        None, "--judge-reasoning-style", metavar="STYLE", show_default=False,
-        help="How the judge's settings are sent (as --reasoning-style).")]
-
-    def reasoning(self) -> Any:
-        from hopscore.engine.reasoning import reasoning_settings
-
-        return reasoning_settings(self.judge_reasoning_effort, self.judge_thinking_budget,
-                                  self.judge_reasoning_style)
+#: ``score --judge``'s names of the judge's reasoning settings
+JUDGE_REASONING_EFFORT = typer.Option(
+    None, "--judge-reasoning-effort", metavar="LEVEL", show_default=False,
+    help="The judge's " + EFFORT_HELP[0].lower() + EFFORT_HELP[1:])
+JUDGE_THINKING_BUDGET = typer.Option(
+    None, "--judge-thinking-budget", metavar="N", min=0, show_default=False,
+    help="The judge's thinking tokens (as --thinking-budget).")
+JUDGE_REASONING_STYLE = typer.Option(
+    None, "--judge-reasoning-style", metavar="STYLE", show_default=False,
+    help="How the judge's settings are sent (as --reasoning-style).")
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.cli import request_options as ro
-from hopscore.cli.gathered import gathered
 from hopscore.errors import HopscoreError, InputError
 from hopscore.scores.display import print_report, print_table, print_warnings
 
@@ -49,7 +48,6 @@ def judge_max_tokens(reasoning: Any, model: str | None) -> int:
 
 
 @app.command(rich_help_panel="Score and grade")
-@gathered(judge_reasoning=ro.JudgeReasoningOptions)
 def score(
     benchmark: str = typer.Argument(
         ..., help=f"Benchmark name: {', '.join(benchmarks.names())}.", show_default=False
@@ -127,7 +125,9 @@ def score(
         "holds several, e.g. strict-match and flexible-extract).",
     ),
     json_output: bool = o.JSON,
-    judge_reasoning: ro.JudgeReasoningOptions = ...,  # type: ignore[assignment]
+    judge_reasoning_effort: str | None = ro.JUDGE_REASONING_EFFORT,
+    judge_thinking_budget: int | None = ro.JUDGE_THINKING_BUDGET,
+    judge_reasoning_style: str | None = ro.JUDGE_REASONING_STYLE,
 ) -> None:
     """Score predictions against a benchmark's gold file, as its official scorer would.
 
@@ -228,7 +228,10 @@ def score(
     from hopscore.judge.presets import judge_prompt
 
     prompt = judge_prompt(judge_preset, judge_prompt_file, bench)
-    reasoning = judge_reasoning.reasoning()
+    from hopscore.engine.reasoning import reasoning_settings
+
+    reasoning = reasoning_settings(judge_reasoning_effort, judge_thinking_budget,
+                                   judge_reasoning_style)
     max_tokens = judge_max_tokens(reasoning, judge_model)
     config = judge_config(judge_model, judge_base_url, judge_concurrency, prompt,
                           retry=RetryPolicy(max_retries=judge_max_retries),
