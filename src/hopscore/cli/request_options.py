@@ -73,6 +73,20 @@ def max_outage_option(name: str = "--max-outage", panel: str | None = PANEL_ADVA
 
 
 MAX_OUTAGE = max_outage_option()
+
+EFFORT_HELP = ("Reasoning effort: none|minimal|low|medium|high, sent as the provider's "
+               "parameter (docs/running-models.md, Reasoning models).")
+BUDGET_HELP = ("Thinking tokens: Anthropic's budget_tokens (--max-tokens must exceed it), or "
+               "chat-template's thinking_budget.")
+STYLE_HELP = ("How the settings are sent: openai (reasoning_effort), anthropic (thinking) or "
+              "chat-template (vLLM, llama.cpp); default by provider.")
+REASONING_EFFORT = typer.Option(None, "--reasoning-effort", rich_help_panel=PANEL_MODEL,
+                                metavar="LEVEL", show_default=False, help=EFFORT_HELP)
+THINKING_BUDGET = typer.Option(None, "--thinking-budget", rich_help_panel=PANEL_MODEL,
+                               metavar="N", min=0, show_default=False, help=BUDGET_HELP)
+REASONING_STYLE = typer.Option(None, "--reasoning-style", rich_help_panel=PANEL_MODEL,
+                               metavar="STYLE", show_default=False, help=STYLE_HELP)
+
 CACHE_DIR = typer.Option(
     None, "--cache-dir", rich_help_panel=PANEL_OUTPUT, metavar="DIR",
     envvar="HOPSCORE_CACHE_DIR", show_default=False,
@@ -115,20 +129,6 @@ BASE_URL = typer.Option(
     help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (else OPENAI_BASE_URL).")
 
 
-EFFORT_HELP = ("Reasoning effort: none|minimal|low|medium|high, sent as the provider's "
-               "parameter (docs/running-models.md, Reasoning models).")
-BUDGET_HELP = ("Thinking tokens: Anthropic's budget_tokens (--max-tokens must exceed it), or "
-               "chat-template's thinking_budget.")
-STYLE_HELP = ("How the settings are sent: openai (reasoning_effort), anthropic (thinking) or "
-              "chat-template (vLLM, llama.cpp); default by provider.")
-REASONING_EFFORT = typer.Option(None, "--reasoning-effort", rich_help_panel=PANEL_MODEL,
-                                metavar="LEVEL", show_default=False, help=EFFORT_HELP)
-THINKING_BUDGET = typer.Option(None, "--thinking-budget", rich_help_panel=PANEL_MODEL,
-                               metavar="N", min=0, show_default=False, help=BUDGET_HELP)
-REASONING_STYLE = typer.Option(None, "--reasoning-style", rich_help_panel=PANEL_MODEL,
-                               metavar="STYLE", show_default=False, help=STYLE_HELP)
-
-
 @dataclass(frozen=True)
 class RequestOptions:
     """How a command's model requests are sent: the endpoint, its key, how many at once, how
@@ -136,6 +136,9 @@ class RequestOptions:
 
     base_url: Annotated[str | None, BASE_URL]
     api_key_env: Annotated[str, API_KEY_ENV]
+    reasoning_effort: Annotated[str | None, REASONING_EFFORT]
+    thinking_budget: Annotated[int | None, THINKING_BUDGET]
+    reasoning_style: Annotated[str | None, REASONING_STYLE]
     concurrency: Annotated[int, CONCURRENCY]
     adaptive: Annotated[bool, ADAPTIVE]
     timeout: Annotated[float | None, TIMEOUT]
@@ -146,9 +149,6 @@ class RequestOptions:
     max_outage: Annotated[float, MAX_OUTAGE]
     cache_dir: Annotated[Path | None, CACHE_DIR]
     no_cache: Annotated[bool, NO_CACHE]
-    reasoning_effort: Annotated[str | None, REASONING_EFFORT]
-    thinking_budget: Annotated[int | None, THINKING_BUDGET]
-    reasoning_style: Annotated[str | None, REASONING_STYLE]
 
     def cache(self) -> Path | None:
         """The response cache folder (None: --no-cache)."""

@@ -54,12 +54,12 @@ class JudgeConfig:
     on_truncation: str = "score"
     #: ask again, past the cache, for rows whose reply gave no verdict
     retry_unparsed: bool = False
+    #: --reasoning-effort / --thinking-budget (None: none sent; out of the fingerprint then)
+    reasoning: ReasoningSettings | None = None
     #: the variable api_key was read from (None: none), for messages
     key_env: str | None = None
     #: seconds the requests wait for an endpoint that stopped answering (--max-outage)
     max_outage: float = DEFAULT_MAX_OUTAGE
-    #: --reasoning-effort / --thinking-budget (None: none sent; out of the fingerprint then)
-    reasoning: ReasoningSettings | None = None
 
     @property
     def provider(self) -> str:
