@@ -38,7 +38,6 @@ from hopscore.engine import (
     canonical_json,
     sha256_text,
 )
-from hopscore.engine.reasoning import reasoning_of, split_reply
 from hopscore.errors import HopscoreError
 from hopscore.run.caps import kept_text
 from hopscore.run.evidence import CachedSource, EvidenceSource
@@ -256,6 +255,8 @@ class StrategyWorker:
             raise ChainFailed(result.failure)
         # the text after the reply's thinking: the chain never reads (nor continues) the
         # thinking, and thinking that never closed answers nothing
+        from hopscore.engine.reasoning import reasoning_of, split_reply
+
         return split_reply(result.response.content, reasoning_of(result.response.raw)).answer
 
     async def _chain(self, example: Example, question: str, index: int, round_: int,
