@@ -32,6 +32,8 @@ class Message:
     #: a raw body sent as is (with ``status``)
     body: bytes | None = None
     delay: float = 0.0
+    #: extended thinking: a ``thinking`` block before the text
+    thinking: str | None = None
 
 
 Responder = Callable[[dict[str, Any], int], Message]
@@ -70,6 +72,23 @@ def _check_blocks(content: Any, role: str, where: str) -> list[dict[str, Any]]:
     return content
 
 
+def _check_thinking(body: dict[str, Any]) -> None:
+    """Extended thinking as the API checks it: enabled with budget_tokens >= 1024 and below
+    max_tokens, and no temperature then; or disabled."""
+    thinking = body.get("thinking")
+    if thinking is None or thinking == {"type": "disabled"}:
+        return
+    if not isinstance(thinking, dict) or thinking.get("type") != "enabled":
+        raise InvalidRequest("thinking: type must be enabled or disabled")
+    budget = thinking.get("budget_tokens")
+    if not isinstance(budget, int) or budget < 1024:
+        raise InvalidRequest("thinking.enabled.budget_tokens: must be >= 1024")
+    if isinstance(body.get("max_tokens"), int) and budget >= body["max_tokens"]:
+        raise InvalidRequest("max_tokens must be greater than thinking.budget_tokens")
+    if "temperature" in body and body["temperature"] != 1:
+        raise InvalidRequest("temperature may only be set to 1 when thinking is enabled")
+
+
 def validate(body: Any, headers: dict[str, str]) -> None:
     if not headers.get("x-api-key") and not headers.get("authorization", "").startswith(
             "Bearer "):
@@ -80,13 +99,14 @@ def validate(body: Any, headers: dict[str, str]) -> None:
         raise InvalidRequest("body must be an object")
     unknown = set(body) - {"model", "messages", "max_tokens", "system", "temperature",
                            "stop_sequences", "tools", "tool_choice", "top_p", "top_k",
-                           "metadata", "stream"}
+                           "metadata", "stream", "thinking"}
     if unknown:
         raise InvalidRequest(f"{sorted(unknown)[0]}: Extra inputs are not permitted")
     if not isinstance(body.get("model"), str) or not body["model"]:
         raise InvalidRequest("model: Field required")
     if not isinstance(body.get("max_tokens"), int) or body["max_tokens"] < 1:
         raise InvalidRequest("max_tokens: Field required")
+    _check_thinking(body)
     system = body.get("system")
     if system is not None and not isinstance(system, (str, list)):
         raise InvalidRequest("system: must be a string or a list of text blocks")
@@ -174,6 +194,8 @@ class FakeAnthropic:
 
 def reply_body(message: Message, body: dict[str, Any]) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
+    if message.thinking is not None:
+        content.append({"type": "thinking", "thinking": message.thinking, "signature": "sig"})
     if message.text:
         content.append({"type": "text", "text": message.text})
     for index, (name, tool_input) in enumerate(message.tool_uses):

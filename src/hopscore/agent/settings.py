@@ -13,6 +13,7 @@ from hopscore.errors import HopscoreError
 from hopscore.files.settings_json import option_inputs, settings_json
 
 if TYPE_CHECKING:
+    from hopscore.engine.reasoning import ReasoningSettings
     from hopscore.files.output_specs import Input
     from hopscore.files.shard import Shard
 
@@ -103,11 +104,17 @@ class HdrSettings:
     executor: str = "local"
     #: --ray-workers: worker actors (and the CPUs of an embedded local Ray); None: every CPU
     ray_workers: int | None = None
+    #: --reasoning-effort, --thinking-budget, --reasoning-style (None: none given; left out of
+    #: config.json then, so runs without them keep their fingerprint)
+    reasoning: ReasoningSettings | None = None
 
     def check(self) -> None:
+        from hopscore.engine.reasoning import check as check_reasoning
+        from hopscore.engine.reasoning import provider_of
         from hopscore.inference.ci import check_choice
 
         check_choice(self.ci, self.ci_level)
+        check_reasoning(self.reasoning, provider_of(self.model), self.max_tokens)
         if self.on_truncation not in ("score", "error"):
             raise HopscoreError("--on-truncation must be score or error")
         if self.search_backend not in SEARCH_BACKENDS:
@@ -171,7 +178,10 @@ class HdrSettings:
 
     def to_json(self) -> dict[str, Any]:
         """Every setting (paths as strings): config.json's and the fingerprint's."""
-        return settings_json(self)
+        out = settings_json(self)
+        if out["reasoning"] is None:  # a newer setting, out of config.json when unused
+            del out["reasoning"]
+        return out
 
     def fingerprint(self, attempts: str) -> str:
         """What the run computes, with ``attempts`` (the fingerprint in every attempt's key),

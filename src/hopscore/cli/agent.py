@@ -225,7 +225,7 @@ def agent_settings(world: WorldOptions, search: SearchOptions, loop: LoopOptions
         judge_concurrency=requests.concurrency, compare=grading.compare, resamples=resamples,
         ci=ci.lower(), ci_level=ci_level, shard=job.shard_spec(),
         on_truncation=job.truncation(), executor=job.executor_name(),
-        ray_workers=job.ray_workers,
+        ray_workers=job.ray_workers, reasoning=requests.reasoning(),
     )  # fmt: skip
 
 

@@ -151,7 +151,7 @@ def run_search_agent(options: SearchAgentOptions, requests: RequestOptions, job:
         max_outage=requests.max_outage, adaptive=requests.adaptive, cache_dir=requests.cache(),
         resamples=resamples, ci=ci.lower(), ci_level=ci_level, shard=job.shard_spec(),
         repeats=repeats, on_truncation=job.truncation(), executor=job.executor_name(),
-        ray_workers=job.ray_workers, agent=agent,
+        ray_workers=job.ray_workers, agent=agent, reasoning=requests.reasoning(),
     )  # fmt: skip
     result = run(settings, console=err_console if progress else None, warn=err_console,
                  rerun=job.rerun())

@@ -14,7 +14,7 @@ from hopscore.cli import options as o
 from hopscore.cli import request_options as ro
 from hopscore.cli.batch_options import BatchOptions
 from hopscore.cli.gathered import gathered
-from hopscore.cli.request_options import JobOptions
+from hopscore.cli.request_options import JobOptions, ReasoningOptions
 from hopscore.defaults import DEFAULT_MAX_OUTAGE, DEFAULT_MAX_TOKENS
 from hopscore.engine.budget import BUDGET
 from hopscore.engine.ledger import table_rows
@@ -25,11 +25,12 @@ from hopscore.text.words import agree, counted
 
 if TYPE_CHECKING:  # the judge's client stack loads when a command runs, not for --help
     from hopscore.engine import ChatBackend, RetryPolicy
+    from hopscore.engine.reasoning import ReasoningSettings
     from hopscore.judge import JudgeConfig, JudgePrompt, JudgeSummary
 
 
 @app.command(rich_help_panel="Score and grade")
-@gathered(job=JobOptions, batching=BatchOptions)
+@gathered(job=JobOptions, batching=BatchOptions, reasoning=ReasoningOptions)
 def judge(
     input_path: Annotated[Path, typer.Option(
         "--input", "-i", metavar="FILE",
@@ -126,6 +127,7 @@ def judge(
     max_time: float | None = ro.MAX_TIME,
     prices: Path | None = ro.PRICES,
     batching: BatchOptions = ...,  # type: ignore[assignment]
+    reasoning: ReasoningOptions = ...,  # type: ignore[assignment]
 ) -> None:
     """Grade each row's response against its correct_answer with an LLM judge.
 
@@ -172,7 +174,7 @@ def judge(
                           max_retry_wait=max_retry_wait, deadline=deadline),
         cache_dir=cache_dir, use_cache=not no_cache, adaptive=adaptive,
         on_truncation=o.truncation_policy(on_truncation), retry_unparsed=retry_unparsed,
-        max_outage=max_outage,
+        max_outage=max_outage, reasoning=reasoning.reasoning(),
     )
     config = dataclasses.replace(config, max_cell_chars=max_cell_chars,
                                  max_row_bytes=max_row_bytes, max_cost=max_cost,
@@ -255,6 +257,7 @@ def judge_config(
     on_truncation: str = "score",
     retry_unparsed: bool = False,
     max_outage: float = DEFAULT_MAX_OUTAGE,
+    reasoning: ReasoningSettings | None = None,
 ) -> JudgeConfig:
     """Judge settings from command-line values (``hopscore judge`` and ``score --judge``)."""
     from hopscore.engine import RetryPolicy, default_cache_dir
@@ -268,6 +271,9 @@ def judge_config(
                      openai_env=None)
     if not isinstance(prompt, JudgePrompt):
         prompt = JudgePrompt.from_file(prompt) if prompt else JudgePrompt.builtin()
+    from hopscore.engine.reasoning import check as check_reasoning
+
+    check_reasoning(reasoning, target.spec.provider, max_tokens or None)
     return JudgeConfig(
         model=model,
         base_url=base_url or None,
@@ -283,6 +289,7 @@ def judge_config(
         on_truncation=on_truncation,
         retry_unparsed=retry_unparsed,
         max_outage=max_outage,
+        reasoning=reasoning,
     )
 
 

@@ -73,6 +73,20 @@ def max_outage_option(name: str = "--max-outage", panel: str | None = PANEL_ADVA
 
 
 MAX_OUTAGE = max_outage_option()
+
+EFFORT_HELP = ("Reasoning effort: none|minimal|low|medium|high, sent as the provider's "
+               "parameter (docs/running-models.md, Reasoning models).")
+BUDGET_HELP = ("Thinking tokens: Anthropic's budget_tokens (--max-tokens must exceed it), or "
+               "chat-template's thinking_budget.")
+STYLE_HELP = ("How the settings are sent: openai (reasoning_effort), anthropic (thinking) or "
+              "chat-template (vLLM, llama.cpp); default by provider.")
+REASONING_EFFORT = typer.Option(None, "--reasoning-effort", rich_help_panel=PANEL_MODEL,
+                                metavar="LEVEL", show_default=False, help=EFFORT_HELP)
+THINKING_BUDGET = typer.Option(None, "--thinking-budget", rich_help_panel=PANEL_MODEL,
+                               metavar="N", min=0, show_default=False, help=BUDGET_HELP)
+REASONING_STYLE = typer.Option(None, "--reasoning-style", rich_help_panel=PANEL_MODEL,
+                               metavar="STYLE", show_default=False, help=STYLE_HELP)
+
 CACHE_DIR = typer.Option(
     None, "--cache-dir", rich_help_panel=PANEL_OUTPUT, metavar="DIR",
     envvar="HOPSCORE_CACHE_DIR", show_default=False,
@@ -142,6 +156,9 @@ class RequestOptions:
 
     base_url: Annotated[str | None, BASE_URL]
     api_key_env: Annotated[str, API_KEY_ENV]
+    reasoning_effort: Annotated[str | None, REASONING_EFFORT]
+    thinking_budget: Annotated[int | None, THINKING_BUDGET]
+    reasoning_style: Annotated[str | None, REASONING_STYLE]
     concurrency: Annotated[int, CONCURRENCY]
     adaptive: Annotated[bool, ADAPTIVE]
     timeout: Annotated[float | None, TIMEOUT]
@@ -160,6 +177,44 @@ class RequestOptions:
     def cache(self) -> Path | None:
         """The response cache folder (None: --no-cache)."""
         return response_cache(self.cache_dir, self.no_cache)
+
+    def reasoning(self) -> Any:
+        """The reasoning settings (:class:`~hopscore.engine.reasoning.ReasoningSettings`), or
+        None when no reasoning option is given."""
+        from hopscore.engine.reasoning import reasoning_settings
+
+        return reasoning_settings(self.reasoning_effort, self.thinking_budget,
+                                  self.reasoning_style)
+
+
+#: ``score --judge``'s names of the judge's reasoning settings
+JUDGE_REASONING_EFFORT = typer.Option(
+    None, "--judge-reasoning-effort", metavar="LEVEL", show_default=False,
+    help="The judge's " + EFFORT_HELP[0].lower() + EFFORT_HELP[1:])
+JUDGE_THINKING_BUDGET = typer.Option(
+    None, "--judge-thinking-budget", metavar="N", min=0, show_default=False,
+    help="The judge's thinking tokens (as --thinking-budget).")
+JUDGE_REASONING_STYLE = typer.Option(
+    None, "--judge-reasoning-style", metavar="STYLE", show_default=False,
+    help="How the judge's settings are sent (as --reasoning-style).")
+
+
+@dataclass(frozen=True)
+class ReasoningOptions:
+    """The reasoning settings of a command without the shared request options (judge)."""
+
+    reasoning_effort: Annotated[str | None, typer.Option(
+        None, "--reasoning-effort", metavar="LEVEL", show_default=False, help=EFFORT_HELP)]
+    thinking_budget: Annotated[int | None, typer.Option(
+        None, "--thinking-budget", metavar="N", min=0, show_default=False, help=BUDGET_HELP)]
+    reasoning_style: Annotated[str | None, typer.Option(
+        None, "--reasoning-style", metavar="STYLE", show_default=False, help=STYLE_HELP)]
+
+    def reasoning(self) -> Any:
+        from hopscore.engine.reasoning import reasoning_settings
+
+        return reasoning_settings(self.reasoning_effort, self.thinking_budget,
+                                  self.reasoning_style)
 
 
 @dataclass(frozen=True)

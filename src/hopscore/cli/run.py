@@ -106,6 +106,8 @@ def summary_table(result: RunResult) -> Table:
     unscored = s.get("truncated_unscored")
     table.add_row("cut at --max-tokens", f"{s.get('truncated', 0)}"
                   + (f"  (not scored: {unscored})" if unscored else ""))
+    if s.get("unclosed_thinking"):
+        table.add_row("thinking never closed (not scored)", str(s["unclosed_thinking"]))
     table.add_row("samples this run / already done",
                   f"{result.outcome.processed} / {result.outcome.already_done}")
     table.add_row("requests sent / retries / cache hits",
@@ -254,7 +256,7 @@ def run_command(
         prompt_template=prompt_template, answer_marker=answer_marker, extraction=extraction,
         limit=limit, sample=sample, sample_seed=sample_seed, aliases=aliases,
         tables_dir=tables_dir, context_tokens=context_tokens, corpus=corpus,
-        documents=some.documents,
+        documents=some.documents, reasoning=requests.reasoning(),
         retrieve_k=retrieve_k, concurrency=requests.concurrency,
         timeout=ro.request_timeout(requests.timeout, model),
         max_retries=requests.max_retries, backoff=requests.backoff,

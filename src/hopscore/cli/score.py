@@ -33,6 +33,20 @@ def predictions_hint(bench: Benchmark[Any, Any], predictions: Path) -> str:
             f"(predictions: {bench.prediction_formats})")
 
 
+def judge_max_tokens(reasoning: Any, model: str | None) -> int:
+    """The judge's max_tokens: the default, raised past an Anthropic thinking budget (Anthropic
+    counts the thinking in it), with a note."""
+    from hopscore.defaults import DEFAULT_MAX_TOKENS
+    from hopscore.engine.reasoning import provider_of, room_for_thinking
+
+    fitted = room_for_thinking(reasoning, provider_of(model or ""), DEFAULT_MAX_TOKENS)
+    if fitted != DEFAULT_MAX_TOKENS:
+        err_console.print(f"note: the judge's max_tokens is {fitted} (its thinking budget plus "
+                          f"{DEFAULT_MAX_TOKENS}): Anthropic counts the thinking in max_tokens",
+                          markup=False, highlight=False)
+    return fitted
+
+
 @app.command(rich_help_panel="Score and grade")
 def score(
     benchmark: str = typer.Argument(
@@ -111,6 +125,9 @@ def score(
         "holds several, e.g. strict-match and flexible-extract).",
     ),
     json_output: bool = o.JSON,
+    judge_reasoning_effort: str | None = ro.JUDGE_REASONING_EFFORT,
+    judge_thinking_budget: int | None = ro.JUDGE_THINKING_BUDGET,
+    judge_reasoning_style: str | None = ro.JUDGE_REASONING_STYLE,
 ) -> None:
     """Score predictions against a benchmark's gold file, as its official scorer would.
 
@@ -211,9 +228,15 @@ def score(
     from hopscore.judge.presets import judge_prompt
 
     prompt = judge_prompt(judge_preset, judge_prompt_file, bench)
+    from hopscore.engine.reasoning import reasoning_settings
+
+    reasoning = reasoning_settings(judge_reasoning_effort, judge_thinking_budget,
+                                   judge_reasoning_style)
+    max_tokens = judge_max_tokens(reasoning, judge_model)
     config = judge_config(judge_model, judge_base_url, judge_concurrency, prompt,
                           retry=RetryPolicy(max_retries=judge_max_retries),
-                          retry_unparsed=judge_retry_unparsed, max_outage=judge_max_outage)
+                          retry_unparsed=judge_retry_unparsed, max_outage=judge_max_outage,
+                          reasoning=reasoning, max_tokens=max_tokens)
     calibration = None
     if judge_calibration is not None:
         from hopscore.judge.calibration import load_calibration

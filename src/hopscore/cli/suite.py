@@ -140,6 +140,7 @@ def suite_mcr(
         max_retries=max_retries, backoff=backoff, max_retry_wait=max_retry_wait,
         deadline=deadline, max_outage=max_outage, adaptive=adaptive,
         cache_dir=ro.response_cache(cache_dir, no_cache), strategy=strategy,
+        reasoning=requests.reasoning(),
         chains=chains, chain_temperature=chain_temperature, num_retries=num_retries,
         chain_calls=chain_calls, meta_facts=meta_facts, shard=o.shard_option(shard, shards),
         on_truncation=o.truncation_policy(on_truncation),

@@ -105,6 +105,7 @@ def suite_preset(
         shard=o.shard_option(job.shard, job.shards),
         on_truncation=o.truncation_policy(job.on_truncation),
         executor=o.executor_option(job.executor, job.ray_workers), ray_workers=job.ray_workers,
+        reasoning=requests.reasoning(),
     )  # fmt: skip
     rerun = o.rerun_policy(job.restart, job.resume_any)
     rows: list[sp.PresetRow] = []

@@ -48,7 +48,7 @@ API_VERSION = "2023-06-01"
 #: sent when a request sets no max_tokens (the Messages API requires one)
 DEFAULT_MAX_TOKENS = 4096
 #: OpenAI parameters with a Messages API equivalent of the same name
-PASSED_THROUGH = ("top_p", "top_k", "metadata")
+PASSED_THROUGH = ("top_p", "top_k", "metadata", "thinking")
 FINISH_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length",
                   "tool_use": "tool_calls", "pause_turn": "stop", "refusal": "content_filter",
                   "model_context_window_exceeded": "length"}
@@ -187,11 +187,14 @@ def completion_of(message: dict[str, Any]) -> dict[str, Any]:
         raise CallError(MALFORMED_BODY, "Messages API reply has no 'content' list")
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
+    thoughts: list[str] = []  # extended thinking, kept as OpenAI-style reasoning_content
     for block in content:
         if not isinstance(block, dict):
             raise CallError(MALFORMED_BODY, "Messages API reply holds a non-object block")
         if block.get("type") == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
+        elif block.get("type") == "thinking" and isinstance(block.get("thinking"), str):
+            thoughts.append(block["thinking"])
         elif block.get("type") == "tool_use":
             calls.append({"id": str(block.get("id") or f"toolu_{len(calls)}"),
                           "type": "function",
@@ -201,6 +204,8 @@ def completion_of(message: dict[str, Any]) -> dict[str, Any]:
     reply: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
     if calls:
         reply["tool_calls"] = calls
+    if thoughts:
+        reply["reasoning_content"] = "\n".join(thoughts)
     found = message.get("usage")
     usage: dict[str, Any] = found if isinstance(found, dict) else {}
     prompt = sum(_tokens(usage.get(k)) for k in (

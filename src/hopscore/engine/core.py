@@ -37,6 +37,7 @@ from hopscore.engine.capacity import ask_async
 from hopscore.engine.classify import error_reply
 from hopscore.engine.limit import OK, OTHER, RATE_LIMIT, TIMEOUT, ConcurrencyLimit
 from hopscore.engine.outage import MAX_OUTAGE, Breaker
+from hopscore.engine.reasoning import reasoning_of
 from hopscore.engine.retry import RetryPolicy
 from hopscore.engine.types import (
     API_ERROR,
@@ -153,6 +154,8 @@ class ChatEngine:
         self._opening_answered = 0.0
         #: the server has been asked how many requests it takes at once (:meth:`_ask`)
         self._asked: asyncio.Future[None] | None = None
+        #: applied to each request before its key is made (a run's reasoning settings)
+        self.shape: Callable[[ChatRequest], ChatRequest] | None = None
 
     @property
     def start_interval(self) -> float:
@@ -170,6 +173,8 @@ class ChatEngine:
 
     async def complete(self, request: ChatRequest) -> CallResult:
         """Send ``request`` (or answer it from the cache); retry transient failures."""
+        if self.shape is not None:
+            request = self.shape(request)
         key = self.cache_key(request)
         started = time.perf_counter()
         if self.cache is not None:
@@ -342,7 +347,9 @@ class ChatEngine:
                 raise CallError(API_ERROR, f"the reply is an API error message: {problem!r}",
                                 status=response.status)
         blank = not (response.content or "").strip()
-        if request.require_content and blank and not response.tool_calls:
+        # reasoning with no answer (thinking cut at max_tokens) is a reply, counted apart
+        if request.require_content and blank and not response.tool_calls \
+                and reasoning_of(response.raw) is None:
             what = "null" if response.content is None else "blank"
             raise CallError(EMPTY_CONTENT, f"the reply's content is {what}, with no tool calls",
                             status=response.status)

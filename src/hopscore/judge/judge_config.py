@@ -11,6 +11,7 @@ from typing import Any
 from hopscore.defaults import DEFAULT_MAX_OUTAGE, DEFAULT_MAX_TOKENS
 from hopscore.engine import RetryPolicy, canonical_json, endpoint_of, sha256_text
 from hopscore.engine.providers import NO_KEY, ModelSpec, ModelTarget
+from hopscore.engine.reasoning import ReasoningSettings
 from hopscore.judge.prompt import JudgePrompt
 from hopscore.judge.rows import MAX_CELL_CHARS, MAX_ROW_BYTES
 
@@ -53,6 +54,8 @@ class JudgeConfig:
     on_truncation: str = "score"
     #: ask again, past the cache, for rows whose reply gave no verdict
     retry_unparsed: bool = False
+    #: --reasoning-effort / --thinking-budget (None: none sent; out of the fingerprint then)
+    reasoning: ReasoningSettings | None = None
     #: the variable api_key was read from (None: none), for messages
     key_env: str | None = None
     #: seconds the requests wait for an endpoint that stopped answering (--max-outage)
@@ -104,6 +107,8 @@ class JudgeConfig:
                                "temperature": TEMPERATURE, "max_tokens": self.max_tokens}
         if self.prompt.reader is not None:
             out.update(preset=self.prompt.preset, verdict_reader=self.prompt.reader)
+        if self.reasoning is not None:
+            out["reasoning"] = self.reasoning.to_json()
         return out
 
     def fingerprint(self, endpoint: str) -> str:

@@ -34,6 +34,7 @@ from hopscore.engine.preflight import preflight
 from hopscore.engine.prices import ledger_cost
 from hopscore.engine.prices import load as load_prices
 from hopscore.engine.providers import make_backend as provider_backend
+from hopscore.engine.reasoning import reasoning_of, split_reply, with_reasoning
 from hopscore.engine.types import API_ERROR
 from hopscore.errors import HopscoreError
 from hopscore.files.output_specs import Input
@@ -54,6 +55,7 @@ from hopscore.judge.rows import (
     JudgeItem,
     JudgeMeta,
     build_row,
+    cap_row,
     done_check,
     item_key,
     key_of,
@@ -75,20 +77,27 @@ def make_backend(config: JudgeConfig) -> ChatBackend:
 
 def judge_request(config: JudgeConfig, item: JudgeItem, retry: int = 0) -> ChatRequest:
     """The request that asks the judge about ``item`` (``retry``: the how-manieth ask)."""
-    prompt = config.prompt.render(item.question, item.response, item.correct_answer)
-    return ChatRequest(
+    # the judge never reads the model's thinking: only the answer after it
+    prompt = config.prompt.render(item.question, judged_text(item), item.correct_answer)
+    return with_reasoning(ChatRequest(
         model=config.model_name,
         messages=[{"role": "user", "content": prompt}],
         temperature=TEMPERATURE,
         max_tokens=config.max_tokens,
         # a retry of an unparsed reply must not get the cached reply back
         cache_tag=f"retry-unparsed:{retry}" if retry else "",
-    )
+    ), config.reasoning, config.provider)
+
+
+def judged_text(item: JudgeItem) -> str:
+    """The response the judge reads: the answer after any thinking (``<think>`` blocks); a
+    response whose thinking never closed has none."""
+    return split_reply(item.response).answer
 
 
 def needs_call(item: JudgeItem) -> bool:
     """Whether judging ``item`` asks the judge (an invalid or empty one is graded without)."""
-    return item.problem() is None and bool(item.response.strip())
+    return item.problem() is None and bool(judged_text(item).strip())
 
 
 class _Judge:
@@ -106,7 +115,7 @@ class _Judge:
         problem = item.problem()
         if problem is not None:
             return RowResult(build_row(item, key, self.meta, INVALID_INPUT, error=problem))
-        if not item.response.strip():
+        if not judged_text(item).strip():
             return RowResult(build_row(item, key, self.meta, EMPTY_RESPONSE, raw_output=""))
         retry = self.retries.get(key, 0)
         call = await self.engine.complete(self.request(item, retry))
@@ -132,6 +141,10 @@ class _Judge:
                      f"({self.config.max_tokens}); --on-truncation error gives it no verdict")
         row = build_row(item, key, self.meta, status, verdict=verdict, raw_output=raw,
                         call=call, error=error)
+        thinking = reasoning_of(call.response.raw)
+        if thinking is not None:  # the judge's own reasoning, kept beside its reply
+            row = cap_row({**row, "raw_judge_reasoning": thinking}, self.meta.max_cell_chars,
+                          self.meta.max_row_bytes)
         return RowResult(self._retries(row, retry))
 
     @staticmethod

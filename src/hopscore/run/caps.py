@@ -20,7 +20,7 @@ MAX_ROW_BYTES = 4_000_000
 #: replaced by a note.
 KEPT = ("run_key", "id", "attempt", "raw_output", "answer", "abstained", "mcr_score", "error",
         "extracted", "retrieved", "evidence_ids", "methods", "truncated", "finish_reason",
-        "cached", "prompt_tokens", "completion_tokens")
+        "cached", "prompt_tokens", "completion_tokens", "thinking")
 
 
 def cap_sample(row: dict[str, Any], kept: Collection[str] = KEPT) -> dict[str, Any]:

@@ -49,10 +49,16 @@ def is_truncated(row: dict[str, Any]) -> bool:
                                           and row.get("finish_reason") == "length")
 
 
+def unclosed_thinking(row: dict[str, Any]) -> bool:
+    """The reply's thinking never closed (cut inside ``<think>``, or reasoning and no
+    content): it gave no answer (:mod:`hopscore.engine.reasoning`)."""
+    return row.get("error") is None and row.get("thinking") == "unclosed"
+
+
 def unscored(row: dict[str, Any] | None, on_truncation: str) -> bool:
-    """No prediction from this row: a failed request, or a cut answer under --on-truncation
-    error."""
-    return row is None or row.get("error") is not None or (
+    """No prediction from this row: a failed request, a reply whose thinking never closed, or
+    a cut answer under --on-truncation error."""
+    return row is None or row.get("error") is not None or unclosed_thinking(row) or (
         on_truncation == "error" and is_truncated(row))
 
 
@@ -73,6 +79,7 @@ def run_summary(prepared: PreparedRun, rows: dict[str, dict[str, Any]],
     not_run = [i for i, row in pairs if row is None]
     finished = [(i, row) for i, row in pairs if row is not None and row.get("error") is None]
     truncated = [i for i, r in finished if is_truncated(r)]
+    unclosed = [i for i, r in finished if unclosed_thinking(r)]
     done = [(i, r) for i, r in finished if not unscored(r, on_truncation)]
     strict_failures = [i for i, r in done if not (r.get("extracted") or {}).get("strict")]
     no_answer = [i for i, r in done if not r.get("abstained") and not r.get("answer")]
@@ -106,6 +113,8 @@ def run_summary(prepared: PreparedRun, rows: dict[str, dict[str, Any]],
         "truncated_unscored": len(truncated) if on_truncation == "error" else 0,
         "on_truncation": on_truncation,
     }
+    if unclosed:  # replies whose thinking never closed: their own class, never scored
+        summary.update(unclosed_thinking=len(unclosed), unclosed_thinking_ids=unclosed[:FIRST_IDS])
     if attempts is not None:
         summary["examples"] = len(ids)
         summary["repeats"] = len(pairs) // max(1, len(ids))

@@ -71,8 +71,16 @@ def model_engine(settings: ModelSettings, spec: ModelSpec, base_url: str | None,
     """The engine a run's work (a model run's, the agent's) asks ``spec`` through: ``backend``,
     else one made here (:func:`make_backend`); one request at a time for the local model."""
     backend = backend or make_backend(spec, base_url, settings.api_key_env, settings.concurrency)
-    return chat_engine(backend, gate, settings, retry=retry_policy(settings), warn=warn,
-                       concurrency=1 if spec.is_local else settings.concurrency)
+    engine = chat_engine(backend, gate, settings, retry=retry_policy(settings), warn=warn,
+                         concurrency=1 if spec.is_local else settings.concurrency)
+    reasoning = getattr(settings, "reasoning", None)  # every request of the run or agent
+    if reasoning is not None:
+        from functools import partial
+
+        from hopscore.engine.reasoning import with_reasoning
+
+        engine.shape = partial(with_reasoning, settings=reasoning, provider=spec.provider)
+    return engine
 
 
 def endpoint_for(spec: ModelSpec, base_url: str | None) -> str:

@@ -33,6 +33,7 @@ from hopscore.engine import (
     ChatBackend,
     ChatEngine,
     ChatRequest,
+    ChatResponse,
     EngineStats,
     RowResult,
     batch_workers,
@@ -45,6 +46,7 @@ from hopscore.engine.capacity import cluster_limit
 from hopscore.engine.ledger import MODEL, USAGE
 from hopscore.engine.ledger import block as ledger_block
 from hopscore.engine.preflight import preflight
+from hopscore.engine.reasoning import reasoning_of, reply_fields, split_reply
 from hopscore.errors import HopscoreError
 from hopscore.files.outputs import claim, output_dir
 from hopscore.files.reruns import REFUSE
@@ -119,9 +121,8 @@ class _Worker:
         if call.response is None:
             assert call.failure is not None
             return RowResult(row, done=False, failure=call.failure)
-        output = call.response.content or ""
         row["truncated"] = call.response.finish_reason == "length"
-        row.update(self.read(task, output))
+        row.update(self.read_reply(task, call.response))
         earlier: list[dict[str, Any]] = []
         for round_ in range(1, self.retries + 1):  # --num-retries: re-sample an abstention
             if not (row["abstained"] or row["answer"] is None):
@@ -140,7 +141,7 @@ class _Worker:
                 assert call.failure is not None
                 return RowResult(row, done=False, failure=call.failure)
             row["truncated"] = call.response.finish_reason == "length"
-            row.update(self.read(task, call.response.content or ""))
+            row.update(self.read_reply(task, call.response))
         if earlier:
             row["retried"] = earlier
         return RowResult(row)
@@ -166,6 +167,18 @@ class _Worker:
         row.update(record)
         row[USAGE] = ledger_block(MODEL, calls)
         return row
+
+    def read_reply(self, task: Task, response: ChatResponse) -> dict[str, Any]:
+        """:meth:`read` of the answer after the reply's thinking; the raw reply (with its
+        inline thinking) and any separate reasoning text kept; thinking that never closed
+        gives no answer (:func:`hopscore.run.finish.unscored`)."""
+        output = response.content or ""
+        reasoning = reasoning_of(response.raw)
+        reply = split_reply(output, reasoning)
+        read = self.read(task, reply.answer)
+        read["raw_output"] = output
+        read.update(reply_fields(reply, reasoning))
+        return read
 
     def read(self, task: Task, output: str) -> dict[str, Any]:
         """Extraction, the scored answer, the benchmark's prediction and its scores."""

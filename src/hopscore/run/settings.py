@@ -13,6 +13,7 @@ from hopscore.files.settings_json import option_inputs, settings_json
 from hopscore.run.extract import DEFAULT_MARKER
 
 if TYPE_CHECKING:
+    from hopscore.engine.reasoning import ReasoningSettings
     from hopscore.files.output_specs import Input
     from hopscore.files.shard import Shard
     from hopscore.inference.clusters import ClusterSpec
@@ -63,6 +64,8 @@ class PromptSettings:
     temperature: float | None
     max_tokens: int | None
     seed: int | None
+    #: --reasoning-effort / --thinking-budget (None: no reasoning parameter sent)
+    reasoning: ReasoningSettings | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,9 +160,16 @@ class RunSettings:
     #: ``hopscore agent BENCH --agent search``: the search agent's settings (None: no agent;
     #: left out of config.json then, so runs without it keep their fingerprint)
     agent: SearchAgentSettings | None = None
+    #: --reasoning-effort, --thinking-budget, --reasoning-style (None: none given; left out of
+    #: config.json then, so runs without them keep their fingerprint)
+    reasoning: ReasoningSettings | None = None
 
     def check(self) -> None:
+        from hopscore.engine.reasoning import check as check_reasoning
+        from hopscore.engine.reasoning import provider_of
         from hopscore.run.strategy import STRATEGIES
+
+        check_reasoning(self.reasoning, provider_of(self.model), self.max_tokens)
 
         if self.agent is not None:
             self.agent.check()
@@ -249,7 +259,7 @@ class RunSettings:
                               extraction=self.extraction, retrieve_k=self.retrieve_k,
                               wiki_pages=self.wiki_pages, wiki_elements=self.wiki_elements,
                               temperature=self.temperature, max_tokens=self.max_tokens,
-                              seed=self.seed)
+                              seed=self.seed, reasoning=self.reasoning)
 
     def strategy_settings(self) -> StrategySettings:
         """What the plan of a chain strategy reads (:func:`hopscore.run.strategy.make_plan`)."""
@@ -284,7 +294,8 @@ class RunSettings:
         """Every setting (paths as strings, tuples as lists): config.json's and the
         fingerprint's."""
         out = settings_json(self, tuples_as_lists=True)
-        for name in ("agent", "documents"):  # newer settings, out of config.json when unused
+        # newer settings, out of config.json when unused
+        for name in ("agent", "documents", "reasoning"):
             if out[name] is None:
                 del out[name]
         return out

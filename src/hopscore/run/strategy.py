@@ -256,7 +256,11 @@ class StrategyWorker:
         if result.response is None:
             assert result.failure is not None
             raise ChainFailed(result.failure)
-        return result.response.content or ""
+        # the text after the reply's thinking: the chain never reads (nor continues) the
+        # thinking, and thinking that never closed answers nothing
+        from hopscore.engine.reasoning import reasoning_of, split_reply
+
+        return split_reply(result.response.content, reasoning_of(result.response.raw)).answer
 
     async def _chain(self, example: Example, question: str, index: int, round_: int,
                      calls: list[dict[str, Any]]) -> Chain:

@@ -14,6 +14,7 @@ from typing import Any
 from hopscore import benchmarks
 from hopscore.benchmarks.base import Benchmark, Example, PromptInputs, Wiki
 from hopscore.engine import ChatRequest, canonical_json, sha256_text
+from hopscore.engine.reasoning import with_reasoning
 from hopscore.errors import HopscoreError
 from hopscore.files.digest import file_sha256
 from hopscore.run.extract import DEFAULT_MARKER, KINDS, MCR_MARKER, Hints
@@ -272,11 +273,11 @@ def _task(
                                settings.answer_marker, kind, retrieved)
     if shown:  # the shown element ids: cited ids are read against them
         retrieved = (*(retrieved or ()), *shown)
-    request = ChatRequest(
+    request = with_reasoning(ChatRequest(
         model=spec.name, messages=messages, temperature=settings.temperature,
         max_tokens=settings.max_tokens, seed=settings.seed,
         stop=stop or None,
-    )  # fmt: skip
+    ), settings.reasoning, spec.provider)  # fmt: skip
     choices = tuple((c["label"], c["text"]) for c in variables.get("choices", ()))
     hints = Hints(kind=kind, choices=choices, unit=variables.get("unit"))
     messages_json = canonical_json(messages)  # encoded once: the prompt's hash and the key's
