@@ -86,7 +86,7 @@ def agent_command(
     corpus: Path | None = typer.Option(
         None, "--corpus", rich_help_panel=ro.PANEL_RETRIEVAL, metavar="FILE",
         help="JSONL documents: {url, title, text} for the bm25 search backend; for the "
-        "search agent {id, title, text} or FlashRAG's {id, contents}."),
+        "search agent {id, title, text} or the wiki-18 passages' {id, contents}."),
     search: SearchOptions = ...,  # type: ignore[assignment]
     loop: LoopOptions = ...,  # type: ignore[assignment]
     grading: GradingOptions = ...,  # type: ignore[assignment]

@@ -1,5 +1,5 @@
 """``--batch`` and ``--batch-poll``: the options of a command that can send through a
-provider's batch API (:mod:`hopscore.engine.batch_mode`)."""
+provider's batch API (:mod:`hopscore.engine.batch_mode`); ``run`` adds ``--dry-run``."""
 
 from __future__ import annotations
 
@@ -45,3 +45,14 @@ class BatchOptions:
         from hopscore.engine.batch_mode import BatchMode
 
         return BatchMode(poll_s=self.batch_poll)
+
+
+@dataclass(frozen=True)
+class SendOptions(BatchOptions):
+    """``hopscore run``'s: the batch options, and ``--dry-run`` (send nothing at all)."""
+
+    dry_run: Annotated[bool, typer.Option(
+        False, "--dry-run", rich_help_panel="Output",
+        help="Render the prompts, estimate the run's tokens and cost at list prices, send "
+        "and write nothing.",
+    )]

@@ -13,7 +13,7 @@ from hopscore import benchmarks
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
 from hopscore.cli import request_options as ro
-from hopscore.cli.batch_options import BatchOptions
+from hopscore.cli.batch_options import SendOptions
 from hopscore.cli.gathered import gathered
 from hopscore.cli.methods_tables import mcr_line, methods_table
 from hopscore.cli.request_options import (
@@ -125,7 +125,7 @@ def summary_table(result: RunResult) -> Table:
 
 @app.command(name="run", rich_help_panel="Run models and agents")
 @gathered(requests=RequestOptions, search=SearchOptions, job=JobOptions, chain=ChainOptions,
-          intervals=IntervalOptions, some=ReadBySome, wiki=WikiOptions, batching=BatchOptions)
+          intervals=IntervalOptions, some=ReadBySome, wiki=WikiOptions, sending=SendOptions)
 def run_command(
     ctx: typer.Context,
     benchmark: str = typer.Argument(
@@ -183,12 +183,8 @@ def run_command(
         "attempts, with pass@1..pass@k of the right/wrong metric; intervals are over examples."),
     wiki: WikiOptions = ...,  # type: ignore[assignment]
     chain: ChainOptions = ...,  # type: ignore[assignment]
-    batching: BatchOptions = ...,  # type: ignore[assignment]
+    sending: SendOptions = ...,  # type: ignore[assignment]
     json_output: bool = ro.JSON_OUTPUT,
-    dry_run: bool = typer.Option(
-        False, "--dry-run", rich_help_panel=PANEL_OUTPUT,
-        help="Render the prompts, estimate the run's tokens and cost at list prices, send "
-        "and write nothing."),
 ) -> None:
     """Ask a model every example of a benchmark, extract and score its answers.
 
@@ -226,7 +222,7 @@ def run_command(
     bench.require_prompting("hopscore run")
     for warning in ignored_options(bench, ctx):
         err_console.print(warning, style="yellow", markup=False, highlight=False)
-    if not dry_run:
+    if not sending.dry_run:
         claim_for_command(
             directory(out, "--output-dir", writes=run_writes(bench.predictions_file)),
             inputs=ro.run_inputs(gold=gold, aliases=aliases, tables_dir=tables_dir,
@@ -280,12 +276,12 @@ def run_command(
         err_console.print(f"warning: {repeats} attempts at --temperature 0 differ only where the "
                           "server is not deterministic; sample with --temperature above 0",
                           style="yellow", markup=False, highlight=False)
-    if dry_run:
+    if sending.dry_run:
         print_dry_run(settings, json_output)
         return
     result = run(settings, console=err_console if progress else None, warn=err_console,
                  rerun=rerun,
-                 batch=batching.mode(requests.max_cost, requests.max_tokens_total))
+                 batch=sending.mode(requests.max_cost, requests.max_tokens_total))
     if not json_output:
         print_table(console, summary_table(result))
     if result.outcome.aborted is not None and result.outcome.aborted.kind == BUDGET:

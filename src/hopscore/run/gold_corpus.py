@@ -2,7 +2,7 @@
 
 Every example's paragraphs (:meth:`Example.passages
 <hopscore.benchmarks.typed_records.Example.passages>`: gold and distractors), one document per
-distinct paragraph (a paragraph shared by several examples once), in FlashRAG's wiki-18 form
+distinct paragraph (a paragraph shared by several examples once), in the wiki-18 passage form
 ``{"id", "contents": "\\"Title\\"\\ntext"}`` (:mod:`hopscore.run.retrieval` reads it back with
 the title split off).
 The bundled samples' ``corpus.jsonl`` files are made this way::

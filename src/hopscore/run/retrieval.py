@@ -2,7 +2,7 @@
 
 One document per line: ``{"id": ..., "title": ..., "text": ...}``. ``text`` (or ``contents`` /
 ``content``) is required; ``title`` is optional and is indexed with the text. A record without
-a ``title`` whose ``contents`` holds a title line (FlashRAG's wiki-18 passages: ``{"id",
+a ``title`` whose ``contents`` holds a title line (the DPR wiki-18 passages: ``{"id",
 "contents": "\"Title\"\ntext"}``) has that line, without its double quotes, as its title and
 the rest as its text; the id is ``id``,
 ``_id``, ``doc_id``, ``docid`` or ``url``, else ``line N``. Ids must be unique: a benchmark
@@ -65,8 +65,8 @@ def read_corpus(path: Path, id_fields: tuple[str, ...] = ID_FIELDS, *,
 
 
 def split_title(contents: str) -> tuple[str, str]:
-    """FlashRAG's ``contents``: (the first line without its double quotes, the rest); a text
-    of one line has no title."""
+    """A wiki-18 passage's ``contents``: (the first line without its double quotes, the
+    rest); a text of one line has no title."""
     head, newline, rest = contents.partition("\n")
     if not newline:
         return "", contents

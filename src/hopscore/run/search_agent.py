@@ -13,7 +13,7 @@ Two protocols:
 
 ``max_turns`` model requests at most; ``top_k`` passages per search, each cut at
 ``passage_chars`` characters. The retrieval is BM25 over ``--corpus``
-(:class:`hopscore.run.retrieval.Corpus`: ``{id, title, text}`` or FlashRAG's ``{id,
+(:class:`hopscore.run.retrieval.Corpus`: ``{id, title, text}`` or the wiki-18 form ``{id,
 contents}`` with ``"Title"\\ntext``). A question's sample row keeps the whole conversation
 (``messages``), every search with the ids it returned (``searches``), the ids retrieved over
 the attempt, best first and without repeats (``retrieved``), their titles, and counts; the
