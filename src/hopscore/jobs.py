@@ -279,7 +279,8 @@ def chat_engine(backend: ChatBackend, gate: Gate | None, settings: EngineSetting
     budget = make_budget(getattr(settings, "max_cost", None),
                          getattr(settings, "max_tokens_total", None),
                          getattr(settings, "max_time", None),
-                         str(getattr(settings, "model", "") or ""))
+                         str(getattr(settings, "model", "") or ""),
+                         getattr(settings, "on_budget", "finish"))
     return ChatEngine(backend, concurrency=concurrency, timeout=settings.timeout, retry=retry,
                       cache=cache_for(settings.cache_dir, warn_printer(warn)),
                       adaptive=settings.adaptive, max_outage=settings.max_outage, budget=budget)

@@ -116,3 +116,24 @@ def test_judge_max_tokens_total_then_resume(tmp_path: Path) -> None:
     assert len(prompts) == 8 and set(prompts.values()) == {1}
     assert all(json.loads(line)["judge"]["status"] == "judged"
                for line in out.read_text().splitlines())
+
+
+@pytest.mark.parametrize("on_budget", ["finish", "abandon"])
+def test_on_budget_finishes_or_abandons_the_requests_in_flight(on_budget: str,
+                                                               tmp_path: Path) -> None:
+    answers = gold_replies("bamboogle")
+    out = tmp_path / "run"
+    with FakeOpenAI(lambda p, a: Reply(f"Answer: {answers[asked(p)]}"), latency=3.0) as server:
+        args = run_args("bamboogle", server.base_url, out, tmp_path / "cache",
+                        "--concurrency", "4", "--fixed-concurrency")
+        result = run_cli(*args, "--max-time", "0.5", "--on-budget", on_budget)
+    assert result.returncode == 4, result.stderr
+    assert "--max-time" in result.stderr
+    kept = rows(out / "samples.jsonl")
+    done = [r for r in kept if r.get("error") is None]
+    assert all(r["error"]["kind"] == "budget" for r in kept if r.get("error") is not None)
+    if on_budget == "finish":  # the four requests in flight were answered and kept
+        assert len(done) == 4
+    else:  # given up at the budget, not waited for
+        assert not done
+        assert any("given up in flight" in r["error"]["message"] for r in kept)

@@ -81,6 +81,8 @@ class HdrSettings:
     max_cost: float | None = None
     max_tokens_total: int | None = None
     max_time: float | None = None
+    #: --on-budget: the requests in flight finish, or are abandoned, once a budget is reached
+    on_budget: str = "finish"
     adaptive: bool = True
     cache_dir: Path | None = None
     # grading
@@ -194,7 +196,7 @@ class HdrSettings:
 #: Settings that say how a run is executed, not what it computes (see :meth:`fingerprint`).
 EXECUTION_FIELDS = ("output_dir", "api_key_env", "concurrency", "follow_slots", "timeout",
                     "max_retries", "backoff", "max_retry_wait", "deadline", "max_outage",
-                    "max_cost", "max_tokens_total", "max_time",
+                    "max_cost", "max_tokens_total", "max_time", "on_budget",
                     "adaptive", "cache_dir", "shard", "executor", "ray_workers",
                     "search_api_key_env", "search_timeout", "judge_api_key_env",
                     "judge_concurrency")

@@ -219,7 +219,7 @@ def agent_settings(world: WorldOptions, search: SearchOptions, loop: LoopOptions
         max_retry_wait=requests.max_retry_wait, deadline=requests.deadline,
         max_outage=requests.max_outage, adaptive=requests.adaptive, cache_dir=requests.cache(),
         max_cost=requests.max_cost, max_tokens_total=requests.max_tokens_total,
-        max_time=requests.max_time,
+        max_time=requests.max_time, on_budget=requests.on_budget,
         grade=not grading.no_grade, judge_model=judge[0], judge_base_url=judge[1],
         judge_api_key_env=judge[2], judge_prompt_file=grading.judge_prompt_file,
         judge_concurrency=requests.concurrency, compare=grading.compare, resamples=resamples,

@@ -14,7 +14,7 @@ from hopscore.cli import options as o
 from hopscore.cli import request_options as ro
 from hopscore.cli.batch_options import BatchOptions
 from hopscore.cli.gathered import gathered
-from hopscore.cli.request_options import JobOptions, ReasoningOptions
+from hopscore.cli.request_options import BudgetOptions, JobOptions, ReasoningOptions
 from hopscore.defaults import DEFAULT_MAX_OUTAGE, DEFAULT_MAX_TOKENS
 from hopscore.engine.budget import BUDGET
 from hopscore.engine.ledger import table_rows
@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # the judge's client stack loads when a command runs, not for
 
 
 @app.command(rich_help_panel="Score and grade")
-@gathered(job=JobOptions, batching=BatchOptions, reasoning=ReasoningOptions)
+@gathered(job=JobOptions, budgets=BudgetOptions, batching=BatchOptions, reasoning=ReasoningOptions)
 def judge(
     input_path: Annotated[Path, typer.Option(
         "--input", "-i", metavar="FILE",
@@ -122,10 +122,7 @@ def judge(
     )] = False,
     max_outage: float = ro.max_outage_option(panel=None),
     job: JobOptions = ...,  # type: ignore[assignment]
-    max_cost: float | None = ro.MAX_COST,
-    max_tokens_total: int | None = ro.MAX_TOKENS_TOTAL,
-    max_time: float | None = ro.MAX_TIME,
-    prices: Path | None = ro.PRICES,
+    budgets: BudgetOptions = ...,  # type: ignore[assignment]
     batching: BatchOptions = ...,  # type: ignore[assignment]
     reasoning: ReasoningOptions = ...,  # type: ignore[assignment]
 ) -> None:
@@ -166,7 +163,7 @@ def judge(
     from hopscore.engine.prices import use_file
     from hopscore.judge import run_judge
 
-    use_file(prices)
+    use_file(budgets.prices)
     config = judge_config(
         model, base_url, concurrency, prompt, api_key_env=api_key_env,
         max_tokens=max_tokens, timeout=timeout,
@@ -177,14 +174,15 @@ def judge(
         max_outage=max_outage, reasoning=reasoning.reasoning(),
     )
     config = dataclasses.replace(config, max_cell_chars=max_cell_chars,
-                                 max_row_bytes=max_row_bytes, max_cost=max_cost,
-                                 max_tokens_total=max_tokens_total, max_time=max_time)
+                                 max_row_bytes=max_row_bytes, max_cost=budgets.max_cost,
+                                 max_tokens_total=budgets.max_tokens_total,
+                                 max_time=budgets.max_time, on_budget=budgets.on_budget)
     summary = run_judge(
         input_path, output_path, config, backend=local_judge(config),
         console=err_console if progress else None, warn=err_console, rerun=rerun,
         shard=o.shard_option(shard, shards),
         executor=o.executor_option(executor, ray_workers), ray_workers=ray_workers,
-        batch=batching.mode(max_cost, max_tokens_total),
+        batch=batching.mode(budgets.max_cost, budgets.max_tokens_total),
     )
     print_table(console, summary_table(summary))
     if summary.executor.get("executor") == "ray":

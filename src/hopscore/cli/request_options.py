@@ -144,6 +144,11 @@ MAX_TIME = typer.Option(
     show_default=False,
     help="Stop sending this long after the first request (exit 4).")
 
+ON_BUDGET = typer.Option(
+    "finish", "--on-budget", rich_help_panel=PANEL_BUDGETS, metavar="finish|abandon",
+    help="When a budget is reached: let the requests in flight finish (and keep their rows), "
+    "or abandon them at once (they stay unfinished; what they cost is not counted).")
+
 PRICES = typer.Option(
     None, "--prices", rich_help_panel=PANEL_BUDGETS, metavar="FILE", show_default=False,
     help="JSON price file over the shipped list prices (docs/running-models.md).")
@@ -172,6 +177,7 @@ class RequestOptions:
     max_cost: Annotated[float | None, MAX_COST]
     max_tokens_total: Annotated[int | None, MAX_TOKENS_TOTAL]
     max_time: Annotated[float | None, MAX_TIME]
+    on_budget: Annotated[str, ON_BUDGET]
     prices: Annotated[Path | None, PRICES]
 
     def cache(self) -> Path | None:
@@ -300,3 +306,14 @@ class IntervalOptions:
     ci_level: Annotated[float, o.CI_LEVEL]
     cluster: Annotated[str | None, o.CLUSTER]
     cluster_file: Annotated[Path | None, o.CLUSTER_FILE]
+
+
+@dataclass(frozen=True)
+class BudgetOptions:
+    """The budgets of a command without the whole request options (``hopscore judge``)."""
+
+    max_cost: Annotated[float | None, MAX_COST]
+    max_tokens_total: Annotated[int | None, MAX_TOKENS_TOTAL]
+    max_time: Annotated[float | None, MAX_TIME]
+    on_budget: Annotated[str, ON_BUDGET]
+    prices: Annotated[Path | None, PRICES]

@@ -259,7 +259,7 @@ def run_command(
         max_retry_wait=requests.max_retry_wait, deadline=requests.deadline,
         max_outage=requests.max_outage, adaptive=requests.adaptive, cache_dir=requests.cache(),
         max_cost=requests.max_cost, max_tokens_total=requests.max_tokens_total,
-        max_time=requests.max_time,
+        max_time=requests.max_time, on_budget=requests.on_budget,
         resamples=resamples, ci=ci.lower(), ci_level=ci_level, cluster=cluster,
         cluster_file=cluster_file, strategy=strategy, chains=chains,
         chain_temperature=chain_temperature, num_retries=num_retries, chain_calls=chain_calls,

@@ -16,6 +16,7 @@ engine's first request.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 
@@ -40,6 +41,27 @@ class Budget:
     started: float | None = None
     #: which budget ended it: "--max-cost", "--max-tokens-total", "--max-time"
     reached_by: str | None = None
+    #: --on-budget abandon: the requests in flight are given up once a budget is reached
+    #: (they are not waited for; what they cost is not known), instead of finishing
+    abandon: bool = False
+    _stop: asyncio.Event | None = None
+
+    def stop_signal(self) -> asyncio.Event:
+        """Set once a budget is reached, or ``--max-time`` after the first request, for
+        ``--on-budget abandon``: the engine then gives up the requests in flight."""
+        if self._stop is None:
+            self._stop = asyncio.Event()
+            if self.reached_by is not None:
+                self._stop.set()
+            elif self.max_time is not None:
+                if self.started is None:
+                    self.started = time.monotonic()
+                delay = max(0.0, self.started + self.max_time - time.monotonic())
+                asyncio.get_running_loop().call_later(delay, self._time_up)
+        return self._stop
+
+    def _time_up(self) -> None:
+        self.reached()  # names --max-time and sets the signal
 
     def reached(self) -> str | None:
         """Why no request may be sent any more (None while every budget has room)."""
@@ -58,6 +80,8 @@ class Budget:
 
     def _end(self, option: str, why: str) -> str:
         self.reached_by = option
+        if self._stop is not None:
+            self._stop.set()
         return f"the budget {option} was reached ({why}); no more requests are sent"
 
     def charge(self, usage: Usage) -> None:
@@ -67,10 +91,16 @@ class Budget:
             self.cost += self.price.cost(Tally(prompt_tokens=usage.prompt_tokens,
                                                completion_tokens=usage.completion_tokens,
                                                cached_tokens=usage.cached_tokens))
+        if self.abandon:
+            self.reached()  # a budget this reply used up gives up the others in flight
+
+
+#: --on-budget: what becomes of the requests in flight when a budget is reached
+ON_BUDGET = ("finish", "abandon")
 
 
 def make_budget(max_cost: float | None, max_tokens: int | None, max_time: float | None,
-                model: str) -> Budget | None:
+                model: str, on_budget: str = "finish") -> Budget | None:
     """The budget of a command's options, or None when none is given. ``--max-cost`` needs a
     price for ``model`` (a user error naming it otherwise)."""
     if max_cost is None and max_tokens is None and max_time is None:
@@ -82,4 +112,8 @@ def make_budget(max_cost: float | None, max_tokens: int | None, max_time: float 
             raise HopscoreError(
                 f"--max-cost: no list price for the model {model_name(model)!r}; give one in "
                 "a price file named by HOPSCORE_PRICES (docs/running-models.md)")
-    return Budget(max_cost=max_cost, max_tokens=max_tokens, max_time=max_time, price=price)
+    if on_budget not in ON_BUDGET:
+        raise HopscoreError(f"--on-budget must be one of {', '.join(ON_BUDGET)}, not "
+                            f"{on_budget!r}")
+    return Budget(max_cost=max_cost, max_tokens=max_tokens, max_time=max_time, price=price,
+                  abandon=on_budget == "abandon")

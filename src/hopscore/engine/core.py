@@ -209,9 +209,13 @@ class ChatEngine:
             outcome = OTHER
             try:
                 if opening:
-                    response = await self._opening_attempt(request, budget, budget < self.timeout)
+                    sending = self._opening_attempt(request, budget, budget < self.timeout)
                 else:
-                    response = await self._attempt(request, budget, budget < self.timeout)
+                    sending = self._attempt(request, budget, budget < self.timeout)
+                if self.budget is not None and self.budget.abandon:
+                    response = await self._unless_abandoned(sending)
+                else:
+                    response = await sending
                 outcome = OK
                 if self.budget is not None:  # counted before the slot goes to another request
                     self.budget.charge(response.usage)
@@ -224,6 +228,9 @@ class ChatEngine:
             finally:
                 elapsed = time.perf_counter() - attempt_started
                 self.limit.release(ticket, outcome, elapsed)
+            if failure is not None and failure.kind == BUDGET:  # given up in flight
+                log.append(AttemptRecord(None, f"{failure.kind}: {failure.message}", elapsed))
+                return self._failed(key, failure, log, started)
             if failure is not None and (failure.kind == CONNECTION or (
                     failure.status == 503 and self.breaker.down_since is not None)):
                 # (a server restarted after an outage answers 503 while it loads its model)
@@ -286,6 +293,27 @@ class ChatEngine:
             self.cache.put(key, response, latency, (self.backend.endpoint, request.model))
         return CallResult(key, response, None, len(log), latency,
                           time.perf_counter() - started, attempt_log=tuple(log))
+
+    async def _unless_abandoned(self, sending: Awaitable[ChatResponse]) -> ChatResponse:
+        """``sending``'s reply, unless a budget is reached first (``--on-budget abandon``):
+        then the request is given up and fails with the kind :data:`BUDGET`."""
+        assert self.budget is not None
+        stop = self.budget.stop_signal()
+        task = asyncio.ensure_future(sending)
+        waiter = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, CallError):
+                    await task
+        if not task.cancelled():
+            return task.result()
+        why = self.budget.reached() or "a budget was reached"
+        raise CallError(BUDGET, f"{why}; this request was given up in flight "
+                                "(--on-budget abandon)")
 
     async def _opening_attempt(self, request: ChatRequest, budget: float, by_deadline: bool
                                ) -> ChatResponse:

@@ -64,6 +64,8 @@ class JudgeConfig:
     max_cost: float | None = None
     max_tokens_total: int | None = None
     max_time: float | None = None
+    #: --on-budget: the requests in flight finish, or are abandoned, once a budget is reached
+    on_budget: str = "finish"
 
     @property
     def provider(self) -> str:

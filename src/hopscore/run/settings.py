@@ -113,6 +113,8 @@ class RunSettings:
     max_cost: float | None = None
     max_tokens_total: int | None = None
     max_time: float | None = None
+    #: --on-budget: the requests in flight finish, or are abandoned, once a budget is reached
+    on_budget: str = "finish"
     #: fit the requests in flight to the endpoint (up to concurrency), or keep concurrency
     adaptive: bool = True
     #: None: no response cache
@@ -305,7 +307,7 @@ class RunSettings:
 #: so the shards of one run (and reruns with more concurrency) have the same one.
 EXECUTION_FIELDS = ("output_dir", "api_key_env", "concurrency", "timeout", "max_retries",
                     "backoff", "max_retry_wait", "deadline", "max_outage", "adaptive",
-                    "max_cost", "max_tokens_total", "max_time",
+                    "max_cost", "max_tokens_total", "max_time", "on_budget",
                     "cache_dir", "shard",
                     "executor", "ray_workers", "search_api_key_env",
                     "search_timeout")
