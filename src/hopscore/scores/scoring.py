@@ -261,8 +261,8 @@ def attach_intervals(
 class PausedCollector:
     """The cyclic garbage collector paused while examples are scored: the predictions' index
     and the kept values are millions of objects that each collection of the oldest generation
-    walks, and scoring makes no reference cycles, so collections only cost time (a fifth of a
-    HotpotQA score). :meth:`tick` (every 65,536 examples) collects the young generations, so
+    walks, and scoring makes no reference cycles, so collections only cost time (a fifth of the
+    scoring time). :meth:`tick` (every 65,536 examples) collects the young generations, so
     a cycle made now and then is still freed; :meth:`end` restarts the collector. Nothing is
     done when the collector was already off."""
 
