@@ -26,8 +26,9 @@ from hopscore.benchmarks.error_categories import Sample
 from hopscore.errors import InputError
 from hopscore.judge.parse import parse_judge_output
 from hopscore.judge.prompt import JudgePrompt
+from tests.benchmarks._cli import cli_error
 from tests.benchmarks.helpers import score, write_jsonl
-from tests.conftest import shared_file
+from tests.conftest import run_cli, shared_file
 
 BENCH = BrowseCompPlus()
 SAMPLE = Path(__file__).resolve().parents[2] / "src/hopscore/benchmarks/browsecomp_plus/samples"
@@ -288,6 +289,32 @@ def test_parquet_gold(tmp_path: Path) -> None:
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "test.parquet")
     (gold,) = BENCH.load_gold(tmp_path / "test.parquet")
     assert gold.evidence == (("5", 1),) and gold.answer == "a"
+
+
+def test_parquet_gold_through_the_cli(tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """``score -g x.parquet`` reads the decrypted parquet with the benchmark's own loader (it
+    has no Hub layout to convert), scoring as the sample's JSON Lines and qrels; a file that is
+    not parquet exits 2 naming it."""
+    datasets = pytest.importorskip("datasets")
+    folder = BENCH.load_gold(SAMPLE / "gold")
+    rows = [{"query_id": e.id, "query": e.question, "answer": e.answer,
+             "evidence_docs": [{"docid": d, "text": "t", "url": "u"} for d, _ in e.evidence],
+             "gold_docs": [{"docid": d, "text": "t", "url": "u"} for d, _ in e.golds]}
+            for e in folder]
+    datasets.disable_progress_bars()
+    datasets.Dataset.from_list(rows).to_parquet(str(tmp_path / "test-00000-of-00001.parquet"))
+    want = run_cli("score", "browsecomp-plus", "-g", SAMPLE / "gold", "-p", SAMPLE / "run",
+                   "--json", "--resamples", "0")
+    got = run_cli("score", "browsecomp-plus", "-g", tmp_path / "test-00000-of-00001.parquet",
+                  "-p", SAMPLE / "run", "--json", "--resamples", "0")
+    assert want.returncode == got.returncode == 0, got.stderr
+    metrics = [json.loads(r.stdout)["metrics"] for r in (want, got)]
+    assert metrics[0] == metrics[1] and metrics[0]["accuracy"] == 0.4
+    (tmp_path / "bad.parquet").write_bytes(b"not parquet")
+    err = cli_error(capsys, "score", "browsecomp-plus", "-g", tmp_path / "bad.parquet",
+                    "-p", SAMPLE / "run")
+    assert "bad.parquet: not a readable parquet file" in err
 
 
 @pytest.mark.parametrize(("text", "words"), [

@@ -129,6 +129,13 @@ def test_bad_records_name_file_record_and_field(tmp_path: Path, text: str, where
     assert raised.value.field in ("wiki_links", "Answer", "Prompt", "reasoning_types")
 
 
+@pytest.mark.parametrize("name", ["gold.tsv", "gold.jsonl", "gold.csv"])
+def test_an_empty_gold_file_says_so(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_text("\n \n", encoding="utf-8")
+    with pytest.raises(InputError, match="file is empty"):
+        BENCH.load_gold(tmp_path / name)
+
+
 def test_bad_delimited_files_name_the_line(tmp_path: Path) -> None:
     gold = delimited(tmp_path / "test.tsv", "\t", index=True)
     lines = gold.read_text(encoding="utf-8").splitlines()

@@ -117,6 +117,8 @@ def _line(**change: Any) -> dict[str, Any]:
     ([_line(predicted_answerable="yes")], "field 'predicted_answerable': expected true or false"),
     ([_line(), _line(), _line()], "p.jsonl:3: field 'id': a third line for id"),
     ([{"predicted_answer": "x"}], "p.jsonl:1: field 'id': missing"),
+    ([{"id": "x"}], "p.jsonl:1: field 'predicted_answer': missing"),
+    ([{"id": "x", "predicted_answerable": True}], "p.jsonl:1: field 'predicted_answer': missing"),
 ])
 def test_bad_predictions(tmp_path: Path, lines: list[Any], message: str) -> None:
     path = write_jsonl(tmp_path / "p.jsonl", lines)
@@ -178,6 +180,17 @@ def test_cli_errors_name_file_line_and_field(tmp_path: Path,
     bad = write_jsonl(tmp_path / "p.jsonl", [_line(predicted_answer=None)])
     err = cli_error(capsys, "score", "musique", "-g", GOLD, "-p", bad)
     assert "p.jsonl:1: field 'predicted_answer'" in err
+
+
+def test_a_repeated_id_on_musique_ans_is_an_error(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Two lines for one MuSiQue-Ans id (which the official scorer refuses: its line counts
+    differ) exit 2 naming the second line, not a silent first-line score with group metrics."""
+    lines = [{"id": r["id"], "predicted_answer": r["answer"], "predicted_support_idxs": [],
+              "predicted_answerable": True} for r in RECORDS]
+    bad = write_jsonl(tmp_path / "p.jsonl", [*lines[:2], lines[1], *lines[2:]])
+    err = cli_error(capsys, "score", "musique", "-g", GOLD, "-p", bad)
+    assert f"p.jsonl:3 (first at line 2): field 'id': duplicate id {RECORDS[1]['id']!r}" in err
 
 
 # --- support read from a reply ----------------------------------------------------------------

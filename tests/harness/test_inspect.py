@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -152,6 +153,13 @@ def test_scripted_hotpotqa_log_scores_as_the_official_file(tmp_path: Path) -> No
         assert read_log(log).records == read_log(log, use_inspect=False).records
 
 
+def _kept(answer: str) -> str:
+    """A gold answer that reply extraction keeps as it is (it drops a trailing parenthesis,
+    "; ...", " - ..." and a final period, as explanations), else another answer."""
+    plain = not re.search(r"[(;\"'*_`]|\s[-\u2013\u2014]\s|because|due to|\.$", answer)
+    return answer if plain and answer == answer.strip() else "Paris"
+
+
 @pytest.mark.parametrize(
     ("name", "gold", "answer_of"),
     [
@@ -162,6 +170,10 @@ def test_scripted_hotpotqa_log_scores_as_the_official_file(tmp_path: Path) -> No
         ("feverous", "sample:feverous/gold.jsonl",
          lambda i, r: r["label"] if i % 2 else "REFUTES"),
         ("quartz", "sample:quartz/dev.jsonl", lambda i, r: r["answerKey"] if i % 2 else "B"),
+        ("frames", "shared:frames/simpledeepsearcher/frames.first200.json",
+         lambda i, r: _kept(r["Answer"]) if i % 3 else "Paris"),
+        ("openqa", "shared:flashrag/quick_start/nq/test.jsonl",
+         lambda i, r: r["golden_answers"][0] if i % 3 else f"It is {r['golden_answers'][0]}."),
     ],
 )
 def test_scripted_logs_of_other_benchmarks(name: str, gold: str, answer_of: Any,
@@ -194,3 +206,27 @@ def test_scripted_logs_of_other_benchmarks(name: str, gold: str, answer_of: Any,
         assert logged[metric] == pytest.approx(value, abs=1e-12), metric
     assert max(metrics["metrics"].values()) > 0
     assert metrics == _metrics(tmp_path / "plain")
+
+
+def test_browsecomp_plus_log_rescores_as_its_own_metrics(tmp_path: Path) -> None:
+    """The BrowseComp-Plus task's log (a reply in its Explanation / Exact Answer / Confidence
+    form) rescored with --from inspect gives the log's metrics: every query completed, no
+    search calls or retrieved documents (a plain task searches nothing)."""
+    gold = (Path(__file__).resolve().parents[2] / "src/hopscore/benchmarks/browsecomp_plus"
+            / "samples" / "gold")
+    from hopscore import benchmarks
+
+    examples = benchmarks.get("browsecomp-plus").load_gold(gold)
+    replies = {e.question: f"Explanation: read.\nExact Answer: {e.answer}\nConfidence: 90%"
+               for e in examples}
+    log = _scripted_eval(tmp_path, "browsecomp-plus", gold, replies)
+    out = tmp_path / "from"
+    result = run_cli("score", "browsecomp-plus", "--gold", gold, "-p", log, "--from", "inspect",
+                     "-o", out, env=_env(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert f"joined {len(examples)} of {len(examples)} records" in " ".join(result.stderr.split())
+    metrics = _metrics(out)["metrics"]
+    logged = _log_metrics(log)
+    assert metrics["completed"] == 1.0 and metrics["search_calls"] == 0.0
+    for name, value in metrics.items():
+        assert logged[name] == pytest.approx(value, abs=1e-12), name

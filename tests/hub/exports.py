@@ -160,6 +160,65 @@ def feverous(gold: list[dict[str, Any]]) -> Any:
     return datasets.Dataset.from_list(rows, features=features)
 
 
+def musique(gold: list[dict[str, Any]]) -> Any:
+    """bdsaglam/musique and the other copies of the official files: the official records,
+    with ``paragraphs`` and ``question_decomposition`` as ``datasets`` Sequences of structs
+    (stored as a struct of lists)."""
+    features = Features({
+        "id": Value("string"),
+        "paragraphs": Sequence({"idx": Value("int64"), "title": Value("string"),
+                                "paragraph_text": Value("string"),
+                                "is_supporting": Value("bool")}),
+        "question": Value("string"),
+        "question_decomposition": Sequence({"id": Value("int64"), "question": Value("string"),
+                                            "answer": Value("string"),
+                                            "paragraph_support_idx": Value("int64")}),
+        "answer": Value("string"), "answer_aliases": Sequence(Value("string")),
+        "answerable": Value("bool"),
+    })
+    def struct(items: list[dict[str, Any]], names: tuple[str, ...]) -> dict[str, list[Any]]:
+        return {name: [item[name] for item in items] for name in names}
+
+    rows = [{**{name: r[name] for name in features},
+             "paragraphs": struct(r["paragraphs"],
+                                  ("idx", "title", "paragraph_text", "is_supporting")),
+             "question_decomposition": struct(r["question_decomposition"], (
+                 "id", "question", "answer", "paragraph_support_idx"))}
+            for r in gold]
+    return datasets.Dataset.from_list(rows, features=features)
+
+
+def musique_flashrag(gold: list[dict[str, Any]]) -> Any:
+    """RUC-NLPIR/FlashRAG_datasets (config musique, split dev): id, question, golden_answers
+    (the answer and its aliases), metadata {answerable, question_decomposition: [{...,
+    support_paragraph}]}; only the supporting paragraphs are kept."""
+    rows = []
+    for r in gold:
+        hops = [{**hop, "support_paragraph": r["paragraphs"][hop["paragraph_support_idx"]]}
+                for hop in r["question_decomposition"]]
+        rows.append({"id": r["id"], "question": r["question"],
+                     "golden_answers": [r["answer"], *r["answer_aliases"]],
+                     "metadata": {"answerable": r["answerable"],
+                                  "question_decomposition": hops}})
+    return datasets.Dataset.from_list(rows)
+
+
+def openqa(gold: list[dict[str, Any]]) -> Any:
+    """RUC-NLPIR/FlashRAG_datasets (one config per dataset): id, question, golden_answers."""
+    features = Features({"id": Value("string"), "question": Value("string"),
+                         "golden_answers": Sequence(Value("string"))})
+    return datasets.Dataset.from_list([{name: r[name] for name in features} for r in gold],
+                                      features=features)
+
+
+def frames(tsv: Path) -> Any:
+    """google/frames-benchmark (split test): the TSV's columns as pandas reads them (the index
+    column as ``Unnamed: 0``, empty links as nulls)."""
+    import pandas as pd
+
+    return datasets.Dataset.from_pandas(pd.read_csv(tsv, sep="\t"))
+
+
 # --- writing the exports ---------------------------------------------------------------------
 
 

@@ -22,7 +22,7 @@ from hopscore import benchmarks
 from hopscore.hub import official_gold
 from hopscore.scores.scoring import score_files
 from tests.conftest import FIXTURES, run_cli, shared_file
-from tests.parity import adversarial
+from tests.parity import adversarial, adversarial_musique
 from tests.parity import adversarial_sqa_fermi_feverous as adversarial2
 from tests.parity.common import SAMPLES
 
@@ -39,6 +39,8 @@ class Case:
     split: str = "validation"
     aliases: Path | None = None
     read: Callable[[Path], Any] = exports.official_json
+    #: its JSON Lines export is read as the official layout, as it is (not converted)
+    jsonl_as_is: bool = False
 
 
 def _write(path: Path, value: Any) -> Path:
@@ -49,6 +51,15 @@ def _write(path: Path, value: Any) -> Path:
 def _jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
+
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "src" / "hopscore" / "benchmarks"
+
+
+def _openqa_predictions(gold: list[dict[str, Any]], path: Path) -> Path:
+    answers = adversarial.answer_list_predictions([r["golden_answers"][0] for r in gold])
+    return _jsonl(path, [{"id": r["id"], "answer": a} for r, a in zip(gold, answers,
+                                                                      strict=True)])
 
 
 def _twowiki_aliases() -> dict[str, list[str]]:
@@ -113,6 +124,26 @@ CASES = {
             [r for r in gold if r.get("id") != ""], 7)),
         read=exports.official_jsonl,
     ),
+    "musique-shared": Case(
+        "musique", lambda: shared_file("musique/migres/musique.json"), exports.musique,
+        lambda gold, p: _jsonl(p, adversarial_musique.predictions(gold, 7)),
+        read=exports.official_jsonl,
+    ),
+    "musique-flashrag-shared": Case(
+        "musique", lambda: shared_file("musique/migres/musique.json"), exports.musique_flashrag,
+        lambda gold, p: _jsonl(p, adversarial_musique.predictions(gold, 8)),
+        config="musique", split="dev", read=exports.official_jsonl,
+    ),
+    "openqa-nq-shared": Case(
+        "openqa", lambda: shared_file("flashrag/quick_start/nq/test.jsonl"), exports.openqa,
+        _openqa_predictions, config="nq", split="test", read=exports.official_jsonl,
+        jsonl_as_is=True,
+    ),
+    "frames-sample": Case(
+        "frames", lambda: BENCHMARKS / "frames" / "samples" / "gold.tsv", exports.frames,
+        lambda gold, p: BENCHMARKS / "frames" / "samples" / "predictions.jsonl",
+        split="test", read=lambda path: path, jsonl_as_is=True,
+    ),
 }
 
 
@@ -145,14 +176,18 @@ def test_hub_layouts_score_as_the_official_file(name: str, tmp_path: Path) -> No
     want_metrics, want_scores = _score(case.benchmark, official, predictions, tmp_path / "official",
                                        case.aliases)
     assert want_metrics["n_gold"] > 0
-    sources = exports.write_all(case.export(gold), tmp_path / "hub", case.config, case.split)
+    sources = exports.write_all(case.export(gold), tmp_path / "hub" / case.config, case.config,
+                                case.split)
     if case.benchmark == "feverous":  # JSON Lines holds class indices, without their names
         with pytest.raises(Exception, match="class index"):
             official_gold(case.benchmark, sources.pop("jsonl"))
     for kind, source in sources.items():
         converted = official_gold(case.benchmark, source)
-        assert converted.converted, kind
-        assert converted.rows == want_metrics["n_gold"], kind
+        if kind == "jsonl" and case.jsonl_as_is:
+            assert not converted.converted
+        else:
+            assert converted.converted, kind
+            assert converted.rows == want_metrics["n_gold"], kind
         metrics, scores = _score(case.benchmark, converted.path, predictions,
                                  tmp_path / f"from-{kind}", case.aliases)
         # a warning about the gold file itself names it (the Hub copy has no answer_id to warn of)

@@ -296,6 +296,9 @@ class Benchmark(Loading[E, P], Scoring[E, P], Prompting[E, P], Analysis[E, P]):
     hub_layout: ClassVar[HubLayout | None] = None
     #: The Hub copies :attr:`hub_layout` was read from (their dataset cards), for the docs.
     hub_copies: ClassVar[tuple[str, ...]] = ()
+    #: Gold file suffixes its own loader reads (``(".parquet",)``): such a file is given to
+    #: :meth:`load_gold` as it is, never converted as a Hub export.
+    official_gold_suffixes: ClassVar[tuple[str, ...]] = ()
     #: Prediction parts a reply gives as citations (supporting facts, evidence): ``score
     #: --from`` warns, naming what a reply should hold, when the replies cite none.
     cited_parts: ClassVar[tuple[CitedPart, ...]] = ()

@@ -76,14 +76,16 @@ def hub_source_kind(benchmark: str, gold: Path | str) -> str | None:
     if text.startswith(HF_PREFIX):
         return "hub"
     path, split = split_suffix(text)
+    suffix = path.suffix.lower()
+    declared = _declared(benchmark)
+    if declared is not None and suffix and suffix in declared.official_gold_suffixes:
+        return None
     if split is not None or is_save_to_disk(path):
         return "save_to_disk"
-    suffix = path.suffix.lower()
     if suffix == ".parquet":
         return "parquet"
     if suffix == ".arrow":
         return "arrow"
-    declared = _declared(benchmark)
     layout = declared.hub_layout if declared is not None else None
     if layout is None or not path.is_file() or suffix not in (".json", ".jsonl"):
         return None

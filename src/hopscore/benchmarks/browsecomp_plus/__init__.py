@@ -69,6 +69,7 @@ class BrowseCompPlus(Benchmark[BrowseCompPlusExample, BrowseCompPlusPrediction])
     gold_formats = ("decrypted JSONL/parquet {query_id, query, answer[, evidence_docs, "
                     "gold_docs]}; a folder with it and/or topics-qrels/qrel_evidence.txt + "
                     "qrel_golds.txt")
+    official_gold_suffixes = (".parquet",)
     prediction_formats = ("run directory (one JSON per query; optional verdicts.jsonl); "
                           "JSONL of run records; TREC run file (retrieval-only)")
     predictions_file = "run"

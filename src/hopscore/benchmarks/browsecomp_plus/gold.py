@@ -138,7 +138,10 @@ def _rows(path: Path) -> list[tuple[Location, Any]]:
         except ImportError:
             raise HopscoreError(f"{path}: reading parquet needs pyarrow "
                                 "(pip install pyarrow)") from None
-        table = pq.read_table(path)
+        try:
+            table = pq.read_table(path)
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            raise InputError(path, f"not a readable parquet file ({exc})") from None
         return [(Location(str(path), index=i), row) for i, row in enumerate(table.to_pylist())]
     return list(iter_jsonl(path))
 

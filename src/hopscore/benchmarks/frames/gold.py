@@ -40,7 +40,10 @@ def _json_list(path: Path) -> list[FramesExample]:
 
 
 def _delimited(path: Path) -> list[FramesExample]:
-    first_line = read_text(path).lstrip("\ufeff").split("\n", 1)[0]
+    text = read_text(path).lstrip("\ufeff")
+    if not text.strip():
+        raise InputError(path, "file is empty")
+    first_line = text.split("\n", 1)[0]
     delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") or (
         path.suffix.lower() != ".csv" and "\t" in first_line) else ","
     header = [cell.strip() for cell in first_line.split(delimiter)]

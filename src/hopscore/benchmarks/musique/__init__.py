@@ -43,7 +43,7 @@ from hopscore.benchmarks.musique.official_scores import (
     support_scores,
 )
 from hopscore.benchmarks.musique.reply import cited_support, evidence_support, paragraph_variables
-from hopscore.errors import HopscoreError
+from hopscore.errors import HopscoreError, InputError
 from hopscore.files.atomic import write_jsonl_atomic
 
 ANS_METRICS = ("answer_em", "answer_f1", "support_em", "support_f1", "support_prec",
@@ -105,6 +105,10 @@ class MuSiQue(Benchmark[MusiqueExample, MusiquePrediction]):
     def score(self, example: MusiqueExample, prediction: MusiquePrediction | None
               ) -> dict[str, float]:
         lines = prediction.lines if prediction is not None else ()
+        if prediction is not None and prediction.second_at and not example.is_full:
+            raise InputError(prediction.second_at, f"duplicate id {example.id!r}: a "
+                             "MuSiQue-Ans question has one prediction line (two only for a "
+                             "MuSiQue-Full question's twins)", field="id")
         position = example.answerable_order.index(True)
         line = lines[position] if position < len(lines) else None
         answer = (0.0, 0.0)

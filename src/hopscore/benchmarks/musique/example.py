@@ -115,6 +115,8 @@ class Line:
 class MusiquePrediction(Prediction):
     #: the id's prediction lines in file order (two for a MuSiQue-Full question)
     lines: tuple[Line, ...] = ()
+    #: where the id's second line is (a MuSiQue-Ans question has one line: scoring refuses it)
+    second_at: str | None = None
 
     @property
     def support(self) -> tuple[int, ...] | None:

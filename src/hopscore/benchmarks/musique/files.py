@@ -138,11 +138,15 @@ def _answerable(record: Fields, name: str) -> bool | None:
 
 
 def read_line(record: Fields) -> Line:
-    """One prediction line, official or universal (by its field names)."""
+    """One prediction line, official or universal (by its field names); a line with neither an
+    answer nor a support (the official scorer's KeyError) is an error."""
     if record.has("predicted_answer") or record.has("predicted_support_idxs"):
         return Line(_answer(record, "predicted_answer"),
                     _support(record, "predicted_support_idxs"),
                     _answerable(record, "predicted_answerable"))
+    if not record.has("answer") and not record.has("support"):
+        raise record.error("predicted_answer", "missing (a prediction line needs "
+                           "predicted_answer, or the universal answer)")
     return Line(_answer(record, "answer"), _support(record, "support"),
                 _answerable(record, "answerable"))
 
@@ -170,6 +174,7 @@ def load_predictions(path: Path) -> tuple[dict[str, MusiquePrediction], bool]:
     """Predictions by id, and whether every line is in the official format."""
     found: dict[str, list[Line]] = {}
     first_place: dict[str, str] = {}
+    second_at: dict[str, str] = {}
     official = True
     for record, place in _prediction_records(path):
         question_id = record.id("id")
@@ -180,9 +185,12 @@ def load_predictions(path: Path) -> tuple[dict[str, MusiquePrediction], bool]:
             raise InputError(record.where, f"a third line for id {question_id!r} (first at "
                              f"{first_place[question_id]}): an id has one line, or two in "
                              "MuSiQue-Full", field="id")
+        if lines:
+            second_at[question_id] = f"{record.where} (first at {first_place[question_id]})"
         first_place.setdefault(question_id, place)
         lines.append(line)
     by_id = {question_id: MusiquePrediction(id=question_id, answer=lines[0].answer,
-                                            lines=tuple(lines))
+                                            lines=tuple(lines),
+                                            second_at=second_at.get(question_id))
              for question_id, lines in found.items()}
     return by_id, official

@@ -64,7 +64,7 @@ GAP = 0.05
 
 class OpenQA(Benchmark[OpenQAExample, OpenQAPrediction]):
     name = "openqa"
-    title = "Open-domain QA (Search-R1 / FlashRAG / R1-Searcher)"
+    title = "Open-domain QA (the Search-R1 suite)"
     short_title = "Open QA"
     hub_layout = hub.LAYOUT
     hub_copies = hub.COPIES
