@@ -206,3 +206,13 @@ def test_yes_no_helper() -> None:
     assert yes_no("Yes, because") == "yes"
     assert yes_no("false") == "no"
     assert yes_no("maybe") is None
+
+
+def test_a_text_answer_is_kept_whole() -> None:
+    from hopscore.run.extract import TEXT
+
+    reply = "Reasoning...\nAnswer: 98 Years (Arlington, TX & Rubik's Cube)."
+    assert extract_flexible(reply) == "98 Years"
+    assert extract_flexible(reply, Hints(kind=TEXT)) == "98 Years (Arlington, TX & Rubik's Cube)"
+    assert extract_flexible("Answer: **Paris; the capital**", Hints(kind=TEXT)) == \
+        "Paris; the capital"

@@ -134,7 +134,8 @@ class Prompting(Generic[E, P]):
 
     name: ClassVar[str]
     title: ClassVar[str]
-    #: Kind of answer for flexible extraction: span, yesno, choice, number or label.
+    #: Kind of answer for flexible extraction: span, text (a span kept whole, explanations
+    #: and all), yesno, choice, number or label.
     answer_kind: ClassVar[str] = "span"
     #: MCR's evaluator for this dataset (see :mod:`hopscore.run.mcr`); "" when MCR has none.
     mcr_evaluator: ClassVar[str] = ""

@@ -27,7 +27,10 @@ from hopscore.text.labels import yes_no as yes_no
 from hopscore.text.normalize import normalize_answer
 
 SPAN, YESNO, CHOICE, NUMBER, LABEL = "span", "yesno", "choice", "number", "label"
-KINDS = (SPAN, YESNO, CHOICE, NUMBER, LABEL)
+#: a free-text answer kept whole: a span whose parentheses, semicolons and later sentences
+#: are part of it, not an explanation to cut ("98 Years (Arlington, TX & Rubik's Cube)")
+TEXT = "text"
+KINDS = (SPAN, TEXT, YESNO, CHOICE, NUMBER, LABEL)
 DEFAULT_MARKER = "Answer:"
 MCR_MARKER = "the answer is:"
 
@@ -106,7 +109,7 @@ def extract_flexible(
         text = without_think_tags(output)
     lines = _until_next_example(text.splitlines(), marker)
     for value in _candidates(lines, marker):
-        mapped = _map(clean(value), hints)
+        mapped = _map(clean(value, cut=hints.kind != TEXT), hints)
         if mapped:
             return mapped
     return _fallback(lines, hints)
@@ -178,8 +181,9 @@ def last_boxed(text: str) -> str | None:
     return None
 
 
-def clean(value: str) -> str:
-    """Unwrap LaTeX and markdown, drop quotes, a trailing period and a trailing explanation."""
+def clean(value: str, *, cut: bool = True) -> str:
+    """Unwrap LaTeX and markdown, drop quotes, a trailing period and (``cut``) a trailing
+    explanation."""
     value = value.strip()
     boxed = last_boxed(value)
     if boxed is not None:
@@ -189,7 +193,8 @@ def clean(value: str) -> str:
     if value.startswith("$") and value.endswith("$") and len(value) > 1 and value.count("$") == 2:
         value = value[1:-1]
     value = value.replace("\\(", "").replace("\\)", "").replace("\\[", "").replace("\\]", "")
-    value = _cut_explanation(value)
+    if cut:
+        value = _cut_explanation(value)
     for _ in range(3):  # nested wrappers: **"Paris"**.
         before = value
         value = value.strip().rstrip(".。!").strip()
@@ -273,7 +278,7 @@ def _fallback(lines: list[str], hints: Hints) -> str | None:
     for line in reversed(filled):
         if _is_marker_line(line, "") is not None:
             continue  # an answer line with no answer on it (or after it)
-        value = clean(_undecorate(line))
+        value = clean(_undecorate(line), cut=hints.kind != TEXT)
         if hints.kind == CHOICE:
             label = choice_label(value, hints.choices)
             if label:

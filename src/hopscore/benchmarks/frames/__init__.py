@@ -53,6 +53,8 @@ METRICS = ("em", "f1", "contains")
 class Frames(Benchmark[FramesExample, Prediction]):
     name = "frames"
     title = "FRAMES"
+    #: answers are phrases whose parentheses and semicolons belong to them
+    answer_kind = "text"
     metrics = METRICS
     headline = ("em", "contains")
     group_keys = GROUP_KEYS
