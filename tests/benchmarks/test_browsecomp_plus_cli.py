@@ -92,3 +92,8 @@ def test_calibration_error_in_metrics_json_and_under_the_table(
     assert f"calibration_error = {expected.error:.2f}: RMS calibration error" in out
     assert "bins of 100" in out and "every bin counted" in out
     assert f"calibration_error_official = {expected.official:.2f}" in out
+    with pytest.raises(SystemExit) as done:
+        main(["report", str(tmp_path / "scored"), "-o", str(tmp_path / "report.html")])
+    assert done.value.code in (0, None)
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert f"scored: calibration_error = {expected.error:.2f}: RMS calibration error" in html
