@@ -67,3 +67,33 @@ def test_folders_rescore_into_their_score_directory(tmp_path: Path) -> None:
     assert file_sha256(gold) != before  # a change inside a sub-folder counts
     again = run_cli(*args)
     assert again.returncode == 2 and "Nothing was changed" in again.stderr
+
+
+def test_calibration_error_in_metrics_json_and_under_the_table(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The run-level figures (Benchmark.run_figures) reach metrics.json and the table's notes,
+    equal to the Python summary: every bin counted, and the official script's figure."""
+    from hopscore.benchmarks import get
+    from hopscore.benchmarks.browsecomp_plus.summary import summarize
+    from hopscore.launch import main
+
+    bench = get("browsecomp-plus")
+    expected = summarize(bench.load_gold(SAMPLE / "gold"),
+                         bench.load_predictions(SAMPLE / "run").by_id).calibration
+    with pytest.raises(SystemExit) as done:
+        main(["score", "browsecomp-plus", "-g", str(SAMPLE / "gold"), "-p", str(SAMPLE / "run"),
+              "-o", str(tmp_path / "scored")])
+    assert done.value.code in (0, None)
+    metrics = json.loads((tmp_path / "scored" / "metrics.json").read_text(encoding="utf-8"))
+    assert expected.n > 0
+    assert metrics["figures"] == {"calibration_error": pytest.approx(expected.error),
+                                  "calibration_error_official": expected.official}
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"calibration_error = {expected.error:.2f}: RMS calibration error" in out
+    assert "bins of 100" in out and "every bin counted" in out
+    assert f"calibration_error_official = {expected.official:.2f}" in out
+    with pytest.raises(SystemExit) as done:
+        main(["report", str(tmp_path / "scored"), "-o", str(tmp_path / "report.html")])
+    assert done.value.code in (0, None)
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert f"scored: calibration_error = {expected.error:.2f}: RMS calibration error" in html

@@ -121,6 +121,22 @@ class Scoring(ABC, Generic[E, P]):
         """Turn per-example means into the reported metrics (override for derived metrics)."""
         return dict(means)
 
+    #: What each of :meth:`run_figures` is (its binning, its convention), by name; printed
+    #: with the figure under the score table.
+    figure_texts: ClassVar[dict[str, str]] = {}
+
+    def run_figures(self, examples: Sequence[E], predictions: Sequence[P | None]
+                    ) -> dict[str, float | None]:
+        """Figures of the whole run that no mean of per-example scores gives (a calibration
+        error over bins of answers, a figure an official script computes its own way), by
+        name, each described in :attr:`figure_texts`; None where the run cannot give one.
+
+        Pure. ``examples`` are every gold example in gold order, ``predictions`` the
+        prediction of each (None: not predicted). Written to ``metrics.json`` under
+        ``figures`` and shown as a note under the score table. The default benchmark has
+        none (and the scorer then keeps no examples in memory for it)."""
+        return {}
+
     def is_missing(self, example: E, prediction: P | None) -> bool:
         """Whether this example counts as unpredicted (listed in ``missing_ids``)."""
         return prediction is None

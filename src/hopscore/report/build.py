@@ -46,6 +46,7 @@ from hopscore.analysis.scored import ScoredSet
 from hopscore.report import COMPRESS_CHOICES as COMPRESS_CHOICES
 from hopscore.report import DEFAULT_MAX_TEXT as DEFAULT_MAX_TEXT
 from hopscore.report.charts import Bar, Cluster, bar_chart
+from hopscore.report.judging import confidence_view, judge_kinds_view, jury_view
 from hopscore.report.runs import settings_view
 from hopscore.report.sections import (
     RunAnalysis,
@@ -135,8 +136,10 @@ def analyse_run(scored: ScoredSet, inputs: Inputs, judge: Mapping[str, Any] | No
     judge_rows: Mapping[str, Any] | None = judge
     if scored.kind == "judge":
         judge_rows = scored.rows
-    elif judge is None and scored.samples_path is not None:
-        judge_rows = run_judge_rows(scored.samples_path.parent) or None
+    elif judge is None:  # an agent run's or a ``score --judge`` directory's judge.jsonl
+        run_dir = (scored.samples_path.parent if scored.samples_path is not None
+                   else scored.source if scored.source.is_dir() else None)
+        judge_rows = run_judge_rows(run_dir) or None
     return RunAnalysis(scored, records, dims, ok_metric_of(scored), judge_rows,
                        agreement_table(scored, judge))
 
@@ -347,6 +350,10 @@ def render(runs: list[RunAnalysis], pairs: list[PairComparison], baseline: int,
                     if run.agreement is not None],
         corrections=[view for run in runs if (view := corrected_view(
             run.scored.label, run.scored.summary)) is not None],
+        juries=[view for run in runs if (view := jury_view(run.scored)) is not None],
+        judge_kinds=[view for run in runs if (view := judge_kinds_view(run.scored)) is not None],
+        confidences=[view for run in runs if (view := confidence_view(
+            run.scored.label, run.judge_rows)) is not None],
         runs=runs,
         data=data,
         encoding=encoding,

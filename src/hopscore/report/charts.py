@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hopscore.analysis.confidence import Bin as ReliabilityBin
 
 PALETTE = ("#3b6ea8", "#d9822b", "#4f9a5a", "#b4485b", "#7a5ea8", "#8c7a4c", "#3a9aa3", "#777")
 WIDTH = 560
@@ -88,5 +93,49 @@ def bar_chart(title: str, clusters: list[Cluster], series: list[str]) -> str:
                      f'fill="{PALETTE[k % len(PALETTE)]}"/>')
         parts.append(f'<text x="{x + 14}" y="{legend_y}" class="tick">{escape(name)}</text>')
         x += 24 + 7 * min(len(name), 30)
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def reliability_diagram(title: str, bins: Sequence[ReliabilityBin]) -> str:
+    """A reliability diagram: per bin, a bar to its accuracy at its confidence range, a dot at
+    its mean confidence, and the diagonal a calibrated system lies on (percent axes)."""
+    size = PLOT_HEIGHT
+    left, top = LEFT, TOP
+    width, height = left + size + 20, top + size + 24
+
+    def x(value: float) -> float:
+        return left + size * min(max(value, 0.0), 1.0)
+
+    def y(value: float) -> float:
+        return top + size * (1 - min(max(value, 0.0), 1.0))
+
+    parts = [
+        f'<svg class="chart reliability" viewBox="0 0 {width} {height}" width="100%" '
+        f'style="max-width:{3 * width // 2}px" role="img" aria-label="{escape(title)}" '
+        'xmlns="http://www.w3.org/2000/svg">',
+        f'<text x="4" y="14" class="chart-title">{escape(title)}</text>',
+    ]
+    for tick in range(6):
+        value = tick / 5
+        parts.append(f'<line x1="{left}" x2="{left + size}" y1="{y(value):.1f}" '
+                     f'y2="{y(value):.1f}" class="grid"/>')
+        parts.append(f'<text x="{left - 6}" y="{y(value) + 4:.1f}" class="tick" '
+                     f'text-anchor="end">{100 * value:.0f}</text>')
+        parts.append(f'<text x="{x(value):.1f}" y="{top + size + 16}" class="tick" '
+                     f'text-anchor="middle">{100 * value:.0f}</text>')
+    for b in bins:
+        if not b.n or b.accuracy is None or b.confidence is None:
+            continue
+        label = (f"confidence {100 * b.low:.0f}–{100 * b.high:.0f}: n={b.n}, mean confidence "
+                 f"{100 * b.confidence:.1f}, accuracy {100 * b.accuracy:.1f}")
+        parts.append(f'<rect x="{x(b.low) + 1:.1f}" y="{y(b.accuracy):.1f}" '
+                     f'width="{max(x(b.high) - x(b.low) - 2, 1.0):.1f}" '
+                     f'height="{top + size - y(b.accuracy):.1f}" fill="{PALETTE[0]}" '
+                     f'fill-opacity="0.8"><title>{escape(label)}</title></rect>')
+        parts.append(f'<circle cx="{x(b.confidence):.1f}" cy="{y(b.accuracy):.1f}" r="3" '
+                     f'fill="{PALETTE[1]}"><title>{escape(label)}</title></circle>')
+    parts.append(f'<path class="whisker" stroke-dasharray="4 3" '
+                 f'd="M{x(0):.1f} {y(0):.1f}L{x(1):.1f} {y(1):.1f}"/>')
     parts.append("</svg>")
     return "".join(parts)

@@ -98,6 +98,9 @@ class ScoreReport:
     #: footnotes to numbers only the official semantics explain (an exact answer with F1
     #: below 100, evidence recall above 100), each with how many examples call for it
     notes: list[str] = field(default_factory=list)
+    #: figures of the whole run that are not per-example means (``Benchmark.run_figures``:
+    #: a calibration error over bins of answers...), by name; None: undefined for this run
+    figures: dict[str, float | None] = field(default_factory=dict)
     #: the gold a score directory was made from (:func:`hopscore.files.reruns.scored_from`): a
     #: rescore into it must use the same gold; None: not a score directory's report
     scored_from: dict[str, Any] | None = None
@@ -154,7 +157,8 @@ class ScoreReport:
             group_keys={name: g["key"] for name, g in (document.get("groups") or {}).items()
                         if isinstance(g, dict) and g.get("key")},
             warnings=list(document.get("warnings", [])), ci=intervals(document.get("ci")),
-            notes=list(document.get("notes", [])), examples=list(examples or []))
+            notes=list(document.get("notes", [])), examples=list(examples or []),
+            figures=dict(document.get("figures") or {}))
 
     @property
     def matched(self) -> int:
@@ -183,6 +187,8 @@ class ScoreReport:
         out["warnings"] = self.warnings
         if self.notes:
             out["notes"] = self.notes
+        if self.figures:
+            out["figures"] = self.figures
         if self.scored_from is not None:
             out["scored_from"] = self.scored_from
         return out

@@ -77,6 +77,8 @@ def score_examples(
     take = None if stream is None else stream.take
     noting = type(benchmark).notes is not Benchmark.notes
     noted: dict[str, int] = {}
+    figuring = type(benchmark).run_figures is not Benchmark.run_figures
+    seen: tuple[list[E], list[P | None]] = ([], [])
     # a scores.jsonl writer takes the line's dict without the ExampleScore record
     write_row = getattr(on_score, "write_row", None)
     paused = PausedCollector()
@@ -91,6 +93,9 @@ def score_examples(
             else:  # each gold id once: a repeated one is an error of the gold reader
                 prediction = take(key)
             values = benchmark.score(example, prediction)
+            if figuring:
+                seen[0].append(example)
+                seen[1].append(prediction)
             if noting:
                 for note in benchmark.notes(values):
                     noted[note] = noted.get(note, 0) + 1
@@ -145,6 +150,8 @@ def score_examples(
     report.notes = [f"{benchmark.note_texts[note]} ({count} of {counted(kept.n, 'example')}; "
                     "docs/scoring.md)" for note, count in noted.items()]
     add_summary_notes(benchmark, report)
+    if figuring:
+        add_run_figures(benchmark, report, *seen)
     group_rows = kept.group_rows()
     _fill_groups(benchmark, report, kept, group_rows, plain)
     if spec.enabled:
@@ -180,6 +187,17 @@ def add_summary_notes(benchmark: Benchmark[E, P], report: ScoreReport) -> None:
         text = benchmark.note_texts[note]
         if text not in report.notes:
             report.notes.append(text)
+
+
+def add_run_figures(benchmark: Benchmark[E, P], report: ScoreReport, examples: list[E],
+                    predictions: list[P | None]) -> None:
+    """The benchmark's run figures (:meth:`Benchmark.run_figures`) into the report, each with
+    a note line saying what it is."""
+    report.figures = dict(benchmark.run_figures(examples, predictions))
+    for name, value in report.figures.items():
+        shown = "undefined" if value is None else f"{value:.2f}"
+        text = benchmark.figure_texts.get(name)
+        report.notes.append(f"{name} = {shown}" + (f": {text}" if text else ""))
 
 
 def _fill_groups(

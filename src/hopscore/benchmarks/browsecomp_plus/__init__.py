@@ -123,6 +123,24 @@ class BrowseCompPlus(Benchmark[BrowseCompPlusExample, BrowseCompPlusPrediction])
     def notes(self, values: Mapping[str, float]) -> tuple[str, ...]:
         return ("search_calls",) if values.get("search_calls", 0.0) > 0 else ()
 
+    figure_texts: ClassVar[dict[str, str]] = {
+        "calibration_error": "RMS calibration error (%) of the judge's confidences, answers "
+        "sorted by confidence in bins of 100 (the remainder joins the last bin), every bin "
+        "counted; verdicts of completed runs with a response, a verdict and a confidence",
+        "calibration_error_official": "what evaluate_run.py reports for the same verdicts: "
+        "0 below 100 verdicts, else the last bin left out of the sum (docs/benchmarks.md)",
+    }
+
+    def run_figures(self, examples: Sequence[BrowseCompPlusExample],
+                    predictions: Sequence[BrowseCompPlusPrediction | None]
+                    ) -> dict[str, float | None]:
+        from hopscore.benchmarks.browsecomp_plus.summary import summarize
+
+        by_id = {e.id: p for e, p in zip(examples, predictions, strict=True) if p is not None}
+        found = summarize(examples, by_id).calibration
+        return {"calibration_error": found.error if found.n else None,
+                "calibration_error_official": found.official if found.n else None}
+
     # --- model runs (hopscore run): one answer per query, written as a run directory ---
 
     def prompt_variables(self, example: BrowseCompPlusExample, inputs: PromptInputs
