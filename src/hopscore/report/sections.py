@@ -81,7 +81,6 @@ def summary_view(runs: list[RunAnalysis]) -> dict[str, Any]:
                                 (info.get("ci") or {}).get(m)) for m in metrics]}
                 for name, info in (summary.get("groups") or {}).items()
             ],
-            "notes": [str(n) for n in summary.get("notes") or ()],
             "warnings": list(dict.fromkeys([*summary.get("warnings", []),
                                             *run.scored.warnings])),
             # the benchmark's footnotes (Benchmark.notes, summary_notes)
