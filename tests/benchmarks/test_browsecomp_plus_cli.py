@@ -96,4 +96,4 @@ def test_calibration_error_in_metrics_json_and_under_the_table(
         main(["report", str(tmp_path / "scored"), "-o", str(tmp_path / "report.html")])
     assert done.value.code in (0, None)
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
-    assert f"scored: calibration_error = {expected.error:.2f}: RMS calibration error" in html
+    assert f"scored: note: calibration_error = {expected.error:.2f}: RMS calibration error" in html

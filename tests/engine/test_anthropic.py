@@ -78,7 +78,8 @@ def test_replies_translate_to_chat_completions() -> None:
     assert message["content"] == "Let me." and body["choices"][0]["finish_reason"] == "tool_calls"
     assert message["tool_calls"] == [{"id": "t1", "type": "function", "function": {
         "name": "run_sql", "arguments": '{"sql": "SELECT 1"}'}}]
-    assert body["usage"] == {"prompt_tokens": 100, "completion_tokens": 5}
+    assert body["usage"] == {"prompt_tokens": 100, "completion_tokens": 5,
+                             "prompt_tokens_details": {"cached_tokens": 90}}
     truncated = completion_of({"content": [{"type": "text", "text": "The answer is"}],
                                "stop_reason": "max_tokens"})
     assert truncated["choices"][0]["finish_reason"] == "length"
