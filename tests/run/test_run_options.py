@@ -106,3 +106,20 @@ def test_an_option_the_benchmark_reads_gives_no_warning(tmp_path: Path) -> None:
                                    "--limit", "1", "--context-tokens", "500"))
     assert result.returncode == 0, result.stderr
     assert "does not read" not in result.stderr
+
+
+def test_a_command_imported_before_the_root_group_is_built_still_fills_its_help() -> None:
+    """The root group made after ``hopscore.cli.run`` was imported (an earlier command in the
+    same process) builds ``run`` as the command line's own class, placeholders filled."""
+    import importlib
+
+    import typer.main
+
+    from hopscore.cli import HelpCommand, app
+
+    importlib.import_module("hopscore.cli.run")
+    root = typer.main.get_command(app)
+    command = root.get_command(type(root).context_class(root), "run")  # type: ignore[attr-defined]
+    assert isinstance(command, HelpCommand)
+    helps = {param.opts[0]: param.help for param in command.params if param.opts}
+    assert not any("{benchmark" in (text or "") for text in helps.values())

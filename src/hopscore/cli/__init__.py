@@ -143,6 +143,15 @@ def _use_help_classes(typer_app: typer.Typer) -> None:
 class LazyGroup(HelpGroup):
     """The root group: a command's module is imported, and its click command built, on first use."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # a command whose module was imported before this group was made (an earlier command
+        # in the same process) was built by typer with its own class: built again, on first
+        # use, as this command line's (HelpCommand: the benchmarks' titles in its help)
+        for name in [name for name, command in self.commands.items()
+                     if type(command) is TyperCommand]:
+            del self.commands[name]
+
     def list_commands(self, ctx: Any) -> list[str]:
         return list(COMMANDS)
 
