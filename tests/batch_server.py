@@ -31,6 +31,8 @@ class Plan:
     answered_before_end: int = 0
     #: requests whose prompt contains this fail inside the batch (HTTP 500 line / errored)
     fail_marker: str = "\x00never"
+    #: the first polls answered HTTP 503 (an endpoint's bad minute)
+    failed_polls: int = 0
 
 
 @dataclass
@@ -244,6 +246,10 @@ def _handler(server: BatchServer) -> type[BaseHTTPRequestHandler]:
                 self._json(200, {"object": "list", "data": [{"id": "judge", "object": "model"}]})
                 return
             found = re.fullmatch(r"/v1/batches/([\w-]+)", path)
+            if found and server.plan.failed_polls > 0:
+                server.plan.failed_polls -= 1
+                self._json(503, {"error": {"message": "try again later"}})
+                return
             if found and found.group(1) in server.batches:
                 batch = server.batches[found.group(1)]
                 server.poll(batch)

@@ -218,3 +218,24 @@ def test_batch_answers_are_counted_apart_and_priced_at_the_batch_discount(
     assert cost["roles"]["judge"] == pytest.approx(full, abs=1e-6)
     assert cost["roles"]["judge:batch"] == pytest.approx(9 * full * 0.5, abs=1e-6)
     assert cost["total"] == pytest.approx(full + 9 * full * 0.5, abs=1e-6)
+
+
+def test_a_failed_look_at_the_batch_is_tried_again_and_too_many_say_how_to_go_on(
+        tmp_path: Path, env: dict[str, str]) -> None:
+    with BatchServer(answer, Plan(failed_polls=2)) as server:
+        inp, out = write_rows(tmp_path / "in.jsonl", 5), tmp_path / "out.jsonl"
+        result = run_cli(*args(server.base_url, inp, out), env=env)
+        assert result.returncode == 0, result.stderr
+        assert "answered HTTP 503" in result.stderr and "looking again" in result.stderr
+        check_all_mapped(out, 5)
+    with BatchServer(answer, Plan(failed_polls=5)) as server:
+        inp, out = write_rows(tmp_path / "in2.jsonl", 5), tmp_path / "out2.jsonl"
+        result = run_cli(*args(server.base_url, inp, out), env=env)
+        assert result.returncode == 2, result.stderr
+        assert "5 looks in a row failed" in result.stderr
+        assert "Traceback" not in result.stderr
+        server.plan.failed_polls = 0
+        again = run_cli(*args(server.base_url, inp, out), env=env)
+        assert again.returncode == 0, again.stderr
+        assert server.submissions == 1
+        check_all_mapped(out, 5)

@@ -37,6 +37,7 @@ from hopscore.engine.batch_api import (
     MAX_REQUESTS,
     AnthropicBatches,
     BatchClient,
+    BatchError,
     BatchStatus,
     OpenAIBatches,
 )
@@ -212,7 +213,7 @@ async def _poll(client: BatchClient, batch_ids: list[str], records: BatchRecords
         for batch_id in batch_ids:
             if batch_id in final:
                 continue
-            status = await client.status(batch_id)
+            status = await _status(client, batch_id, poll_s, say)
             line = status.describe()
             if last.get(batch_id) != line:
                 say(line)
@@ -253,6 +254,28 @@ async def batched_backend(live: ChatBackend, target: ModelTarget,
     say(outcome.describe())
     return Prefilled(live, outcome.answers, wanted,
                      batch_ids=tuple(outcome.resumed + outcome.submitted))
+
+
+#: looks at a batch that may fail in a row (an endpoint's passing 5xx) before the command
+#: gives up, resumable
+POLL_TRIES = 5
+
+
+async def _status(client: BatchClient, batch_id: str, poll_s: float,
+                  say: Callable[[str], None]) -> BatchStatus:
+    """The batch's status; a failed look is tried again after ``poll_s`` (and longer each
+    time), up to :data:`POLL_TRIES` looks: a batch runs for hours, an endpoint's bad minute
+    must not end the wait."""
+    for attempt in range(1, POLL_TRIES + 1):
+        try:
+            return await client.status(batch_id)
+        except BatchError as exc:
+            if attempt == POLL_TRIES:
+                raise BatchError(f"{exc} ({POLL_TRIES} looks in a row failed; the batch is "
+                                 "recorded: rerun the same command to collect it)") from None
+            say(f"{exc}; looking again")
+            await asyncio.sleep(poll_s * attempt)
+    raise AssertionError("unreachable")
 
 
 class Prefilled:
