@@ -37,11 +37,21 @@ class HotpotExample(Example):
         return (self.answer,)
 
     def gold_titles(self) -> tuple[str, ...] | None:
-        return tuple(dict.fromkeys(title for title, _ in self.supporting_facts))
+        return fact_titles(self.supporting_facts)
 
     def passages(self) -> tuple[tuple[str, str], ...]:
-        return tuple((title, " ".join(s.strip() for s in sentences))
-                     for title, sentences in self.context)
+        return context_passages(self.context)
+
+
+def fact_titles(facts: tuple[Fact, ...]) -> tuple[str, ...]:
+    """The titles of supporting facts, each once, in order (HotpotQA's and 2Wiki's gold
+    paragraphs, for the recall of retrieved documents)."""
+    return tuple(dict.fromkeys(title for title, _ in facts))
+
+
+def context_passages(context: Context) -> tuple[tuple[str, str], ...]:
+    """A ``context`` as (title, text) passages, each paragraph's sentences joined."""
+    return tuple((title, " ".join(s.strip() for s in sentences)) for title, sentences in context)
 
 
 @fast_init

@@ -7,7 +7,12 @@ from dataclasses import dataclass
 
 from hopscore.benchmarks.base import Example, Prediction
 from hopscore.benchmarks.fast_init import fast_init
-from hopscore.benchmarks.hotpotqa.example import Context, Fact
+from hopscore.benchmarks.hotpotqa.example import (
+    Context,
+    Fact,
+    context_passages,
+    fact_titles,
+)
 
 Triple = tuple[str, ...]
 
@@ -35,11 +40,10 @@ class TwoWikiExample(Example):
         return self.answers
 
     def gold_titles(self) -> tuple[str, ...] | None:
-        return tuple(dict.fromkeys(title for title, _ in self.supporting_facts))
+        return fact_titles(self.supporting_facts)
 
     def passages(self) -> tuple[tuple[str, str], ...]:
-        return tuple((title, " ".join(s.strip() for s in sentences))
-                     for title, sentences in self.context)
+        return context_passages(self.context)
 
 
 @fast_init
