@@ -22,6 +22,7 @@ from typing import Any, Generic, TypeVar
 import msgspec
 
 from hopscore.benchmarks.typed_records import Prediction, Predictions
+from hopscore.files.jsonstream import map_read, release
 
 P = TypeVar("P", bound=Prediction)
 
@@ -83,21 +84,12 @@ class UniversalIndex(Generic[P]):
         return ids
 
 
-def release(mapped: mmap.mmap) -> None:
-    """Drop the mapped file's pages from this process's resident memory (read again when
-    touched)."""
-    if hasattr(mapped, "madvise"):
-        mapped.madvise(mmap.MADV_DONTNEED)
-
-
 def index_universal(path: Path, make: Callable[[dict[str, Any], str], P | None], *,
                     id_field: str = "id") -> Predictions[P] | None:
     """The universal predictions of ``path`` as a :class:`UniversalIndex` (``make``: the
     benchmark's ``quick`` reader of a plain record), or None when the file is not plain."""
-    try:
-        with open(path, "rb") as handle:
-            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):  # an empty file cannot be mapped: the usual reader says so
+    mapped = map_read(path)
+    if mapped is None:  # unreadable or empty: the usual reader says so
         return None
     built = _build(mapped, make, id_field)
     release(mapped)

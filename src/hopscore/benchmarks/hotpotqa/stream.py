@@ -36,7 +36,7 @@ from hopscore.benchmarks.formats import read_official_parts, unpredicted_warning
 from hopscore.errors import InputError, Location
 from hopscore.files.fields import Fields
 from hopscore.files.io import _DuplicateKey, _no_duplicate_keys, sniff_json_kind
-from hopscore.files.jsonstream import Batch, iter_json_list
+from hopscore.files.jsonstream import Batch, count_colons, iter_json_list, map_read, release
 
 P = TypeVar("P", bound=Prediction)
 
@@ -172,23 +172,14 @@ class OfficialIndex(Generic[P]):
         return [*answers, *(key for key in self._facts if key not in answers)]
 
 
-def release(mapped: mmap.mmap) -> None:
-    """Drop the mapped file's pages from this process (they are read again when touched), so
-    that the pages read so far do not stay in its resident memory."""
-    if hasattr(mapped, "madvise"):
-        mapped.madvise(mmap.MADV_DONTNEED)
-
-
 def read_predictions_quickly(path: Path, make: Callable[..., P]) -> Predictions[P] | None:
     """The official predictions object as an :class:`OfficialIndex` of ``make(id=, answer=,
     sp=)`` predictions, or None when anything about the file is unusual (the caller then reads
     it with the checked reader)."""
     if sniff_json_kind(path) != "json":
         return None
-    try:
-        with open(path, "rb") as handle:
-            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):
+    mapped = map_read(path)
+    if mapped is None:
         return None
     try:
         index = _index(path, mapped, make)
@@ -224,7 +215,7 @@ def _index(path: Path, mapped: mmap.mmap, make: Callable[..., P]) -> Predictions
     expected = len(top) + "".join(top).count(":")
     expected += len(answers) + "".join(answers).count(":") + "".join(answers.values()).count(":")
     expected += len(facts) + "".join(facts).count(":") + colons
-    if _count_colons(mapped, start) != expected:  # a key repeated inside one object
+    if count_colons(mapped, start) != expected:  # a key repeated inside one object
         return None
     _, warnings = read_official_parts(path, {part: (answers if part == "answer" else facts)
                                                 for part in top}, _PARTS)
@@ -240,10 +231,3 @@ def _index(path: Path, mapped: mmap.mmap, make: Callable[..., P]) -> Predictions
             predictions.warnings.append(warning)
     return predictions
 
-
-def _count_colons(mapped: mmap.mmap, start: int) -> int:
-    count = 0
-    for offset in range(start, len(mapped), 1 << 24):
-        count += mapped[offset:offset + (1 << 24)].count(b":")
-        release(mapped)
-    return count

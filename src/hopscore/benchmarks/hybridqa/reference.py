@@ -25,7 +25,7 @@ from pathlib import Path
 
 import msgspec
 
-from hopscore.benchmarks.universal_index import release
+from hopscore.files.jsonstream import count_colons, map_read, release
 
 LOCATIONS = ("table", "passage")
 #: the tag of an answer -> its location
@@ -37,10 +37,8 @@ _IDS = msgspec.json.Decoder(list[str])
 
 def read_reference_quickly(path: Path) -> dict[str, str] | None:
     """The reference's answers, each tagged with its location (:data:`TAGS`), or None."""
-    try:
-        with open(path, "rb") as handle:
-            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):
+    mapped = map_read(path)
+    if mapped is None:
         return None
     try:
         answers = _read(mapped)
@@ -83,7 +81,7 @@ def _read(mapped: mmap.mmap) -> dict[str, str] | None:
         return None
     finally:
         top = {}  # the decoded slices of the mapped file go before it is closed
-    if _count_colons(mapped, start) != colons:  # a key repeated inside one object
+    if count_colons(mapped, start) != colons:  # a key repeated inside one object
         return None
     return answers
 
@@ -93,8 +91,3 @@ def _colons(texts: Iterable[str]) -> int:
     return sum(map(str.count, texts, repeat(":")))
 
 
-def _count_colons(mapped: mmap.mmap, start: int) -> int:
-    count = 0
-    for offset in range(start, len(mapped), 1 << 24):
-        count += mapped[offset:offset + (1 << 24)].count(b":")
-    return count
