@@ -239,3 +239,30 @@ def test_a_failed_look_at_the_batch_is_tried_again_and_too_many_say_how_to_go_on
         assert again.returncode == 0, again.stderr
         assert server.submissions == 1
         check_all_mapped(out, 5)
+
+
+def test_ctrl_c_while_polling_says_the_batch_goes_on_and_a_rerun_collects_it(
+        server: BatchServer, tmp_path: Path, env: dict[str, str]) -> None:
+    inp, out = write_rows(tmp_path / "in.jsonl", 20), tmp_path / "out.jsonl"
+    server.hold()
+    proc = subprocess.Popen([sys.executable, "-m", "hopscore", *args(server.base_url, inp, out)],
+                            env=_cli_env(env), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and server.polls < 3:
+            assert proc.poll() is None, "the judge ended before Ctrl-C"
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGINT)
+        stderr = proc.communicate(timeout=30)[1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "it goes on at the provider; rerun the same command to collect it" in stderr
+    assert "Traceback" not in stderr
+    server.release()
+    result = run_cli(*args(server.base_url, inp, out), env=env)
+    assert result.returncode == 0, result.stderr
+    assert server.submissions == 1 and server.chat_requests == 0
+    check_all_mapped(out, 20)
