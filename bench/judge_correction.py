@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from itertools import product
 from pathlib import Path
 
@@ -39,6 +40,7 @@ sys.path.insert(0, str(REPO / "src"))
 
 from hopscore.inference.ci import z_quantile
 from hopscore.inference.judge_error import adjusted_wald, paired_wald, rogan_gladen
+from hopscore.inference.two_phase import two_phase
 
 N = 200
 CALIBRATION = (50, 100, 200)
@@ -48,27 +50,25 @@ TARGET = 0.93
 LEVEL = 0.95
 
 
-def cell(rng: np.random.Generator, reps: int, m: int, se: float, sp: float, acc: float
-         ) -> dict[str, float]:
+def draw(rng: np.random.Generator, reps: int, m: int, se: float, sp: float, acc: float
+         ) -> tuple[np.ndarray, ...]:
+    """``reps`` data sets: the judge's passes of N rows, and a labelled slice of m rows."""
     judged = rng.binomial(N, acc * se + (1 - acc) * (1 - sp), reps)
     positives = rng.binomial(m, acc, reps)
     true_pos = rng.binomial(positives, se)
     true_neg = rng.binomial(m - positives, sp)
-    estimate, low, high, youden_low = adjusted_wald(
-        judged, N, true_pos, positives, true_neg, m - positives, LEVEL)
-    ok = (youden_low > 0) & ~np.isnan(estimate)
+    return judged, positives, true_pos, true_neg
+
+
+def summarise(acc: float, estimate: np.ndarray, unclipped: np.ndarray, low: np.ndarray,
+              high: np.ndarray, ok: np.ndarray) -> dict[str, float]:
+    """Bias (over the data sets given a corrected value) and coverage (the rest as [0, 1])."""
     covered = ok & (low <= acc) & (acc <= high)
-    unclipped = rogan_gladen(judged, N, true_pos, positives, true_neg, m - positives)
     errors = unclipped[ok] - acc
     clipped = estimate[ok] - acc
-    z = z_quantile(LEVEL)
-    q = judged / N
-    centre = (judged + z * z / 2) / (N + z * z)
-    half = z / (N + z * z) * np.sqrt(N * q * (1 - q) + z * z / 4)
-    raw_cover = (centre - half <= acc) & (acc <= centre + half)
     used = max(int(ok.sum()), 1)
     return {
-        "weak": 1 - ok.mean(),
+        "weak": float(1 - ok.mean()),
         "bias": float(errors.mean()) if errors.size else float("nan"),
         "bias_se": float(errors.std(ddof=1) / np.sqrt(used)) if errors.size > 1 else float("nan"),
         "sd": float(errors.std(ddof=1)) if errors.size > 1 else float("nan"),
@@ -76,8 +76,40 @@ def cell(rng: np.random.Generator, reps: int, m: int, se: float, sp: float, acc:
         "cover": float((covered | ~ok).mean()),
         "cover_corrected": float(covered.sum() / used),
         "width": float((high - low)[ok].mean()) if ok.any() else float("nan"),
-        "raw_cover": float(raw_cover.mean()),
     }
+
+
+def raw_cover(judged: np.ndarray, acc: float) -> float:
+    """Coverage of the true accuracy by the raw judge accuracy's Wilson interval."""
+    z = z_quantile(LEVEL)
+    q = judged / N
+    centre = (judged + z * z / 2) / (N + z * z)
+    half = z / (N + z * z) * np.sqrt(N * q * (1 - q) + z * z / 4)
+    return float(((centre - half <= acc) & (acc <= centre + half)).mean())
+
+
+def cell(rng: np.random.Generator, reps: int, m: int, se: float, sp: float, acc: float
+         ) -> dict[str, float]:
+    """Rogan-Gladen (the calibration carried over from other rows of the same population)."""
+    judged, positives, true_pos, true_neg = draw(rng, reps, m, se, sp, acc)
+    estimate, low, high, youden_low = adjusted_wald(
+        judged, N, true_pos, positives, true_neg, m - positives, LEVEL)
+    ok = (youden_low > 0) & ~np.isnan(estimate)
+    unclipped = rogan_gladen(judged, N, true_pos, positives, true_neg, m - positives)
+    return {**summarise(acc, estimate, unclipped, low, high, ok),
+            "raw_cover": raw_cover(judged, acc)}
+
+
+def two_phase_cell(rng: np.random.Generator, reps: int, m: int, se: float, sp: float,
+                   acc: float) -> dict[str, float]:
+    """Two-phase: the labelled rows a random slice of the judged population; the judge's pass
+    share from the N evaluated rows, P(correct | passed / failed) from the slice."""
+    judged, positives, true_pos, true_neg = draw(rng, reps, m, se, sp, acc)
+    false_neg, false_pos = positives - true_pos, m - positives - true_neg
+    estimate, low, high = two_phase(judged, N, true_pos, false_neg, false_pos, true_neg, LEVEL)
+    ok = ~np.isnan(estimate)
+    return {**summarise(acc, estimate, estimate, low, high, ok),
+            "raw_cover": raw_cover(judged, acc)}
 
 
 PAIRS = ((0.5, 0.5), (0.4, 0.5), (0.2, 0.35), (0.7, 0.8))
@@ -139,15 +171,11 @@ def paired_table(rng: np.random.Generator, reps: int) -> list[str]:
     return lines
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--reps", type=int, default=4000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--markdown", type=Path, default=None)
-    args = parser.parse_args()
-    rng = np.random.default_rng(args.seed)
-    started = time.perf_counter()
-    lines = ["|   m |   se |   sp | acc |  weak |   bias (mc se)   | bias/sd | cut bias "
+def table(rng: np.random.Generator, reps: int, estimator: Callable[..., dict[str, float]],
+          title: str) -> tuple[list[str], list[str]]:
+    """One estimator over every cell: its table lines and summary lines."""
+    lines = ["", title, "",
+             "|   m |   se |   sp | acc | undef |   bias (mc se)   | bias/sd | cut bias "
              "| cover | cover_c | width | raw cover |",
              "|----:|-----:|-----:|----:|------:|-----------------:|--------:|---------:"
              "|------:|--------:|------:|----------:|"]
@@ -156,7 +184,7 @@ def main() -> int:
     raw_covers = []
     ratios = []
     for m, se, sp, acc in product(CALIBRATION, RATES, RATES, ACCURACIES):
-        r = cell(rng, args.reps, m, se, sp, acc)
+        r = estimator(rng, reps, m, se, sp, acc)
         worst = min(worst, r["cover"])
         raw_covers.append(r["raw_cover"])
         ratios.append(abs(r["bias"] / r["sd"]))
@@ -169,17 +197,36 @@ def main() -> int:
             f"{r['bias'] / r['sd']:+7.3f} | "
             f"{r['clipped_bias']:+.4f} | {r['cover']:.3f} | "
             f"{r['cover_corrected']:7.3f} | {r['width']:.3f} | {r['raw_cover']:9.3f} |")
-    elapsed = time.perf_counter() - started
-    summary = [f"cells: {len(lines) - 2}, reps per cell: {args.reps}, seed {args.seed}, "
-               f"{elapsed:.1f} s", f"lowest corrected coverage: {worst:.3f} (target {TARGET})",
-               f"largest |bias| / sd of the estimate: {max(ratios):.3f}",
-               f"raw judge interval: coverage below {TARGET} in "
+    summary = [title, f"  lowest corrected coverage: {worst:.3f} (target {TARGET})",
+               f"  largest |bias| / sd of the estimate: {max(ratios):.3f}",
+               f"  raw judge interval: coverage below {TARGET} in "
                f"{sum(c < TARGET for c in raw_covers)} of {len(raw_covers)} cells "
                f"(lowest {min(raw_covers):.3f}, median {float(np.median(raw_covers)):.3f})",
-               f"cells below the target or with |bias| > 3 mc se: {len(flagged)}"]
-    summary += [f"  m={m} se={se} sp={sp} acc={acc}: cover {c:.3f}, bias {b:+.4f} ({s:.4f})"
+               f"  cells below the target or with |bias| > 3 mc se: {len(flagged)}"]
+    summary += [f"    m={m} se={se} sp={sp} acc={acc}: cover {c:.3f}, bias {b:+.4f} ({s:.4f})"
                 for m, se, sp, acc, c, b, s in flagged]
-    text = "\n".join([*lines, "", *summary, *paired_table(rng, min(args.reps, 4000))])
+    return lines, summary
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reps", type=int, default=4000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--markdown", type=Path, default=None)
+    args = parser.parse_args()
+    rng = np.random.default_rng(args.seed)
+    started = time.perf_counter()
+    two_lines, two_summary = table(
+        rng, args.reps, two_phase_cell,
+        "Two-phase (the labelled rows a random slice of the judged rows; score --judge):")
+    rg_lines, rg_summary = table(
+        rng, args.reps, cell,
+        "Rogan-Gladen (sensitivity and specificity carried over; compare, other runs):")
+    elapsed = time.perf_counter() - started
+    head = [f"cells: {len(CALIBRATION) * len(RATES) ** 2 * len(ACCURACIES)}, reps per cell: "
+            f"{args.reps}, seed {args.seed}, {elapsed:.1f} s"]
+    text = "\n".join([*head, *two_summary, *rg_summary, *two_lines, *rg_lines,
+                      *paired_table(rng, min(args.reps, 4000))])
     print(text)
     if args.markdown is not None:
         args.markdown.write_text(text + "\n", encoding="utf-8")

@@ -106,6 +106,64 @@ def test_correct_rows_counts_empty_answers_as_wrong() -> None:
     assert low is not None and high is not None and low < estimate < high
 
 
+def test_two_phase_when_the_labels_are_a_slice_of_the_run() -> None:
+    from hopscore.inference.judge_error import corrected_accuracy
+
+    # 100 judged rows: the judge passed 60; 20 of them labelled (15 right), and 20 of the 40 it
+    # failed (4 right)
+    rows = [row(True)] * 60 + [row(False)] * 40
+    ids = [f"r{i}" for i in range(100)]
+    labels = {f"r{i}": i < 15 for i in range(20)} | {f"r{i}": i < 64 for i in range(60, 80)}
+    cal = calibrate(dict(zip(ids, rows, strict=True)), labels, judge_identity(
+        {"a": row(True)}, "j"))
+    assert (cal.confusion.true_pos, cal.confusion.false_pos) == (15, 5)
+    assert (cal.confusion.false_neg, cal.confusion.true_neg) == (4, 16)
+    result = correct_rows(rows, cal, 0.95, ids=ids)
+    assert result is not None and result.corrected.method == "two-phase"
+    assert result.corrected.estimate == pytest.approx(0.6 * 15 / 20 + 0.4 * 4 / 20)
+    assert not result.warnings
+    # without the ids (or for another run's rows) the judge's Se/Sp carry the correction
+    other = correct_rows(rows, cal, 0.95)
+    assert other is not None and other.corrected.method == "rogan-gladen"
+    assert other.corrected.estimate == pytest.approx(corrected_accuracy(
+        60, 100, cal.confusion).estimate)
+    # some labelled rows are not this run's: said, and Se/Sp used
+    shifted = correct_rows(rows, cal, 0.95, ids=[f"s{i}" for i in range(10)] + ids[10:])
+    assert shifted is not None and shifted.corrected.method == "rogan-gladen"
+    assert any("10 of the 40 labelled rows are not rows of this run" in w
+               for w in shifted.warnings)
+    # a slice chosen by verdict (every labelled row one the judge passed... nearly) is named
+    picked = {f"r{i}": i < 45 for i in range(58)} | {"r60": False, "r61": False}
+    cal = calibrate(dict(zip(ids, rows, strict=True)), picked, cal.judge)
+    skewed = correct_rows(rows, cal, 0.95, ids=ids)
+    assert skewed is not None and skewed.corrected.method == "two-phase"
+    assert any("not look like a random slice" in w for w in skewed.warnings)
+    # no labelled row the judge passed: two-phase undefined, Se/Sp used instead, said so
+    cal = calibrate(dict(zip(ids, rows, strict=True)),
+                    {f"r{i}": i < 70 for i in range(60, 100)}, cal.judge)
+    fallback = correct_rows(rows, cal, 0.95, ids=ids)
+    assert fallback is not None and fallback.corrected.method == "rogan-gladen"
+    assert fallback.corrected.note is not None and "judge passed" in fallback.corrected.note
+
+
+def test_labelled_rows_round_trip_and_must_match_the_counts(tmp_path: Path) -> None:
+    rows = {"a": row(True), "b": row(False), "c": row(True)}
+    cal = calibrate(rows, {"a": True, "b": True, "c": False}, judge_identity(rows, "j"))
+    path = tmp_path / "cal.json"
+    data = cal.to_json()
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert load_calibration(path).labelled == {"a": (True, True), "b": (True, False),
+                                               "c": (False, True)}
+    data["labelled"][0]["judge"] = False
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(InputError, match="do not add up to the counts"):
+        load_calibration(path)
+    data["labelled"][0] = {"id": "a", "human": "yes", "judge": True}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(InputError, match="human"):
+        load_calibration(path)
+
+
 def test_load_calibration_errors(tmp_path: Path) -> None:
     path = tmp_path / "cal.json"
     path.write_text("{", encoding="utf-8")
@@ -149,7 +207,23 @@ def test_calibrate_then_correct_through_the_command_line(tmp_path: Path,
         assert data["judge"]["model"] == "judge-m"
         assert data["judge"]["endpoint"] == server.base_url.rstrip("/")
         assert data["counts"]["true_pos"] == 2 and data["counts"]["false_pos"] == 1
-        # 5 labelled rows cannot show the judge beats chance: no correction, said so
+        assert {r["id"]: (r["human"], r["judge"]) for r in data["labelled"]} == {
+            "sample-hp-1": (True, True), "sample-hp-2": (True, False),
+            "sample-hp-3": (True, True), "sample-hp-4": (False, False),
+            "sample-hp-5": (False, True)}
+        # the labels are a slice of this very run: the two-phase estimate; with every decided
+        # row labelled it is the labelled accuracy itself (3 of 5)
+        result = run_cli(*score_args(server, SAMPLES / "predictions.json", out),
+                         "--judge-calibration", cal, env=env)
+        assert result.returncode == 0, result.stderr
+        corrected = json.loads((out / "metrics.json").read_text())["judge"]["corrected"]
+        assert corrected["method"] == "two-phase"
+        assert corrected["corrected"] == pytest.approx(0.6)
+        assert "corrected (two-phase)" in result.stdout
+        # labels of other rows (no labelled rows kept): sensitivity and specificity, and 5
+        # labelled rows cannot show the judge beats chance: no correction, said so
+        del data["labelled"]
+        cal.write_text(json.dumps(data), encoding="utf-8")
         result = run_cli(*score_args(server, SAMPLES / "predictions.json", out),
                          "--judge-calibration", cal, env=env)
         assert result.returncode == 0, result.stderr

@@ -126,6 +126,9 @@ def calibration_table(calibration: Calibration) -> Table:
     return table
 
 
+METHOD_NAMES = {"two-phase": "two-phase", "rogan-gladen": "Rogan-Gladen"}
+
+
 def corrected_table(judged: CorrectedJudge) -> Table:
     """Raw and corrected judge accuracy (score --judge --judge-calibration)."""
     c = judged.corrected
@@ -137,7 +140,7 @@ def corrected_table(judged: CorrectedJudge) -> Table:
     table.add_column("value", justify="right")
     table.add_row("rows the judge decided", str(c.n))
     table.add_row("raw judge accuracy (Wilson)", _share(c.raw, (c.raw_low, c.raw_high)))
-    table.add_row("corrected (Rogan-Gladen)", _corrected_text(c))
+    table.add_row(f"corrected ({METHOD_NAMES.get(c.method, c.method)})", _corrected_text(c))
     if judged.empty:
         table.add_row(f"corrected, with {judged.empty} empty answers", judged.text())
     table.add_row("calibration: sensitivity / specificity",
@@ -150,6 +153,11 @@ def _caption(judged: CorrectedJudge) -> str | None:
     lines = []
     if judged.corrected.undefined:
         lines.append(f"not corrected: {judged.corrected.undefined}")
+    if judged.corrected.note:
+        lines.append(judged.corrected.note)
+    if judged.corrected.method == "two-phase":
+        lines.append("two-phase: the labelled rows are a slice of this run (unbiased; does not "
+                     "carry over to other runs)")
     if judged.undecided:
         lines.append(f"{judged.undecided} rows without a verdict are left out")
     lines.extend(judged.warnings)

@@ -29,6 +29,12 @@ judge is called *too weak to correct* (:data:`WEAK`) when the lower confidence l
 from the adjusted calibration proportions is not above 0: the data do not show the judge to be
 better than chance, and no interval is given. bench/judge_correction.py measures the coverage.
 
+When the labelled rows are a random slice of the very rows being corrected (a calibration made
+from this run's judge file), :func:`corrected_accuracy` with ``same_rows=True`` uses the
+two-phase estimate of :mod:`hopscore.inference.two_phase` instead: unbiased, inside [0, 1], and
+valid for any judge, but tied to this system's rows. Rogan-Gladen is what carries over to
+other runs (``compare``, another system judged by the same judge).
+
 A **paired difference** of two systems judged by the same judge over the same rows is
 ``(q_B - q_A) / J``: Sp cancels, and the shared calibration enters once, through J
 (:func:`corrected_difference`).
@@ -45,8 +51,14 @@ from numpy.typing import NDArray
 
 from hopscore.inference.agreement import Agreement
 from hopscore.inference.ci import clopper_pearson, wilson, z_quantile
+from hopscore.inference.two_phase import two_phase
 
 Floats = NDArray[np.float64]
+TWO_PHASE, ROGAN_GLADEN = "two-phase", "rogan-gladen"
+INTERVALS = {
+    TWO_PHASE: "two-phase (judge verdict strata, labelled rows of each; delta method)",
+    ROGAN_GLADEN: "adjusted wald (Lang-Reiczigel), evaluation and calibration samples",
+}
 WEAK = ("the judge is too weak to correct: the lower {level:.0%} limit of "
         "sensitivity + specificity - 1 is {low:.3f}, not above 0 (it is no better than chance "
         "on the calibration rows)")
@@ -221,6 +233,10 @@ class Corrected:
     high: float | None = None
     #: why there is no corrected estimate (the judge is too weak, a calibration cell is empty)
     undefined: str | None = None
+    #: TWO_PHASE (the labelled rows are a random slice of these rows) or ROGAN_GLADEN
+    method: str = "rogan-gladen"
+    #: why the two-phase estimate could not be used, when it was asked for
+    note: str | None = None
 
     @property
     def raw(self) -> float:
@@ -238,19 +254,33 @@ class Corrected:
             "raw_ci": {"method": "wilson", "level": self.level, "low": self.raw_low,
                        "high": self.raw_high},
             "corrected": self.estimate, "undefined": self.undefined,
+            "method": self.method, "note": self.note,
             "corrected_ci": None if self.low is None else {
-                "method": "adjusted wald (Lang-Reiczigel), evaluation and calibration samples",
-                "level": self.level, "low": self.low, "high": self.high},
+                "method": INTERVALS[self.method], "level": self.level, "low": self.low,
+                "high": self.high},
         }  # fmt: skip
 
 
 def corrected_accuracy(judged_right: int, n: int, calibration: Confusion,
-                       level: float = 0.95) -> Corrected:
-    """Rogan-Gladen accuracy of ``judged_right`` of ``n`` rows the judge marked correct."""
+                       level: float = 0.95, *, same_rows: bool = False) -> Corrected:
+    """Accuracy of ``judged_right`` of ``n`` rows the judge marked correct, corrected for the
+    judge's errors: by two-phase sampling (:mod:`hopscore.inference.two_phase`) when
+    ``same_rows`` says the calibration's labelled rows are a random slice of these ``n`` rows,
+    else (or when a verdict class has no labelled row) by Rogan-Gladen."""
     if n <= 0:
         raise ValueError("corrected_accuracy needs at least one evaluated row")
     raw_low, raw_high = wilson(judged_right, n, level)
     base = Corrected(judged_right, n, level, raw_low, raw_high)
+    if same_rows:
+        c = calibration
+        estimate, low, high = (float(v) for v in two_phase(
+            judged_right, n, c.true_pos, c.false_neg, c.false_pos, c.true_neg, level))
+        if not math.isnan(estimate):
+            return _with(base, estimate=estimate, low=low, high=high, method=TWO_PHASE)
+        said = "passed" if c.true_pos + c.false_pos == 0 else "failed"
+        base = _with(base, note=f"no labelled row is one the judge {said}, so the two-phase "
+                                "estimate is undefined; corrected by sensitivity and "
+                                "specificity instead")
     if calibration.undefined is not None:
         return _with(base, undefined=calibration.undefined)
     c = calibration

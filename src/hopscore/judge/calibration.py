@@ -27,6 +27,7 @@ from hopscore.files.digest import file_sha256
 from hopscore.files.fields import Fields, json_type
 from hopscore.files.io import iter_delimited, iter_jsonl, read_text
 from hopscore.inference.judge_error import Confusion, Corrected, corrected_accuracy
+from hopscore.inference.two_phase import sample_check
 from hopscore.judge.rows import EMPTY_RESPONSE
 
 FORMAT = "hopscore-judge-calibration"
@@ -35,6 +36,8 @@ TRUE_WORDS = frozenset({"true", "1", "yes", "correct", "right"})
 FALSE_WORDS = frozenset({"false", "0", "no", "incorrect", "wrong"})
 ID_FIELDS = ("id", "qid", "example_id", "question_id")
 MAX_LISTED = 10
+#: below this p-value the labelled rows do not look like a random slice of the judged rows
+SLICE_P = 0.001
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,12 +144,17 @@ class Calibration:
     missing_ids: list[str] = field(default_factory=list)
     undecided_ids: list[str] = field(default_factory=list)
     sources: dict[str, Any] = field(default_factory=dict)
+    #: each labelled row the judge decided: id -> (human label, judge verdict); empty in files
+    #: written before it was kept (then only the Rogan-Gladen correction applies)
+    labelled: dict[str, tuple[bool, bool]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "version": VERSION, "judge": self.judge.to_json(),
                 "level": self.level, "counts": self.confusion.to_json(self.level),
                 "missing_ids": self.missing_ids, "undecided_ids": self.undecided_ids,
-                "sources": self.sources}
+                "sources": self.sources,
+                "labelled": [{"id": key, "human": human, "judge": said}
+                             for key, (human, said) in self.labelled.items()]}
 
 
 def calibrate(judge_rows: Mapping[str, Mapping[str, Any]], labels: Mapping[str, bool],
@@ -155,6 +163,7 @@ def calibrate(judge_rows: Mapping[str, Mapping[str, Any]], labels: Mapping[str, 
     counts = [0, 0, 0, 0]  # tp, fn, fp, tn
     missing: list[str] = []
     undecided: list[str] = []
+    labelled: dict[str, tuple[bool, bool]] = {}
     for example_id, human in labels.items():
         row = judge_rows.get(example_id)
         if row is None:
@@ -165,12 +174,13 @@ def calibrate(judge_rows: Mapping[str, Mapping[str, Any]], labels: Mapping[str, 
             undecided.append(example_id)
             continue
         counts[(0 if human else 2) + (0 if said == human else 1)] += 1
+        labelled[example_id] = (human, said)
     true_pos, false_neg, true_neg, false_pos = counts
     if not any(counts):
         raise HopscoreError(f"no labelled id has a judge verdict ({len(missing)} not in the "
                             f"judge file, {len(undecided)} without a verdict)")
     return Calibration(judge, Confusion(true_pos, false_neg, false_pos, true_neg), level,
-                       missing, undecided)
+                       missing, undecided, labelled=labelled)
 
 
 def write_sources(calibration: Calibration, judge_path: Path, labels_path: Path) -> None:
@@ -200,11 +210,34 @@ def load_calibration(path: Path) -> Calibration:
         if value < 0:
             raise counts.error(name, "a count cannot be negative")
         cells.append(value)
+    confusion = Confusion(*cells)
     return Calibration(
         JudgeIdentity(judge.str("model"), judge.str("endpoint"), judge.str("prompt_sha256")),
-        Confusion(*cells), float(data.get("level", 0.95)),
+        confusion, float(data.get("level", 0.95)),
         list(data.get("missing_ids") or []), list(data.get("undecided_ids") or []),
-        dict(data.get("sources") or {}))
+        dict(data.get("sources") or {}), _labelled(record, confusion, path))
+
+
+def _labelled(record: Fields, confusion: Confusion, path: Path
+              ) -> dict[str, tuple[bool, bool]]:
+    """The ``labelled`` rows of a calibration file, checked against its counts."""
+    if not record.has("labelled"):
+        return {}
+    out: dict[str, tuple[bool, bool]] = {}
+    counts = [0, 0, 0, 0]  # tp, fn, fp, tn
+    for index, value in enumerate(record.list("labelled")):
+        row = Fields.at_index(value, str(path), index)
+        key = row.id("id")
+        human, said = row.bool("human"), row.bool("judge")
+        if key in out:
+            raise row.error("id", f"labelled twice: {key!r}")
+        out[key] = (human, said)
+        counts[(0 if human else 2) + (0 if said else 1)] += 1
+    cells = (confusion.true_pos, confusion.false_neg, confusion.false_pos, confusion.true_neg)
+    if tuple(counts) != cells:
+        raise record.error("labelled", f"its rows do not add up to the counts (tp, fn, fp, tn "
+                                       f"{tuple(counts)} against {cells})")
+    return out
 
 
 def check_bound_to(calibration: tuple[Calibration, Path], judge: JudgeIdentity,
@@ -263,12 +296,19 @@ class CorrectedJudge:
 
 
 def correct_rows(rows: Iterable[Mapping[str, Any] | None], calibration: Calibration,
-                 level: float, warnings: Sequence[str] = ()) -> CorrectedJudge | None:
-    """Rogan-Gladen accuracy of the rows the judge decided (None: it decided none). Rows with
+                 level: float, warnings: Sequence[str] = (),
+                 ids: Sequence[str] | None = None) -> CorrectedJudge | None:
+    """The accuracy of the rows the judge decided, corrected (None: it decided none). Rows with
     an empty response were never asked (wrong for certain): they stay out of the correction
-    and count 0 in :meth:`CorrectedJudge.overall`."""
+    and count 0 in :meth:`CorrectedJudge.overall`.
+
+    With ``ids`` (the rows' example ids), a calibration whose labelled rows are all among these
+    rows, with the same verdicts, is a slice of this very run: the two-phase estimate is used
+    (:func:`hopscore.inference.judge_error.corrected_accuracy`). Otherwise the judge's
+    sensitivity and specificity carry the correction over (Rogan-Gladen)."""
     right = asked = undecided = empty = 0
-    for row in rows:
+    verdicts: dict[str, bool] = {}
+    for index, row in enumerate(rows):
         said = None if row is None else judge_verdict(row)
         if never_asked(row):
             empty += 1
@@ -277,7 +317,38 @@ def correct_rows(rows: Iterable[Mapping[str, Any] | None], calibration: Calibrat
         else:
             asked += 1
             right += said
+            if ids is not None:
+                verdicts[ids[index]] = said
     if asked == 0:
         return None
-    return CorrectedJudge(corrected_accuracy(right, asked, calibration.confusion, level),
-                          calibration, undecided, empty, tuple(warnings))
+    notes = list(warnings)
+    same = _same_rows(calibration, verdicts, notes) if ids is not None else False
+    if same:
+        labelled = calibration.labelled
+        passed = sum(said for _, said in labelled.values())
+        p_value = sample_check(passed, len(labelled), right, asked)
+        if p_value < SLICE_P:
+            notes.append(f"the judge passed {passed} of the {len(labelled)} labelled rows "
+                         f"against {right} of all {asked} (p = {p_value:.2g}): the labels do "
+                         "not look like a random slice of the judged rows, which the "
+                         "correction assumes")
+    return CorrectedJudge(corrected_accuracy(right, asked, calibration.confusion, level,
+                                             same_rows=same),
+                          calibration, undecided, empty, tuple(notes))
+
+
+def _same_rows(calibration: Calibration, verdicts: Mapping[str, bool], notes: list[str]
+               ) -> bool:
+    """Whether every labelled row is one of these rows with the same verdict (else a note
+    when only some are)."""
+    labelled = calibration.labelled
+    if not labelled:
+        return False
+    matching = sum(verdicts.get(key) is said for key, (_, said) in labelled.items())
+    if matching == len(labelled):
+        return True
+    if matching:
+        notes.append(f"{len(labelled) - matching} of the {len(labelled)} labelled rows are not "
+                     "rows of this run with the same verdict: the correction uses the "
+                     "judge's sensitivity and specificity, not this run's labelled slice")
+    return False

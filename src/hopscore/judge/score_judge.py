@@ -216,7 +216,8 @@ def score_files_with_judge(
     judged = JudgedReport(report, summary, metric, disagreements, agreement,
                           file_sha256(predictions_path))
     if calibration is not None:
-        judged.corrected = correct_rows(rows, calibration[0], spec.level, notes)
+        judged.corrected = correct_rows(rows, calibration[0], spec.level, notes,
+                                        ids=[score.id for score in scores])
         report.warnings.extend(notes)
     if output_dir is not None:
         # the gold that made the score directory (hopscore.files.reruns)

@@ -224,6 +224,7 @@ def corrected_view(label: str, summary: Mapping[str, Any]) -> dict[str, Any] | N
         "raw": share(block.get("raw"), raw_ci.get("low"), raw_ci.get("high")),
         "corrected": share(block.get("corrected"), ci.get("low"), ci.get("high")),
         "undefined": block.get("undefined"),
+        "method": block.get("method") or "rogan-gladen", "note": block.get("note"),
         "sensitivity": share(calibration.get("sensitivity"), None, None),
         "specificity": share(calibration.get("specificity"), None, None),
         "calibration_n": calibration.get("n"),
