@@ -143,3 +143,40 @@ def test_a_jury_of_three_against_the_stand_in_server(tmp_path: Path) -> None:
         ("q2", "wrong->right"), ("q4", "right->wrong")]
     assert "Fleiss' kappa" in second.stdout and "rows where the judges disagree: 3" in \
         second.stdout
+
+
+def test_a_jury_takes_reasoning_settings_and_can_be_calibrated(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({
+        "id": f"q{i}", "question": f"question q{i}?", "response": f"answer {i}",
+        "correct_answer": "gold"}) + "\n" for i in range(1, 6)), encoding="utf-8")
+    out = tmp_path / "jury"
+    env = {"HOPSCORE_CACHE_DIR": str(tmp_path / "cache"), "NO_PROXY": "127.0.0.1,localhost"}
+    with FakeOpenAI(body_responder=make_responder(set())) as server:
+        result = run_cli("jury", "-i", answers, "-o", out, "--judge", "a", "--judge", "b",
+                         "--judge", "c", "--reasoning-effort", "low", "--base-url",
+                         server.base_url, env=env)
+        sent = [entry.body for entry in server.log if entry.body.get("messages")]
+    assert result.returncode == 0, result.stderr
+    assert len(sent) == 15 and all(body.get("reasoning_effort") == "low" for body in sent)
+    # the jury's verdicts (T T F F T) against human labels of every row (T F F F T)
+    labels = tmp_path / "human.csv"
+    labels.write_text("id,correct\nq1,true\nq2,false\nq3,false\nq4,false\nq5,true\n",
+                      encoding="utf-8")
+    cal = tmp_path / "cal.json"
+    result = run_cli("judge-calibrate", "--judge", out / "jury.jsonl", "--labels", labels,
+                     "-o", cal, env=env)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(cal.read_text())
+    assert data["judge"]["model"] == "jury(a, b, c)"
+    assert data["counts"]["true_pos"] == 2 and data["counts"]["false_pos"] == 1
+    assert data["counts"]["true_neg"] == 2 and data["counts"]["false_neg"] == 0
+    # every row labelled: the corrected accuracy of the jury's rows is the labelled one, 2/5
+    assert "corrected (two-phase)" in result.stdout and "0.400 [" in result.stdout
+    # another jury (other rule) is another judge
+    other = [json.loads(line) for line in (out / "jury.jsonl").read_text().splitlines()]
+    other[0]["jury"]["rule"] = "unanimous"
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("".join(json.dumps(r) + "\n" for r in other), encoding="utf-8")
+    result = run_cli("judge-calibrate", "--judge", mixed, "--labels", labels, env=env)
+    assert result.returncode == 2 and "2 different judges" in result.stderr

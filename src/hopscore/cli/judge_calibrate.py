@@ -56,7 +56,13 @@ def judge_calibrate(
     from hopscore.files.atomic import write_json_atomic
     from hopscore.files.output_specs import Input
     from hopscore.files.outputs import claim_for_command, output_file
-    from hopscore.judge.calibration import calibrate, judge_identity, read_labels, write_sources
+    from hopscore.judge.calibration import (
+        calibrate,
+        correct_rows,
+        judge_identity,
+        read_labels,
+        write_sources,
+    )
 
     claim_for_command(*([output_file(output, "--output")] if output is not None else []),
                       inputs=[Input(judge_path, "--judge"), Input(labels_path, "--labels")])
@@ -69,6 +75,10 @@ def judge_calibrate(
         o.print_json(calibration.to_json())
     else:
         print_table(console, calibration_table(calibration))
+        # the labels are a slice of this file's rows: its accuracy, corrected (two-phase)
+        judged = correct_rows(rows.values(), calibration, level, ids=list(rows))
+        if judged is not None:
+            print_table(console, corrected_table(judged))
     for line in left_out_lines(calibration, str(judge_path)):
         err_console.print(f"warning: {line}", style="yellow", markup=False, highlight=False)
     undefined = calibration.confusion.undefined

@@ -11,6 +11,8 @@ from rich.table import Table
 
 from hopscore.cli import app, console, err_console
 from hopscore.cli import options as o
+from hopscore.cli.gathered import gathered
+from hopscore.cli.request_options import ReasoningOptions
 from hopscore.defaults import DEFAULT_MAX_TOKENS
 from hopscore.errors import HopscoreError
 from hopscore.scores.display import print_table
@@ -22,6 +24,7 @@ WRITES = ("jury.jsonl", "jury_disagreements.jsonl", "jury_summary.json")
 
 
 @app.command(rich_help_panel="Score and grade")
+@gathered(reasoning=ReasoningOptions)
 def jury(
     input_path: Path = typer.Option(
         ..., "--input", "-i", metavar="FILE",
@@ -66,6 +69,7 @@ def jury(
         "other settings."),
     show: int = typer.Option(10, "--show", metavar="N", min=0,
                              help="Disagreeing rows printed (the most even splits first)."),
+    reasoning: ReasoningOptions = ...,  # type: ignore[assignment]
 ) -> None:
     """Grade each row with several judges and combine their verdicts by a stated rule.
 
@@ -106,7 +110,8 @@ def jury(
         config = judge_config(model, base_url, concurrency, prompt, api_key_env=api_key_env,
                               max_tokens=max_tokens,
                               retry=RetryPolicy(max_retries=max_retries),
-                              cache_dir=cache_dir, use_cache=not no_cache)
+                              cache_dir=cache_dir, use_cache=not no_cache,
+                              reasoning=reasoning.reasoning())
         path = output_dir / names[i]
         label = f"judge-{i + 1}"
         err_console.print(f"{label}: {model} (prompt sha256 {config.prompt.sha256[:12]})",

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hopscore.engine.types import canonical_json, sha256_text
 from hopscore.errors import HopscoreError, InputError, Location
 from hopscore.files.digest import file_sha256
 from hopscore.files.fields import Fields, json_type
@@ -61,6 +62,9 @@ def judge_identity(rows: Mapping[str, Mapping[str, Any]], source: str) -> JudgeI
     it."""
     seen: dict[tuple[str, str, str], str] = {}
     for example_id, row in rows.items():
+        if isinstance(row.get("jury"), dict):
+            seen.setdefault(jury_identity(row["jury"]), example_id)
+            continue
         meta = row.get("judge")
         if not isinstance(meta, dict):
             raise HopscoreError(f"{source}: row {example_id!r} has no 'judge' object: not the "
@@ -77,6 +81,17 @@ def judge_identity(rows: Mapping[str, Mapping[str, Any]], source: str) -> JudgeI
         raise HopscoreError(f"{source}: the judge rows do not name their model and prompt "
                             "sha256")
     return JudgeIdentity(model, endpoint, prompt)
+
+
+def jury_identity(meta: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(model, endpoint, prompt sha256) standing for a jury (a ``hopscore jury`` row's
+    ``jury`` object): its judges' models joined, and the sha256 of its judges' models, prompts
+    and weights with its rule; another jury is another judge."""
+    votes = [v for v in meta.get("votes") or () if isinstance(v, dict)]
+    parts = [[str(v.get("model")), str(v.get("prompt_sha256")), v.get("weight")] for v in votes]
+    model = "jury(" + ", ".join(str(v.get("model")) for v in votes) + ")"
+    return (model, "", sha256_text(canonical_json(
+        {"judges": parts, "rule": meta.get("rule"), "on_tie": meta.get("on_tie")})))
 
 
 def judge_verdict(row: Mapping[str, Any]) -> bool | None:
