@@ -69,8 +69,8 @@ class BatchWorker:
         #: jobs whose command ended (a build that comes after is not made)
         self.closed: set[str] = set()
         self.keep_s = keep_s
-        #: commands served so far
-        self.served = 0
+        #: the commands served so far
+        self.served: set[str] = set()
         self.idle_since = time.monotonic()
         self.watching: asyncio.Task[None] | None = None
 
@@ -83,12 +83,12 @@ class BatchWorker:
         this worker served before ``job`` (more than 0: it was kept for reuse)."""
         if self.keep_s is not None and self.watching is None:
             self.watching = asyncio.get_running_loop().create_task(self._watch(self.keep_s))
-        earlier = self.served
+        earlier = len(self.served - {job})
+        self.served.add(job)
         if job in self.closed:
             return earlier
         entry = self.jobs.get(job)
         if entry is None:
-            self.served += 1
             gate = ClusterGate({endpoint: RemoteSlots(limiter, holder)
                                 for endpoint, limiter in limiters.items()})
             entry = self.jobs[job] = _Job(factory, gate)
