@@ -42,9 +42,12 @@ def stats_json(stats: EngineStats | None) -> dict[str, Any]:
 class _Job:
     """One command's work function in a worker, built on its first call."""
 
-    def __init__(self, factory: WorkFactory, gate: ClusterGate) -> None:
+    def __init__(self, factory: WorkFactory, limiters: dict[str, Any], holder: str) -> None:
         self.factory = factory
-        self.gate = gate
+        #: the command's limiter actors: they end with its driver (a liveness probe)
+        self.limiters = limiters
+        self.gate = ClusterGate({endpoint: RemoteSlots(limiter, holder)
+                                 for endpoint, limiter in limiters.items()})
         self.built: Built | None = None
         self.lock = asyncio.Lock()
         #: batches of it under way (a job is never forgotten while one runs)
@@ -56,6 +59,17 @@ class _Job:
             if self.built is None:
                 self.built = await self.factory.build(self.gate)
             return self.built
+
+
+async def _lives(job: _Job) -> bool:  # pragma: no cover - runs in a kept worker
+    """Whether ``job``'s driver still runs (one of its limiters answers)."""
+    for limiter in job.limiters.values():
+        try:
+            await asyncio.wait_for(limiter.stats.remote(), 30.0)
+        except Exception:  # the actor died with its driver, or does not answer
+            return False
+        return True
+    return False
 
 
 class BatchWorker:
@@ -89,9 +103,7 @@ class BatchWorker:
             return earlier
         entry = self.jobs.get(job)
         if entry is None:
-            gate = ClusterGate({endpoint: RemoteSlots(limiter, holder)
-                                for endpoint, limiter in limiters.items()})
-            entry = self.jobs[job] = _Job(factory, gate)
+            entry = self.jobs[job] = _Job(factory, limiters, holder)
         await entry.get()
         return earlier
 
@@ -124,13 +136,13 @@ class BatchWorker:
             await entry.built.close()
 
     async def _watch(self, keep_s: float) -> None:  # pragma: no cover - runs in a kept worker
-        """End this worker once it had no job for ``keep_s`` (a job whose command died without
-        closing it counts as none once idle that long)."""
+        """End this worker once it had no job for ``keep_s`` (a job idle that long whose
+        command's driver is gone, its limiters with it, is closed: its driver died)."""
         while True:
             await asyncio.sleep(min(keep_s, 30.0))
             now = time.monotonic()
             for job, entry in list(self.jobs.items()):
-                if entry.running == 0 and now - entry.last > keep_s:
+                if entry.running == 0 and now - entry.last > keep_s and not await _lives(entry):
                     await self.close(job)
             if not self.jobs and now - self.idle_since > keep_s:
                 os._exit(0)
