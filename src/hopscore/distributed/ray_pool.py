@@ -136,7 +136,10 @@ class RayPool(Batches):
 
     async def start(self, local: Built | None = None) -> RayPool:
         """Connect (``local`` None), or start the driver's loops on ``local`` and connect in
-        the background."""
+        the background. The driver's loops start ``local.start_interval`` apart, as a local
+        run's workers do (:func:`~hopscore.engine.run_batch`, which hands items to this pool
+        all at once: staggered there, its last of :attr:`capacity` items would wait that
+        many intervals even when the rows were done long before)."""
         self._begun = asyncio.get_running_loop().time()
         # a RAY_ADDRESS naming nothing reachable is an error at once, also for a job that
         # ends before Ray would be asked for
@@ -148,8 +151,8 @@ class RayPool(Batches):
             self.local = None
             await self._connect()
             return self
-        self._loops = [asyncio.create_task(self._local_loop())
-                       for _ in range(self.local_workers)]
+        self._loops = [asyncio.create_task(self._local_loop(i * local.start_interval))
+                       for i in range(self.local_workers)]
         self._connecting = asyncio.create_task(self._connect_or_fail())
         return self
 
@@ -379,9 +382,11 @@ class RayPool(Batches):
         self._queue.put_nowait(Item(key, sent, future, item))
         return await future
 
-    async def _local_loop(self) -> None:
+    async def _local_loop(self, delay: float = 0.0) -> None:
         """One of the driver's loops: items from the same queue as the workers', done here."""
         assert self.local is not None
+        if delay > 0:
+            await asyncio.sleep(delay)
         while True:
             entry = await self._queue.get()
             if entry.future.done():
