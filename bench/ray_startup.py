@@ -19,7 +19,8 @@ ran; a cluster's process that both started and ended while the command ran is
 not seen), and where the rows ran. Every output is checked to be the local executor's (timing
 fields aside). ``--repeats`` runs the whole set that many times, interleaved.
 
-    python bench/ray_startup.py                 # 1,000 rows, concurrency 32, 3 repeats
+    python bench/ray_startup.py                 # 1,000 rows, fixed concurrency 32, 3 repeats
+    python bench/ray_startup.py --adaptive --out bench/results/ray_startup_adaptive.json
     python bench/ray_startup.py --rows 4000 --latency 0.2 --repeats 1   # Ray's workers used
 
 Needs the ray extra. Writes bench/results/ray_startup.json.
@@ -109,10 +110,11 @@ def judge(args: list[str], extra_env: dict[str, str], cluster: Cluster | None
             "other_cpu_s": round(ray_cpu, 3)}
 
 
-def one_round(work: Path, rows_path: Path, url: str, rows: int, concurrency: int,
+def one_round(work: Path, rows_path: Path, url: str, concurrency: int, fixed: bool,
               index: int) -> dict[str, Any]:
     base = ["judge", "-i", str(rows_path), "--model", "bench", "--base-url", url, "--no-cache",
-            "--no-progress", "-c", str(concurrency), "--fixed-concurrency"]
+            "--no-progress", "-c", str(concurrency),
+            *(["--fixed-concurrency"] if fixed else [])]
 
     def case(label: str, extra: list[str], extra_env: dict[str, str],
              cluster: Cluster | None = None) -> dict[str, Any]:
@@ -157,6 +159,9 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--adaptive", action="store_true",
+                        help="the adaptive limit (the default is --fixed-concurrency, as "
+                        "bench/overhead.py)")
     parser.add_argument("--latency", type=float, default=0.0,
                         help="the server's seconds per reply (0: answers at once)")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" /
@@ -171,8 +176,8 @@ def main() -> None:
             work = Path(tmp)
             rows_path = judge_input(work / "in", args.rows)
             for index in range(args.repeats):
-                rounds.append(one_round(work, rows_path, url, args.rows, args.concurrency,
-                                        index))
+                rounds.append(one_round(work, rows_path, url, args.concurrency,
+                                        not args.adaptive, index))
                 print(json.dumps(rounds[-1]), flush=True)
     finally:
         stop_server(proc)
@@ -180,6 +185,7 @@ def main() -> None:
                        for key in ("wall_s", "cpu_s", "other_cpu_s", "ratio")}
                for label in rounds[0]}
     report = {"rows": args.rows, "latency_s": args.latency, "concurrency": args.concurrency,
+              "fixed_concurrency": not args.adaptive,
               "repeats": args.repeats,
               "started": started, "load_before": load_before,
               "load_after": [round(x, 2) for x in os.getloadavg()],
