@@ -128,9 +128,11 @@ def test_a_running_clusters_workers_serve_the_next_command_and_a_killed_driver_r
     source = write_rows(tmp_path / "in.jsonl", rows)
     with FakeOpenAI(honest, latency=1.0) as server:
         local = run_cli(*judge_args(server, source, tmp_path / "local.jsonl", "--no-cache",
-                                    "--concurrency", "4"), env=ENV)
+                                    "--concurrency", "4", "--summary-json",
+                                    tmp_path / "local.json"), env=ENV)
         assert local.returncode == 0, local.stderr
         expected = strip(jsonl(tmp_path / "local.jsonl"))
+        reference = load(tmp_path / "local.json")
         seen: list[list[int]] = []
         for name in ("first", "second"):
             server.latency = 1.0  # the driver alone would take 50 s: Ray is asked for
@@ -144,6 +146,10 @@ def test_a_running_clusters_workers_serve_the_next_command_and_a_killed_driver_r
             final = jsonl(out)
             assert len({r["judge"]["key"] for r in final}) == len(final) == len(rows)
             assert strip(final) == expected
+            # the counts and the usage ledger are this command's own, driver and workers
+            # together (a kept worker counts each command apart)
+            for key in ("requests_sent", "prompt_tokens", "completion_tokens", "usage"):
+                assert load(summary)[key] == reference[key], key
             counts = load(summary)["executor"]
             assert counts["rows_on_driver"] + counts["rows_on_workers"] == len(rows)
             assert counts["rows_on_workers"] > 0 and counts["rows_lost"] == 0, counts
