@@ -70,9 +70,9 @@ async def ray_execution(factory: WorkFactory, *, limits: dict[str, int], per_wor
                    local_cpus=local_cpus if local is not None else 0)
     built = await local(pool.driver_gate()) if local is not None else None
     await pool.start(built)
-    # the driver's loops start spread out as in a local run (see run_batch)
-    interval = built.start_interval if built is not None else 0.0
-    return Execution(pool.work, pool.capacity, lambda: pool.stats, pool.close, interval,
+    # the items go to the pool at once; the driver's own loops start spread out as a local
+    # run's do (RayPool.start)
+    return Execution(pool.work, pool.capacity, lambda: pool.stats, pool.close, 0.0,
                      pool.counts.to_json)
 
 

@@ -15,6 +15,7 @@ so that nothing Ray started outlives either.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib.util
 import logging
@@ -242,3 +243,43 @@ def connect(head: LocalHead | None) -> tuple[Any, bool]:
         raise HopscoreError(f"--executor ray: cannot start or reach {where}: {exc}{hint}"
                             ) from None
     return ray, True
+
+
+#: seconds Ray may take to come up (the command's own) or to take this driver (RAY_ADDRESS's
+#: cluster: Ray itself would try for minutes a server that takes connections but is no Ray)
+_UP_S = 60.0
+_REACHED_S = 20.0
+
+
+async def connect_within(head: LocalHead | None) -> tuple[Any, bool]:
+    """:func:`connect` on a thread of its own, given up (an error) after its deadline:
+    a thread of Ray's own making that does not answer is left behind, never waited for."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[tuple[Any, bool]] = loop.create_future()
+
+    def settle(result: tuple[Any, bool] | None, error: BaseException | None) -> None:
+        if done.done():
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            assert result is not None
+            done.set_result(result)
+
+    def run() -> None:
+        try:
+            result = connect(head)
+        except BaseException as exc:  # handed to the waiting driver
+            loop.call_soon_threadsafe(settle, None, exc)
+        else:
+            loop.call_soon_threadsafe(settle, result, None)
+
+    threading.Thread(target=run, daemon=True, name="ray-connect").start()
+    limit = _UP_S if head is not None else _REACHED_S
+    try:
+        return await asyncio.wait_for(asyncio.shield(done), limit)
+    except (TimeoutError, asyncio.TimeoutError):
+        where = ("the local Ray" if head is not None
+                 else f"RAY_ADDRESS={os.environ.get('RAY_ADDRESS')}")
+        raise HopscoreError(f"--executor ray: {where} did not answer within {limit:.0f} s"
+                            ) from None
