@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from hopscore.benchmarks.base import Benchmark, E, P, Predictions
 from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.errors import HopscoreError
@@ -32,6 +34,9 @@ from hopscore.scores.results import GroupSummary as GroupSummary
 from hopscore.scores.results import ScoreReport as ScoreReport
 from hopscore.scores.results import score_row
 from hopscore.text.words import agree, counted
+
+#: encodes a block of scores.jsonl lines at once (:func:`json_bytes`'s bytes, one a line)
+_LINES = msgspec.json.Encoder()
 
 if TYPE_CHECKING:
     from hopscore.inference.clusters import ClusterSpec
@@ -69,6 +74,8 @@ def score_examples(
         mapping = clusters.mapping()
     names = benchmark.active_metrics(predictions)
     kept = ExampleValues(names)
+    row_of = kept.row_of  # the values of ``names`` from a metrics dict, as one tuple
+    add_row = kept.add_row
     missing: list[str] = []
     gold_ids: set[str] = set()
     by_id = predictions.by_id
@@ -103,13 +110,14 @@ def score_examples(
             if is_missing:
                 missing.append(example.id)
             labels = example.groups()
-            kept.add(values, labels)
+            row = row_of(values)
+            add_row(row, labels)
             cluster = None
             if clusters is not None:
                 cluster = cluster_of(example, clusters, mapping)
                 kept.add_cluster(cluster)
             if write_row is not None:
-                write_row(score_row(example.id, labels, {name: values[name] for name in names},
+                write_row(score_row(example.id, labels, dict(zip(names, row, strict=True)),
                                     is_missing,
                                     None if prediction is None else prediction.answer_text(),
                                     example.gold_answers(), cluster))
@@ -313,23 +321,28 @@ class ScoresWriter:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, self._tmp = temp_beside(path)
         self._handle = os.fdopen(fd, "wb")
-        self._lines: list[bytes] = []
+        self._rows: list[dict[str, Any]] = []
 
     def __call__(self, score: ExampleScore) -> None:
         self.write_row(score.to_json())
 
     def write_row(self, row: dict[str, Any]) -> None:
-        """One line, from :meth:`ExampleScore.to_json`'s dict."""
-        lines = self._lines
-        lines.append(json_bytes(row))
-        if len(lines) >= self.BLOCK:
+        """One line, from :meth:`ExampleScore.to_json`'s dict (encoded with its block)."""
+        rows = self._rows
+        rows.append(row)
+        if len(rows) >= self.BLOCK:
             self.flush()
 
     def flush(self) -> None:
-        if self._lines:
-            self._lines.append(b"")
-            self._handle.write(b"\n".join(self._lines))
-            self._lines = []
+        """Encode the block's lines in one call (a block msgspec refuses, a string with a lone
+        surrogate, line by line as :func:`json_bytes` does) and write them."""
+        if self._rows:
+            try:
+                block = _LINES.encode_lines(self._rows)
+            except (TypeError, UnicodeEncodeError):
+                block = b"".join(json_bytes(row) + b"\n" for row in self._rows)
+            self._handle.write(block)
+            self._rows = []
 
     def close(self, *, keep: bool = True) -> None:
         """Put the file in place (``keep``) or remove it; a failed write (a full disk when the
