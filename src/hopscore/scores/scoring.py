@@ -88,6 +88,7 @@ def score_examples(
     seen: tuple[list[E], list[P | None]] = ([], [])
     # a scores.jsonl writer takes the line's dict without the ExampleScore record
     write_row = getattr(on_score, "write_row", None)
+    score, is_missing_of = benchmark.score, benchmark.is_missing
     paused = PausedCollector()
     try:
         for index, example in enumerate(examples):
@@ -99,14 +100,14 @@ def score_examples(
                 prediction = by_id.get(key)
             else:  # each gold id once: a repeated one is an error of the gold reader
                 prediction = take(key)
-            values = benchmark.score(example, prediction)
+            values = score(example, prediction)
             if figuring:
                 seen[0].append(example)
                 seen[1].append(prediction)
             if noting:
                 for note in benchmark.notes(values):
                     noted[note] = noted.get(note, 0) + 1
-            is_missing = benchmark.is_missing(example, prediction)
+            is_missing = is_missing_of(example, prediction)
             if is_missing:
                 missing.append(example.id)
             labels = example.groups()
