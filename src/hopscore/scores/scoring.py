@@ -35,8 +35,8 @@ from hopscore.scores.results import ScoreReport as ScoreReport
 from hopscore.scores.results import score_row
 from hopscore.text.words import agree, counted
 
-#: encodes a block of scores.jsonl lines at once (:func:`json_bytes`'s bytes, one a line)
-_LINES = msgspec.json.Encoder()
+#: encodes a line of scores.jsonl (:func:`json_bytes`'s bytes, without its Python call)
+_LINE = msgspec.json.Encoder()
 
 if TYPE_CHECKING:
     from hopscore.inference.clusters import ClusterSpec
@@ -322,28 +322,28 @@ class ScoresWriter:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, self._tmp = temp_beside(path)
         self._handle = os.fdopen(fd, "wb")
-        self._rows: list[dict[str, Any]] = []
+        self._lines: list[bytes] = []
 
     def __call__(self, score: ExampleScore) -> None:
         self.write_row(score.to_json())
 
     def write_row(self, row: dict[str, Any]) -> None:
-        """One line, from :meth:`ExampleScore.to_json`'s dict (encoded with its block)."""
-        rows = self._rows
-        rows.append(row)
-        if len(rows) >= self.BLOCK:
+        """One line, from :meth:`ExampleScore.to_json`'s dict, encoded at once (while the dict
+        is fresh in the cache: a block of dicts encoded later is slower)."""
+        try:
+            line = _LINE.encode(row)
+        except (TypeError, UnicodeEncodeError):  # json_bytes falls back to the standard library
+            line = json_bytes(row)
+        lines = self._lines
+        lines.append(line)
+        if len(lines) >= self.BLOCK:
             self.flush()
 
     def flush(self) -> None:
-        """Encode the block's lines in one call (a block msgspec refuses, a string with a lone
-        surrogate, line by line as :func:`json_bytes` does) and write them."""
-        if self._rows:
-            try:
-                block = _LINES.encode_lines(self._rows)
-            except (TypeError, UnicodeEncodeError):
-                block = b"".join(json_bytes(row) + b"\n" for row in self._rows)
-            self._handle.write(block)
-            self._rows = []
+        if self._lines:
+            self._lines.append(b"")
+            self._handle.write(b"\n".join(self._lines))
+            self._lines = []
 
     def close(self, *, keep: bool = True) -> None:
         """Put the file in place (``keep``) or remove it; a failed write (a full disk when the
