@@ -118,6 +118,21 @@ def test_normalize_equals_the_official_loop_on_answer_like_text(text: str) -> No
     assert normalize_no_articles(text) == " ".join(kept.split())
 
 
+ascii_answer_text = st.lists(
+    st.one_of(st.sampled_from(["a", "an", "the", "A", "An", "THE", " ", "  ", "a.", "(the)",
+                               "_a_", "an-", "K", "\u212a", "\u0130"]),
+              st.characters(min_codepoint=0, max_codepoint=127)),
+    max_size=20,
+).map("".join)
+
+
+@given(ascii_answer_text)
+def test_normalize_equals_the_official_loop_on_ascii_text(text: str) -> None:
+    """The printable-ASCII path (words split at spaces) and the general one (control
+    characters, the Kelvin sign that lowers to ASCII) agree with the official loop."""
+    assert normalize_answer(text) == official_normalize(text)
+
+
 @given(token_lists, token_lists)
 def test_token_prf_is_bit_identical_to_the_counter_formula(
     pred: list[str], gold: list[str]

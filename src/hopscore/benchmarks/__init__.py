@@ -78,6 +78,11 @@ def registry() -> dict[str, str]:
     return {**REGISTRY, **{name: target for name, (target, _) in plugins().items()}}
 
 
+def is_known(name: str) -> bool:
+    """Whether ``name`` is a registered benchmark (a built-in's name reads no entry point)."""
+    return name in REGISTRY or name in registry()
+
+
 def names() -> list[str]:
     return list(registry())
 
@@ -91,6 +96,11 @@ _SPELLINGS = {"hotpot": "hotpotqa", "2wiki": "2wikimultihopqa", "twowiki": "2wik
 def get(name: str) -> Benchmark[Any, Any]:
     """Instantiate a benchmark by name (case-insensitive)."""
     key = name.lower()
+    if key in REGISTRY:  # a built-in: the plugins' entry points are not read (a plugin may not
+        module_name, class_name = REGISTRY[key].split(":")  # take a built-in's name anyway)
+        instance: Benchmark[Any, Any] = getattr(importlib.import_module(module_name),
+                                                class_name)()
+        return instance
     known = registry()
     if key not in known:
         import difflib
@@ -99,12 +109,8 @@ def get(name: str) -> Benchmark[Any, Any]:
         hint = f"did you mean {_SPELLINGS.get(close[0], close[0])!r}? " if close else ""
         raise HopscoreError(f"unknown benchmark {name!r}; {hint}choose one of: "
                             f"{', '.join(known)}")
-    if key in REGISTRY:
-        module_name, class_name = REGISTRY[key].split(":")
-        cls = getattr(importlib.import_module(module_name), class_name)
-    else:
-        cls = _load_plugin(key, *plugins()[key])
-    instance: Benchmark[Any, Any] = cls()
+    cls = _load_plugin(key, *plugins()[key])
+    instance = cls()
     return instance
 
 

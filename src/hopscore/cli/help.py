@@ -54,6 +54,8 @@ _FOR_ONE = re.compile(r"\(hopscore \w+ ([\w-]+)\)$")
 _DECLARED_EXAMPLES = re.compile(r"^([ \t]*)\{benchmark examples: ([\w -]+)\}[ \t]*$", re.M)
 _DECLARED_TITLES = re.compile(r"\{benchmark (short )?titles: (\w+)\}")
 _DECLARED_READERS = re.compile(r"\{benchmark titles reading: (--[\w-]+)\}")
+#: every benchmark's name, built-in and plugin (read only when the help is)
+_DECLARED_NAMES = "{benchmark names}"
 _DECLARED_SUITE = re.compile(r"\{benchmark suite (titles|layouts|count|presets)\}")
 #: a count of benchmarks in a help text, in words (beyond: digits)
 NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
@@ -401,7 +403,8 @@ def with_declared(text: str) -> str:
                          if bench.reads_run_option(match.group(1))) or "no benchmark"
 
     text = _DECLARED_TITLES.sub(titles, _DECLARED_EXAMPLES.sub(examples, text))
-    text = _DECLARED_READERS.sub(readers, text)
+    text = _DECLARED_READERS.sub(readers, text).replace(_DECLARED_NAMES,
+                                                          ", ".join(benchmarks.names()))
     return _DECLARED_SUITE.sub(_suite, text) if _DECLARED_SUITE.search(text) else text
 
 

@@ -50,7 +50,7 @@ def judge_max_tokens(reasoning: Any, model: str | None) -> int:
 @app.command(rich_help_panel="Score and grade")
 def score(
     benchmark: str = typer.Argument(
-        ..., help=f"Benchmark name: {', '.join(benchmarks.names())}.", show_default=False
+        ..., help="Benchmark name: {benchmark names}.", show_default=False
     ),
     gold: Path = typer.Option(
         ..., "--gold", "-g", metavar="FILE",

@@ -47,7 +47,7 @@ def _declared(benchmark: str) -> type[Benchmark[Any, Any]] | None:
     ``gold_is_json_list``)."""
     from hopscore import benchmarks
 
-    return type(benchmarks.get(benchmark)) if benchmark in benchmarks.registry() else None
+    return type(benchmarks.get(benchmark)) if benchmarks.is_known(benchmark) else None
 
 
 @dataclass(frozen=True, slots=True)

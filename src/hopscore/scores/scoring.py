@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from hopscore.benchmarks.base import Benchmark, E, P, Predictions
 from hopscore.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from hopscore.errors import HopscoreError
@@ -32,6 +34,9 @@ from hopscore.scores.results import GroupSummary as GroupSummary
 from hopscore.scores.results import ScoreReport as ScoreReport
 from hopscore.scores.results import score_row
 from hopscore.text.words import agree, counted
+
+#: encodes a line of scores.jsonl (:func:`json_bytes`'s bytes, without its Python call)
+_LINE = msgspec.json.Encoder()
 
 if TYPE_CHECKING:
     from hopscore.inference.clusters import ClusterSpec
@@ -69,6 +74,8 @@ def score_examples(
         mapping = clusters.mapping()
     names = benchmark.active_metrics(predictions)
     kept = ExampleValues(names)
+    row_of = kept.row_of  # the values of ``names`` from a metrics dict, as one tuple
+    add_row = kept.add_row
     missing: list[str] = []
     gold_ids: set[str] = set()
     by_id = predictions.by_id
@@ -81,6 +88,7 @@ def score_examples(
     seen: tuple[list[E], list[P | None]] = ([], [])
     # a scores.jsonl writer takes the line's dict without the ExampleScore record
     write_row = getattr(on_score, "write_row", None)
+    score, is_missing_of = benchmark.score, benchmark.is_missing
     paused = PausedCollector()
     try:
         for index, example in enumerate(examples):
@@ -92,24 +100,25 @@ def score_examples(
                 prediction = by_id.get(key)
             else:  # each gold id once: a repeated one is an error of the gold reader
                 prediction = take(key)
-            values = benchmark.score(example, prediction)
+            values = score(example, prediction)
             if figuring:
                 seen[0].append(example)
                 seen[1].append(prediction)
             if noting:
                 for note in benchmark.notes(values):
                     noted[note] = noted.get(note, 0) + 1
-            is_missing = benchmark.is_missing(example, prediction)
+            is_missing = is_missing_of(example, prediction)
             if is_missing:
                 missing.append(example.id)
             labels = example.groups()
-            kept.add(values, labels)
+            row = row_of(values)
+            add_row(row, labels)
             cluster = None
             if clusters is not None:
                 cluster = cluster_of(example, clusters, mapping)
                 kept.add_cluster(cluster)
             if write_row is not None:
-                write_row(score_row(example.id, labels, {name: values[name] for name in names},
+                write_row(score_row(example.id, labels, dict(zip(names, row, strict=True)),
                                     is_missing,
                                     None if prediction is None else prediction.answer_text(),
                                     example.gold_answers(), cluster))
@@ -319,9 +328,14 @@ class ScoresWriter:
         self.write_row(score.to_json())
 
     def write_row(self, row: dict[str, Any]) -> None:
-        """One line, from :meth:`ExampleScore.to_json`'s dict."""
+        """One line, from :meth:`ExampleScore.to_json`'s dict, encoded at once (while the dict
+        is fresh in the cache: a block of dicts encoded later is slower)."""
+        try:
+            line = _LINE.encode(row)
+        except (TypeError, UnicodeEncodeError):  # json_bytes falls back to the standard library
+            line = json_bytes(row)
         lines = self._lines
-        lines.append(json_bytes(row))
+        lines.append(line)
         if len(lines) >= self.BLOCK:
             self.flush()
 

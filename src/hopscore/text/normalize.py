@@ -28,9 +28,22 @@ _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
 _YES_NO = frozenset({"yes", "no", "noanswer"})
 
 
+_ARTICLE_WORDS = frozenset({"a", "an", "the"})
+
+
 def normalize_answer(text: str) -> str:
     """SQuAD normalization: lower, remove ASCII punctuation, remove articles, fix whitespace."""
     text = text.lower()
+    if text.isascii() and text.isprintable():
+        # printable ASCII: letters, digits, spaces and punctuation. Without the punctuation the
+        # word boundaries of the article regex are the spaces and the ends, so it removes the
+        # words "a", "an", "the" (what the general path below gives, several times faster)
+        if not text.replace(" ", "").isalnum():  # some punctuation (or nothing but spaces)
+            text = _PUNCT.sub("", text)
+        words = text.split()
+        if _ARTICLE_WORDS.isdisjoint(words):
+            return " ".join(words)
+        return " ".join([word for word in words if word not in _ARTICLE_WORDS])
     if not _PUNCT_CHARS.isdisjoint(text):  # most answers have no punctuation: skip the regex
         text = _PUNCT.sub("", text)
     if "a" in text or "the" in text:  # skipping the regex when no article can match is a speed-up

@@ -164,16 +164,15 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
     def score(
         self, example: HotpotExample, prediction: HotpotPrediction | None
     ) -> dict[str, float]:
-        answer = ZERO4
-        sp = ZERO4
-        joint = ZERO4
+        answer = sp = joint = ZERO4
         if prediction is not None:
-            if prediction.answer is not None:
-                answer = answer_scores(prediction.answer, example.answer)
-            if prediction.sp is not None:
-                sp = supporting_fact_scores(set(prediction.sp), set(example.supporting_facts))
-            if prediction.answer is not None and prediction.sp is not None:
-                joint = joint_scores(answer, sp)
+            text, facts = prediction.answer, prediction.sp
+            if text is not None:
+                answer = answer_scores(text, example.answer)
+            if facts is not None:
+                sp = supporting_fact_scores(set(facts), set(example.supporting_facts))
+                if text is not None:
+                    joint = joint_scores(answer, sp)
         return {
             "em": answer[0], "f1": answer[1], "prec": answer[2], "recall": answer[3],
             "sp_em": sp[0], "sp_f1": sp[1], "sp_prec": sp[2], "sp_recall": sp[3],
@@ -220,16 +219,17 @@ class _QuickRecord(msgspec.Struct, rename={"id": "_id"}):
     id: str | int
     answer: str
     question: str = ""
-    supporting_facts: list[tuple[str, int]] = msgspec.field(default_factory=list)
+    supporting_facts: tuple[tuple[str, int], ...] = ()
     type: str | None = None
     level: str | None = None
 
     def example(self) -> HotpotExample:
+        ident = self.id
         return HotpotExample(
-            id=str(self.id),
+            id=ident if type(ident) is str else str(ident),
             question=self.question,
             answer=self.answer,
-            supporting_facts=tuple(self.supporting_facts),
+            supporting_facts=self.supporting_facts,
             type=self.type,
             level=self.level,
         )

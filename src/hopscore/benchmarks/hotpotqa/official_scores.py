@@ -39,6 +39,8 @@ ZERO4 = (0.0, 0.0, 0.0, 0.0)
 
 def answer_scores(prediction: str, gold: str) -> tuple[float, float, float, float]:
     """HotpotQA answer ``(em, f1, prec, recall)`` of one prediction against one gold answer."""
+    if prediction == gold:  # equal text normalizes equally: one normalization is enough
+        return (1.0, 1.0, 1.0, 1.0) if normalize_answer(gold) else (1.0, 0.0, 0.0, 0.0)
     pred_norm = normalize_answer(prediction)
     gold_norm = normalize_answer(gold)
     if pred_norm == gold_norm:  # token F1 of equal strings: 1, or 0 when they have no tokens
