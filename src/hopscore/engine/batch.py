@@ -44,6 +44,9 @@ class RowResult:
     row: dict[str, Any]
     done: bool = True
     failure: CallFailure | None = None
+    #: the row's line, when the work function made it (``dumps_encodable(row)``, written as
+    #: it is: :func:`hopscore.files.rowcap.fitting_line`)
+    line: str | None = None
 
 
 @dataclass(slots=True)
@@ -146,7 +149,7 @@ async def run_batch(
             result = await work(item.value, item.key)
             if log.key_of(result.row) != item.key:
                 raise ValueError(f"work returned a row for another key than {item.key!r}")
-            log.append(result.row, done=result.done)
+            log.append(result.row, done=result.done, line=result.line)
             outcome.processed += 1
             if not result.done:
                 outcome.failed += 1

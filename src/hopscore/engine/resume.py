@@ -117,8 +117,11 @@ class ResultLog:
     def keys(self) -> set[str]:
         return set(self._offsets)
 
-    def append(self, row: dict[str, Any], done: bool = True) -> None:
-        """Append one row and flush it to the OS (a crash of this process cannot lose it)."""
+    def append(self, row: dict[str, Any], done: bool = True, line: str | None = None) -> None:
+        """Append one row and flush it to the OS (a crash of this process cannot lose it).
+
+        ``line``: the row's text when the caller has it already
+        (:func:`hopscore.files.rowcap.fitting_line`): ``dumps_encodable(row)``, not made again."""
         key = self.key_of(row)
         if key is None:
             raise ValueError("row has no key")
@@ -126,7 +129,8 @@ class ResultLog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = self.path.open("ab")
             self._end = self._handle.tell()
-        text = dumps_encodable(row)  # json.dumps(row, ensure_ascii=False), lone surrogates escaped
+        # json.dumps(row, ensure_ascii=False), lone surrogates escaped
+        text = dumps_encodable(row) if line is None else line
         data = text.encode("utf-8") + b"\n"
         self._handle.write(data)
         self._handle.flush()

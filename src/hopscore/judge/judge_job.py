@@ -56,6 +56,7 @@ from hopscore.judge.rows import (
     JudgeMeta,
     build_row,
     cap_row,
+    capped_line,
     done_check,
     item_key,
     key_of,
@@ -140,12 +141,17 @@ class _Judge:
             error = (f"truncated: the judge's reply was cut at max_tokens "
                      f"({self.config.max_tokens}); --on-truncation error gives it no verdict")
         row = build_row(item, key, self.meta, status, verdict=verdict, raw_output=raw,
-                        call=call, error=error)
+                        call=call, error=error, cap=False)
         thinking = reasoning_of(call.response.raw)
         if thinking is not None:  # the judge's own reasoning, kept beside its reply
-            row = cap_row({**row, "raw_judge_reasoning": thinking}, self.meta.max_cell_chars,
+            capped = cap_row(row, self.meta.max_cell_chars, self.meta.max_row_bytes)
+            row = cap_row({**capped, "raw_judge_reasoning": thinking}, self.meta.max_cell_chars,
                           self.meta.max_row_bytes)
-        return RowResult(self._retries(row, retry))
+            return RowResult(self._retries(row, retry))
+        row, line = capped_line(row, self.meta)  # the row's line, made once
+        if retry:
+            return RowResult(self._retries(row, retry))
+        return RowResult(row, line=line)
 
     @staticmethod
     def _retries(row: dict[str, Any], retry: int) -> dict[str, Any]:

@@ -284,11 +284,14 @@ def write_config(
     stats: EngineStats | None = None,
     attempts: dict[str, list[dict[str, Any] | None]] | None = None,
     executor: dict[str, Any] | None = None,
+    summary: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """config.json: every setting, the prompt's hashes, versions, the run's status and counts."""
+    """config.json: every setting, the prompt's hashes, versions, the run's status and counts
+    (``summary``: :func:`run_summary` of ``rows`` and ``attempts`` when the caller has it)."""
     path = settings.output_dir / "config.json"
-    summary = run_summary(prepared, rows, attempts, settings.on_truncation) \
-        if rows is not None else {}
+    if summary is None:
+        summary = run_summary(prepared, rows, attempts, settings.on_truncation) \
+            if rows is not None else {}
     config = config_record(settings, prepared, status)
     if summary:
         config["summary"] = summary

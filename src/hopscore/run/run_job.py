@@ -51,7 +51,7 @@ from hopscore.errors import HopscoreError
 from hopscore.files.outputs import claim, output_dir
 from hopscore.files.reruns import REFUSE
 from hopscore.jobs import Job, open_results, run_rows
-from hopscore.run.caps import cap_sample, kept_text
+from hopscore.run.caps import capped_sample, kept_text
 from hopscore.run.extract import extract_flexible, extract_mcr, extract_strict
 from hopscore.run.finish import finish_run, run_differences, write_config
 from hopscore.run.providers import make_backend, model_engine, target_of
@@ -317,7 +317,7 @@ async def _execute(settings: RunSettings, prepared: PreparedRun, backend: ChatBa
     report, metrics, summary = finish_run(settings.scoring(), prepared, rows, attempts)
     status = "complete" if not summary["errors"] else "incomplete"
     write_config(settings, prepared, status=status, rows=rows, outcome=outcome, stats=stats,
-                 executor=finished.executor, attempts=attempts)
+                 executor=finished.executor, attempts=attempts, summary=summary)
     return RunResult(settings, prepared, outcome, stats, report, metrics, summary)
 
 
@@ -372,7 +372,8 @@ class RunWork:
             if task is None:
                 raise prepared_elsewhere(key, "example")
             result = await worker(task, key)
-            return RowResult(cap_sample(result.row), result.done, result.failure)
+            row, line = capped_sample(result.row)
+            return RowResult(row, result.done, result.failure, line)
 
         return Built(work, lambda: engine.stats, engine.aclose, engine.start_interval)
 
