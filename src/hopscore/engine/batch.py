@@ -29,6 +29,7 @@ from rich.progress import (
 from hopscore.engine.budget import BUDGET
 from hopscore.engine.resume import ResultLog
 from hopscore.engine.types import FATAL, CallFailure
+from hopscore.files.io import frozen_heap
 
 T = TypeVar("T")
 
@@ -182,7 +183,8 @@ async def run_batch(
     try:
         if progress is not None:
             progress.start()
-        await asyncio.gather(*running)
+        with frozen_heap():  # what was built before the batch is not walked again by it
+            await asyncio.gather(*running)
     finally:
         for task in running:
             task.cancel()

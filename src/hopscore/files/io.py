@@ -235,6 +235,28 @@ def bulk_load() -> Iterator[None]:
         gc.enable()
 
 
+@contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Keep the objects that exist now out of the garbage collector's walks for a while.
+
+    A batch of requests starts with everything it reads already built (the modules, the
+    prepared prompts or input rows: hundreds of thousands of objects), and each collection of
+    the oldest generation during the batch walked them all again (a sixth of a 4,000-row run's
+    CPU). They are put in the permanent generation (``gc.freeze``) and given back on exit
+    (``gc.unfreeze``: the oldest generation). Collections go on as usual for what the batch
+    makes, so its reference cycles are freed as they would be. Nothing is done when the
+    collector is off or something else holds a freeze; nested uses are fine.
+    """
+    if not gc.isenabled() or gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def sniff_json_kind(path: Path | str) -> str:
     """Tell a JSON document (``"json"``) from JSON Lines (``"jsonl"``) by content, not by name.
 

@@ -37,6 +37,7 @@ from hopscore.engine.providers import make_backend as provider_backend
 from hopscore.engine.reasoning import reasoning_of, split_reply, with_reasoning
 from hopscore.engine.types import API_ERROR
 from hopscore.errors import HopscoreError
+from hopscore.files.io import bulk_load
 from hopscore.files.output_specs import Input
 from hopscore.files.outputs import claim, output_file
 from hopscore.files.reruns import REFUSE
@@ -372,7 +373,9 @@ def summarize(
     kinds: Counter[str] = Counter()
     failed: list[dict[str, Any]] = []
     usage: list[dict[str, Tally]] = []
-    for row in log.latest(keys).values():  # after an abort the file may hold superseded rows
+    with bulk_load():  # every row read back at once: no reference cycles
+        latest = log.latest(keys)
+    for row in latest.values():  # after an abort the file may hold superseded rows
         meta = row["judge"]
         usage.append(row_usage(meta))
         status = meta.get("status")
