@@ -10,7 +10,6 @@ in the order the caller gives.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from hopscore.errors import HopscoreError, InputError, Location
 from hopscore.files.atomic import temp_beside
+from hopscore.files.io import loads
 from hopscore.files.jsontext import dumps_encodable
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class ResultLog:
     def _parse(self, raw: bytes, line: int, *, last: bool) -> dict[str, Any] | None:
         where = Location(str(self.path), line=line)
         try:
-            row = json.loads(raw)
+            row = loads(raw)
         except (ValueError, RecursionError):  # RecursionError: nested too deeply
             if last:
                 return None
@@ -160,12 +160,12 @@ class ResultLog:
             return {}
         if self._handle is not None:
             self._handle.flush()
-        with self.path.open("rb") as handle:
+        with self.path.open("rb", buffering=1 << 20) as handle:
             return {key: self._read_at(handle, key) for key in wanted}
 
     def _read_at(self, handle: IO[bytes], key: str) -> dict[str, Any]:
         handle.seek(self._offsets[key])
-        row: dict[str, Any] = json.loads(handle.readline())
+        row: dict[str, Any] = loads(handle.readline())
         return row
 
     def finalize(self, order: Iterable[str]) -> int:

@@ -186,6 +186,16 @@ _DECODER = msgspec.json.Decoder()
 _ENCODER = msgspec.json.Encoder()
 
 
+def loads(raw: bytes) -> Any:
+    """``json.loads(raw)``: msgspec parses it (about twice as fast), and what msgspec rejects is
+    parsed by the standard library, which accepts it (``NaN``, integers beyond 64 bits, lone
+    surrogates) or raises its own error."""
+    try:
+        return _DECODER.decode(raw)
+    except (msgspec.DecodeError, RecursionError):
+        return json.loads(raw)
+
+
 def json_text(value: Any, *, indent: int | None = None) -> str:
     """``json.dumps`` with UTF-8 characters unescaped that is always encodable as UTF-8."""
     separators = (",", ":") if indent is None else None
