@@ -7,6 +7,7 @@ import platform
 import sys
 import time
 from collections import Counter
+from functools import lru_cache
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,14 @@ FIRST_IDS = 20
 
 
 def versions(local: bool) -> dict[str, str | None]:
+    """The versions of hopscore, Python and the dependencies (a copy: the caller's to keep)."""
+    return dict(_versions(local))
+
+
+@lru_cache(maxsize=2)
+def _versions(local: bool) -> dict[str, str | None]:
+    # looked up once per process (each package's metadata is read from disk: ~25 ms), not at
+    # every write of config.json
     out: dict[str, str | None] = {"hopscore": __version__, "python": platform.python_version()}
     for name in DEPENDENCIES + (LOCAL_DEPENDENCIES if local else ()):
         try:
