@@ -245,3 +245,12 @@ def test_a_batch_runs_with_the_heap_frozen_and_gives_it_back(tmp_path: Path) -> 
     run_sync(run_batch([1, 2, 3], ["a", "b", "c"], work, log, workers=2))
     assert seen and all(count > 0 for count in seen)
     assert gc.get_freeze_count() == 0
+
+
+def test_frozen_heap_collects_the_young_less_often_and_restores_the_thresholds() -> None:
+    from hopscore.files.io import YOUNG_THRESHOLD
+
+    before = gc.get_threshold()
+    with frozen_heap():
+        assert gc.get_threshold() == (max(before[0], YOUNG_THRESHOLD), *before[1:])
+    assert gc.get_threshold() == before
