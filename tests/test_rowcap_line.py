@@ -69,3 +69,12 @@ def test_a_line_handed_to_the_log_is_written_as_it_is(tmp_path: Path) -> None:
     written = (tmp_path / "rows.jsonl").read_text(encoding="utf-8").splitlines()
     assert written == [dumps_encodable(row), json.dumps({"run_key": "k2", "text": "plain"})]
     assert json.loads(written[0])["text"] == row["text"]
+
+
+def test_a_row_result_crosses_to_another_process_without_its_line() -> None:
+    import pickle
+
+    from hopscore.engine import RowResult
+
+    result = RowResult({"run_key": "k"}, False, None, line='{"run_key": "k"}')
+    assert pickle.loads(pickle.dumps(result)) == RowResult({"run_key": "k"}, False, None)

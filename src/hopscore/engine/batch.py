@@ -49,6 +49,11 @@ class RowResult:
     #: it is: :func:`hopscore.files.rowcap.fitting_line`)
     line: str | None = None
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # sent to another process (a Ray worker's rows) without the line: the row alone
+        # crosses, as before, and the writer encodes it
+        return (RowResult, (self.row, self.done, self.failure))
+
 
 @dataclass(slots=True)
 class BatchOutcome:
