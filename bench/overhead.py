@@ -12,6 +12,14 @@ stay flat apart from the bytes sent (the whole conversation is sent every turn).
     python bench/overhead.py                                # c = 64, 256, 1000; 4,000 rows
     python bench/overhead.py --rows 2000 --concurrency 256 --only judge,run,agent
 
+``run``'s examples are the HotpotQA test fixture's (``--prompts fixture``, the default:
+prompts of about 0.9 KB) or the real dev-distractor records of the shared data folder
+(``--prompts real``: ten paragraphs, about 4.7 KB), repeated under fresh ids.
+
+``--baseline DIR`` runs the same cases with another checkout's ``DIR/src`` too (say ``git
+worktree add /tmp/base main``), alternating the two ``--repeat`` times, and reports each
+one's median and the ratio: on a shared machine only such side-by-side figures compare.
+
 The machine's load average is recorded before and after: on a shared machine the figures
 are lower bounds. Writes ``bench/results/overhead.json``; docs/performance.md quotes it.
 """
@@ -23,6 +31,7 @@ import asyncio
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,8 +42,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from run_throughput import FIXTURE, REAL, compile_sources, write_gold  # noqa: E402
 from run_throughput import REPLY as RUN_REPLY  # noqa: E402
-from run_throughput import compile_sources, write_gold  # noqa: E402
+
+PROMPTS = {"fixture": FIXTURE, "real": REAL}
 
 JUDGE_REPLY = "extracted_final_answer: x\nreasoning: same.\ncorrect: yes\nconfidence: 90%"
 
@@ -54,9 +65,10 @@ def stop_server(proc: subprocess.Popen[str]) -> None:
     proc.wait(timeout=10)
 
 
-def timed_cli(args: list[str], work: Path, rows: int) -> dict[str, float]:
-    """Run ``python -m hopscore ARGS``; wall, CPU and peak RSS of the process."""
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "NO_PROXY": "127.0.0.1,localhost",
+def timed_cli(args: list[str], work: Path, rows: int, src: Path = REPO / "src"
+              ) -> dict[str, float]:
+    """Run ``python -m hopscore ARGS`` from ``src``; wall, CPU and peak RSS of the process."""
+    env = {**os.environ, "PYTHONPATH": str(src), "NO_PROXY": "127.0.0.1,localhost",
            "HOPSCORE_CACHE_DIR": str(work / "cache")}
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "hopscore", *args], env=env,
@@ -71,7 +83,8 @@ def timed_cli(args: list[str], work: Path, rows: int) -> dict[str, float]:
             "cpu_ms_per_row": 1000 * cpu / rows, "peak_rss_mib": usage.ru_maxrss / 1024}
 
 
-def judge_case(base_url: str, work: Path, rows: int, concurrency: int) -> dict[str, float]:
+def judge_case(base_url: str, work: Path, rows: int, concurrency: int, src: Path,
+               prompts: str) -> dict[str, float]:
     rows_path = work / "rows.jsonl"
     if not rows_path.exists():
         with rows_path.open("w", encoding="utf-8") as handle:
@@ -79,23 +92,59 @@ def judge_case(base_url: str, work: Path, rows: int, concurrency: int) -> dict[s
                 handle.write(json.dumps({
                     "instance_id": f"b{i}", "question": f"Question {i}: which city is meant?",
                     "response": f"It is city number {i}.", "correct_answer": f"City {i}"}) + "\n")
-    out = work / f"judge-c{concurrency}"
-    out.mkdir()
+    out = Path(tempfile.mkdtemp(prefix=f"judge-c{concurrency}-", dir=work))
     return timed_cli(["judge", "-i", str(rows_path), "-o", str(out / "judged.jsonl"),
                       "--model", "bench", "--base-url", base_url,
                       "--concurrency", str(concurrency), "--fixed-concurrency",
-                      "--cache-dir", str(out / "cache"), "--no-progress"], work, rows)
+                      "--cache-dir", str(out / "cache"), "--no-progress"], work, rows, src)
 
 
-def run_case(base_url: str, work: Path, rows: int, concurrency: int) -> dict[str, float]:
-    gold = work / "gold.json"
+def run_case(base_url: str, work: Path, rows: int, concurrency: int, src: Path,
+             prompts: str) -> dict[str, float]:
+    gold = work / f"gold-{prompts}.json"
     if not gold.exists():
-        write_gold(gold, rows)
-    out = work / f"run-c{concurrency}"
+        if not PROMPTS[prompts].exists():
+            raise SystemExit(f"--prompts {prompts}: {PROMPTS[prompts]} is missing")
+        write_gold(gold, rows, PROMPTS[prompts])
+    out = Path(tempfile.mkdtemp(prefix=f"run-c{concurrency}-", dir=work))
     return timed_cli(["run", "hotpotqa", "--gold", str(gold), "--model", "openai/bench",
                       "--base-url", base_url, "--concurrency", str(concurrency),
-                      "--fixed-concurrency", "-o", str(out), "--cache-dir",
-                      str(work / f"cache-run-{concurrency}"), "--no-progress"], work, rows)
+                      "--fixed-concurrency", "-o", str(out / "run"), "--cache-dir",
+                      str(out / "cache"), "--no-progress"], work, rows, src)
+
+
+def median_of(runs: list[dict[str, float]]) -> dict[str, float]:
+    """The median of each figure over ``runs`` (one run: itself)."""
+    return {name: statistics.median(run[name] for run in runs) for name in runs[0]}
+
+
+def compared(case: Any, url: str, work: Path, rows: int, concurrency: int, prompts: str,
+             baseline: Path | None, repeat: int) -> dict[str, Any]:
+    """``case`` ``repeat`` times (with ``baseline``: alternating with its ``src``, this
+    checkout first); the median of each figure, and the baseline's beside it."""
+    ours: list[dict[str, float]] = []
+    theirs: list[dict[str, float]] = []
+    for _ in range(repeat):
+        ours.append(case(url, work, rows, concurrency, REPO / "src", prompts))
+        if baseline is not None:
+            theirs.append(case(url, work, rows, concurrency, baseline / "src", prompts))
+    row: dict[str, Any] = {"concurrency": concurrency, **median_of(ours), "runs": len(ours)}
+    if theirs:
+        base = median_of(theirs)
+        row["baseline"] = base
+        row["cpu_ratio"] = base["cpu_ms_per_row"] / row["cpu_ms_per_row"]
+        row["rows_per_s_ratio"] = row["rows_per_s"] / base["rows_per_s"]
+    return row
+
+
+def line_of(name: str, row: dict[str, Any]) -> str:
+    text = (f"{name:5} c={row['concurrency']:<4} {row['rows_per_s']:6.0f} rows/s  "
+            f"{row['cpu_ms_per_row']:.3f} ms CPU/row  peak {row['peak_rss_mib']:.0f} MiB")
+    base = row.get("baseline")
+    if base is not None:
+        text += (f"  | baseline {base['rows_per_s']:6.0f} rows/s  "
+                 f"{base['cpu_ms_per_row']:.3f} ms CPU/row  | CPU x{row['cpu_ratio']:.2f} less")
+    return text
 
 
 async def _agent_turns(base_url: str, turns: int, tasks: int, concurrency: int,
@@ -157,12 +206,25 @@ def main() -> None:
                         help="about this many turns x 4 for each length")
     parser.add_argument("--agent-payload", type=int, default=200,
                         help="characters of question text (each turn re-sends them)")
+    parser.add_argument("--prompts", choices=sorted(PROMPTS), default="fixture",
+                        help="run's examples: the test fixture's or the real HotpotQA records")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="another checkout: its src/ is measured too, alternating")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs of each case (the median is reported)")
     args = parser.parse_args()
     levels = [int(c) for c in args.concurrency.split(",")]
     only = set(args.only.split(","))
     compile_sources()
+    if args.baseline is not None:
+        args.baseline = args.baseline.resolve()
+        subprocess.run([sys.executable, "-m", "compileall", "-q",
+                        str(args.baseline / "src" / "hopscore")], check=True,
+                       stdout=subprocess.DEVNULL)
     report: dict[str, Any] = {"python": platform.python_version(), "cpus": os.cpu_count(),
                               "load_average_before": os.getloadavg(), "rows": args.rows,
+                              "prompts": args.prompts, "repeat": args.repeat,
+                              "baseline": None if args.baseline is None else str(args.baseline),
                               "time": time.strftime("%Y-%m-%d %H:%M:%S")}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -174,12 +236,10 @@ def main() -> None:
             try:
                 report[name] = []
                 for c in levels:
-                    row = {"concurrency": c, **case(url, work, args.rows, c)}
+                    row = compared(case, url, work, args.rows, c, args.prompts, args.baseline,
+                                   args.repeat)
                     report[name].append(row)
-                    print(f"{name:5} c={c:<4} {row['rows_per_s']:7.0f} rows/s  "
-                          f"{row['cpu_ms_per_row']:.2f} ms CPU/row  "
-                          f"peak {row['peak_rss_mib']:.0f} MiB  ({row['wall_s']:.2f} s)",
-                          flush=True)
+                    print(line_of(name, row), flush=True)
             finally:
                 stop_server(server)
         if "agent" in only:

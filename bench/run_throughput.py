@@ -33,8 +33,10 @@ FIXTURE = REPO / "tests" / "fixtures" / "hotpotqa" / "dev_small.json"
 REPLY = "The paragraphs say so [Ed Wood, 0].\nSupporting facts: [Ed Wood, 0]\nAnswer: yes"
 
 
-def write_gold(path: Path, count: int) -> str:
-    source = REAL if REAL.exists() else FIXTURE
+def write_gold(path: Path, count: int, source: Path | None = None) -> str:
+    """``count`` examples from ``source`` (default: the real records when present, else the
+    test fixture) under fresh ids and numbered questions; the source file's name."""
+    source = source or (REAL if REAL.exists() else FIXTURE)
     records = json.loads(source.read_text(encoding="utf-8"))
     out = []
     for i in range(count):

@@ -5,7 +5,9 @@ from __future__ import annotations
 import gc
 import json
 import math
+import weakref
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,7 +17,7 @@ from hypothesis import strategies as st
 from hopscore.benchmarks.base import Prediction, load_universal
 from hopscore.errors import InputError, Location
 from hopscore.files.fields import Fields
-from hopscore.files.io import bulk_load, iter_jsonl, json_line, sniff_json_kind
+from hopscore.files.io import bulk_load, frozen_heap, iter_jsonl, json_line, sniff_json_kind
 from tests.conftest import run_cli
 
 
@@ -193,3 +195,62 @@ def test_score_output_with_a_lone_surrogate_answer(tmp_path):
     assert row["metrics"]["f1"] == pytest.approx(2 / 3) and row["metrics"]["em"] == 0.0
     metrics = json.loads((tmp_path / "out" / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["metrics"]["f1"] == pytest.approx(2 / 3)
+
+
+def test_frozen_heap_keeps_what_exists_out_of_collections_until_it_ends() -> None:
+    assert gc.get_freeze_count() == 0
+    before = Node()
+    before.other = before  # a cycle made before: not collected while frozen
+    with frozen_heap():
+        assert gc.get_freeze_count() > 0
+        with frozen_heap():  # nested: the outer one gives back
+            pass
+        assert gc.get_freeze_count() > 0
+        made = Node()
+        made.other = made  # a cycle made during it is collected as usual
+        probe = weakref.ref(made)
+        del made
+        gc.collect()
+        assert probe() is None
+        held = weakref.ref(before)
+        del before
+        gc.collect()
+        assert held() is not None
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    assert held() is None
+    gc.freeze()  # another's freeze is never undone
+    try:
+        with frozen_heap():
+            pass
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+
+
+class Node:
+    other: Any
+
+
+def test_a_batch_runs_with_the_heap_frozen_and_gives_it_back(tmp_path: Path) -> None:
+    from hopscore.engine import ResultLog, RowResult, run_batch, run_key_of, run_sync
+
+    seen: list[int] = []
+
+    async def work(item: int, key: str) -> RowResult:
+        seen.append(gc.get_freeze_count())
+        return RowResult({"run_key": key, "n": item})
+
+    log = ResultLog(tmp_path / "rows.jsonl", run_key_of)
+    run_sync(run_batch([1, 2, 3], ["a", "b", "c"], work, log, workers=2))
+    assert seen and all(count > 0 for count in seen)
+    assert gc.get_freeze_count() == 0
+
+
+def test_frozen_heap_collects_the_young_less_often_and_restores_the_thresholds() -> None:
+    from hopscore.files.io import YOUNG_THRESHOLD
+
+    before = gc.get_threshold()
+    with frozen_heap():
+        assert gc.get_threshold() == (max(before[0], YOUNG_THRESHOLD), *before[1:])
+    assert gc.get_threshold() == before

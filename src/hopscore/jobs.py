@@ -216,7 +216,7 @@ async def stream_rows(log: ResultLog, execution: Execution, pending: Iterator[tu
     async def one(key: str, item: T) -> None:
         try:
             result = await execution.work(item, key)
-            log.append(result.row)
+            log.append(result.row, line=result.line)
             if on_row is not None:
                 on_row(result.row)
         finally:

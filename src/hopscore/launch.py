@@ -109,7 +109,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     warm_up(args)
     import signal
 
-    from hopscore.cli import main as cli_main
+    from hopscore.files.io import bulk_load
+
+    with bulk_load():  # the command line's modules: built once, kept, never walked again
+        from hopscore.cli import main as cli_main
     from hopscore.errors import stop_on_sigterm
 
     # SIGTERM stops a command as Ctrl-C does (also one started with Ctrl-C ignored)

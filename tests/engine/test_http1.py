@@ -270,3 +270,35 @@ def test_connect_failures_are_connect() -> None:
         assert failure.value.kind == CONNECT
 
     asyncio.run(go())
+
+
+def test_connections_reading_into_one_buffer_each_get_their_own_reply() -> None:
+    """The client's connections share one read buffer: replies larger than it, sent in
+    pieces and interleaved over many connections, each arrive whole and unmixed."""
+    from hopscore.engine.http1 import READ_SIZE
+
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        _, body = peer_requests[-1]
+        index = int(json.loads(body)["i"])
+        payload = (b"%d:" % index) * (1000 + (index * 997) % (3 * READ_SIZE // 4))
+        data = reply(payload, f"Content-Length: {len(payload)}")
+        for start in range(0, len(data), 5000):  # pieces, other connections in between
+            writer.write(data[start:start + 5000])
+            await writer.drain()
+            await asyncio.sleep(0)
+        return True
+
+    peer_requests: list[tuple[bytes, bytes]] = []
+
+    async def go() -> None:
+        async with Peer(script) as peer:
+            nonlocal peer_requests
+            peer_requests = peer.requests
+            http = client(peer)
+            replies = await asyncio.gather(*(http.post(b'{"i": %d}' % i) for i in range(40)))
+            http.close()
+            for i, got in enumerate(replies):
+                expected = (b"%d:" % i) * (1000 + (i * 997) % (3 * READ_SIZE // 4))
+                assert got.body == expected
+
+    asyncio.run(go())

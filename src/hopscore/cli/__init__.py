@@ -157,8 +157,11 @@ class LazyGroup(HelpGroup):
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name not in self.commands and cmd_name in COMMANDS:
-            importlib.import_module(f"hopscore.cli.{COMMANDS[cmd_name]}")
-            self._add_registered()
+            from hopscore.files.io import bulk_load
+
+            with bulk_load():  # its modules: built once, kept, never walked again
+                importlib.import_module(f"hopscore.cli.{COMMANDS[cmd_name]}")
+                self._add_registered()
         command = self.commands.get(cmd_name)
         if command is not None:  # every path option read one way (empty, ~user: refused)
             from hopscore.cli.options import use_path_values

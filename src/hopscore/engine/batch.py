@@ -29,6 +29,7 @@ from rich.progress import (
 from hopscore.engine.budget import BUDGET
 from hopscore.engine.resume import ResultLog
 from hopscore.engine.types import FATAL, CallFailure
+from hopscore.files.io import frozen_heap
 
 T = TypeVar("T")
 
@@ -44,6 +45,14 @@ class RowResult:
     row: dict[str, Any]
     done: bool = True
     failure: CallFailure | None = None
+    #: the row's line, when the work function made it (``dumps_encodable(row)``, written as
+    #: it is: :func:`hopscore.files.rowcap.fitting_line`)
+    line: str | None = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # sent to another process (a Ray worker's rows) without the line: the row alone
+        # crosses, as before, and the writer encodes it
+        return (RowResult, (self.row, self.done, self.failure))
 
 
 @dataclass(slots=True)
@@ -146,7 +155,7 @@ async def run_batch(
             result = await work(item.value, item.key)
             if log.key_of(result.row) != item.key:
                 raise ValueError(f"work returned a row for another key than {item.key!r}")
-            log.append(result.row, done=result.done)
+            log.append(result.row, done=result.done, line=result.line)
             outcome.processed += 1
             if not result.done:
                 outcome.failed += 1
@@ -179,7 +188,8 @@ async def run_batch(
     try:
         if progress is not None:
             progress.start()
-        await asyncio.gather(*running)
+        with frozen_heap():  # what was built before the batch is not walked again by it
+            await asyncio.gather(*running)
     finally:
         for task in running:
             task.cancel()

@@ -10,7 +10,6 @@ in the order the caller gives.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from hopscore.errors import HopscoreError, InputError, Location
 from hopscore.files.atomic import temp_beside
+from hopscore.files.io import loads
 from hopscore.files.jsontext import dumps_encodable
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class ResultLog:
     def _parse(self, raw: bytes, line: int, *, last: bool) -> dict[str, Any] | None:
         where = Location(str(self.path), line=line)
         try:
-            row = json.loads(raw)
+            row = loads(raw)
         except (ValueError, RecursionError):  # RecursionError: nested too deeply
             if last:
                 return None
@@ -117,8 +117,11 @@ class ResultLog:
     def keys(self) -> set[str]:
         return set(self._offsets)
 
-    def append(self, row: dict[str, Any], done: bool = True) -> None:
-        """Append one row and flush it to the OS (a crash of this process cannot lose it)."""
+    def append(self, row: dict[str, Any], done: bool = True, line: str | None = None) -> None:
+        """Append one row and flush it to the OS (a crash of this process cannot lose it).
+
+        ``line``: the row's text when the caller has it already
+        (:func:`hopscore.files.rowcap.fitting_line`): ``dumps_encodable(row)``, not made again."""
         key = self.key_of(row)
         if key is None:
             raise ValueError("row has no key")
@@ -126,7 +129,8 @@ class ResultLog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = self.path.open("ab")
             self._end = self._handle.tell()
-        text = dumps_encodable(row)  # json.dumps(row, ensure_ascii=False), lone surrogates escaped
+        # json.dumps(row, ensure_ascii=False), lone surrogates escaped
+        text = dumps_encodable(row) if line is None else line
         data = text.encode("utf-8") + b"\n"
         self._handle.write(data)
         self._handle.flush()
@@ -156,12 +160,12 @@ class ResultLog:
             return {}
         if self._handle is not None:
             self._handle.flush()
-        with self.path.open("rb") as handle:
+        with self.path.open("rb", buffering=1 << 20) as handle:
             return {key: self._read_at(handle, key) for key in wanted}
 
     def _read_at(self, handle: IO[bytes], key: str) -> dict[str, Any]:
         handle.seek(self._offsets[key])
-        row: dict[str, Any] = json.loads(handle.readline())
+        row: dict[str, Any] = loads(handle.readline())
         return row
 
     def finalize(self, order: Iterable[str]) -> int:

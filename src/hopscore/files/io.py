@@ -186,6 +186,16 @@ _DECODER = msgspec.json.Decoder()
 _ENCODER = msgspec.json.Encoder()
 
 
+def loads(raw: bytes) -> Any:
+    """``json.loads(raw)``: msgspec parses it (about twice as fast), and what msgspec rejects is
+    parsed by the standard library, which accepts it (``NaN``, integers beyond 64 bits, lone
+    surrogates) or raises its own error."""
+    try:
+        return _DECODER.decode(raw)
+    except (msgspec.DecodeError, RecursionError):
+        return json.loads(raw)
+
+
 def json_text(value: Any, *, indent: int | None = None) -> str:
     """``json.dumps`` with UTF-8 characters unescaped that is always encodable as UTF-8."""
     separators = (",", ":") if indent is None else None
@@ -233,6 +243,38 @@ def bulk_load() -> Iterator[None]:
             gc.freeze()
             gc.unfreeze()
         gc.enable()
+
+
+@contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Keep the objects that exist now out of the garbage collector's walks for a while.
+
+    A batch of requests starts with everything it reads already built (the modules, the
+    prepared prompts or input rows: hundreds of thousands of objects), and each collection of
+    the oldest generation during the batch walked them all again (a sixth of a 4,000-row run's
+    CPU). They are put in the permanent generation (``gc.freeze``) and given back on exit
+    (``gc.unfreeze``: the oldest generation). Collections go on for what the batch makes, so
+    its reference cycles are freed, but the youngest generation is collected every
+    :data:`YOUNG_THRESHOLD` objects instead of 700: the hundreds of requests in flight survive
+    each young collection and were walked again by every one of them (a collection that finds
+    little to free costs what it walks). Nothing is done when the collector is off or
+    something else holds a freeze; nested uses are fine.
+    """
+    if not gc.isenabled() or gc.get_freeze_count():
+        yield
+        return
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(max(thresholds[0], YOUNG_THRESHOLD), *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+
+
+#: objects allocated (net) between two collections of the youngest generation in a batch
+YOUNG_THRESHOLD = 10_000
 
 
 def sniff_json_kind(path: Path | str) -> str:

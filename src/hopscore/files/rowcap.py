@@ -9,6 +9,10 @@ listed by path (``prompt.1.content``, ``rounds``); the caller marks the row with
 
 A text is cut the same way wherever it is cut (:func:`clip_text`), so a program that reads a
 reply's cut text (to read citations, say) gets the same text before and after a resume.
+
+Most rows are far within both caps; :func:`fitting_line` tells so from the row's line (the
+text :class:`hopscore.engine.resume.ResultLog` writes), which the caller can hand on to the
+log, so that such a row is encoded once and not walked at all.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from __future__ import annotations
 import json
 from collections.abc import Collection
 from typing import Any
+
+from hopscore.files.jsontext import dumps_encodable
 
 #: Most paths listed as cut in one row (the rest are counted).
 MAX_LISTED = 50
@@ -32,6 +38,34 @@ def clip_text(text: str, limit: int) -> str:
 def json_size(value: Any) -> int:
     """Bytes of ``value``'s JSON text (UTF-8; lone surrogates counted as written)."""
     return len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+
+
+def _has_longer(value: Any, limit: int) -> bool:
+    """Whether a text longer than ``limit`` characters is among ``value``'s (at any depth)."""
+    if isinstance(value, str):
+        return len(value) > limit
+    if isinstance(value, dict):
+        return any(_has_longer(item, limit) for item in value.values())
+    if isinstance(value, list):
+        return any(_has_longer(item, limit) for item in value)
+    return False
+
+
+def fitting_line(row: dict[str, Any], max_cell_chars: int, max_row_bytes: int) -> str | None:
+    """``row``'s line as a results file writes it (``dumps_encodable(row)``) when the row is
+    within both caps as it is (:func:`cap_row` would return it unchanged), else None.
+
+    The line's UTF-8 bytes are at least :func:`json_size` (a lone surrogate is written as a
+    6-byte escape, counted as 3), and a text of N characters takes at least N + 2 of the
+    line's characters: a line no longer than ``max_cell_chars`` holds no longer text, and
+    only a longer line is walked for one."""
+    line = dumps_encodable(row)
+    size = len(line) if line.isascii() else len(line.encode("utf-8"))
+    if size > max_row_bytes:
+        return None
+    if len(line) > max_cell_chars and _has_longer(row, max_cell_chars):
+        return None
+    return line
 
 
 def _clip_all(value: Any, limit: int, path: str, cut: list[str]) -> Any:
@@ -72,6 +106,8 @@ def cap_row(row: dict[str, Any], max_cell_chars: int, max_row_bytes: int, *,
     is returned as it is). Fields in ``whole`` are never touched (a resume key, bookkeeping);
     fields in ``kept`` have their long texts cut but are never replaced by a note (what a
     resume or the end of a run reads)."""
+    if fitting_line(row, max_cell_chars, max_row_bytes) is not None:
+        return row, []
     cut: list[str] = []
     out: dict[str, Any] = {}
     for name, value in row.items():

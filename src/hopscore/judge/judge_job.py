@@ -37,6 +37,7 @@ from hopscore.engine.providers import make_backend as provider_backend
 from hopscore.engine.reasoning import reasoning_of, split_reply, with_reasoning
 from hopscore.engine.types import API_ERROR
 from hopscore.errors import HopscoreError
+from hopscore.files.io import bulk_load
 from hopscore.files.output_specs import Input
 from hopscore.files.outputs import claim, output_file
 from hopscore.files.reruns import REFUSE
@@ -56,6 +57,7 @@ from hopscore.judge.rows import (
     JudgeMeta,
     build_row,
     cap_row,
+    capped_line,
     done_check,
     item_key,
     key_of,
@@ -140,12 +142,17 @@ class _Judge:
             error = (f"truncated: the judge's reply was cut at max_tokens "
                      f"({self.config.max_tokens}); --on-truncation error gives it no verdict")
         row = build_row(item, key, self.meta, status, verdict=verdict, raw_output=raw,
-                        call=call, error=error)
+                        call=call, error=error, cap=False)
         thinking = reasoning_of(call.response.raw)
         if thinking is not None:  # the judge's own reasoning, kept beside its reply
-            row = cap_row({**row, "raw_judge_reasoning": thinking}, self.meta.max_cell_chars,
+            capped = cap_row(row, self.meta.max_cell_chars, self.meta.max_row_bytes)
+            row = cap_row({**capped, "raw_judge_reasoning": thinking}, self.meta.max_cell_chars,
                           self.meta.max_row_bytes)
-        return RowResult(self._retries(row, retry))
+            return RowResult(self._retries(row, retry))
+        row, line = capped_line(row, self.meta)  # the row's line, made once
+        if retry:
+            return RowResult(self._retries(row, retry))
+        return RowResult(row, line=line)
 
     @staticmethod
     def _retries(row: dict[str, Any], retry: int) -> dict[str, Any]:
@@ -366,7 +373,9 @@ def summarize(
     kinds: Counter[str] = Counter()
     failed: list[dict[str, Any]] = []
     usage: list[dict[str, Tally]] = []
-    for row in log.latest(keys).values():  # after an abort the file may hold superseded rows
+    with bulk_load():  # every row read back at once: no reference cycles
+        latest = log.latest(keys)
+    for row in latest.values():  # after an abort the file may hold superseded rows
         meta = row["judge"]
         usage.append(row_usage(meta))
         status = meta.get("status")

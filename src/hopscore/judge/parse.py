@@ -55,6 +55,8 @@ class _Field:
 
 def strip_thinking(text: str) -> str:
     """Remove reasoning-model thinking: closed blocks, an orphan close, an unclosed open."""
+    if "<" not in text:  # no tag (every pattern starts with "<"): three searches saved
+        return text
     text = _THINK_BLOCK.sub("", text)
     closes = list(_THINK_CLOSE.finditer(text))
     if closes:

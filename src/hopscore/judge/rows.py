@@ -210,8 +210,10 @@ def build_row(
     raw_output: str | None = None,
     call: CallResult | None = None,
     error: str | None = None,
+    cap: bool = True,
 ) -> dict[str, Any]:
     """The output row for one item. ``correct`` is null unless there is a decision.
+    ``cap=False``: not yet within the caps (the caller caps it: :func:`capped_line`).
 
     Whatever the judge's reply says is kept (extracted answer, reasoning, confidence), also when
     it gave no verdict (parse failure) or was cut at the budget (``truncated``)."""
@@ -255,7 +257,16 @@ def build_row(
     if renamed:
         info["renamed_input_keys"] = renamed
     row[META_FIELD] = info
-    return cap_row(row, meta.max_cell_chars, meta.max_row_bytes)
+    return cap_row(row, meta.max_cell_chars, meta.max_row_bytes) if cap else row
+
+
+def capped_line(row: dict[str, Any], meta: JudgeMeta) -> tuple[dict[str, Any], str | None]:
+    """:func:`cap_row` of ``row`` and, when the row is within the caps as it is, its line
+    (:func:`hopscore.files.rowcap.fitting_line`: the results file writes it as it is)."""
+    line = rowcap.fitting_line(row, meta.max_cell_chars, meta.max_row_bytes)
+    if line is not None:
+        return row, line
+    return cap_row(row, meta.max_cell_chars, meta.max_row_bytes), None
 
 
 def cap_row(row: dict[str, Any], max_cell_chars: int, max_row_bytes: int) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from hopscore.files.rowcap import cap_row, clip_text
+from hopscore.files.rowcap import cap_row, clip_text, fitting_line
 
 #: Caps of a sample row: characters of one text (a reply, a prompt message, a chain's step),
 #: bytes of the whole line.
@@ -32,6 +32,13 @@ def cap_sample(row: dict[str, Any], kept: Collection[str] = KEPT) -> dict[str, A
         out["row_truncated"] = True
         out["truncated_fields"] = cut
     return out
+
+
+def capped_sample(row: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """:func:`cap_sample` of ``row`` and, when the row is within the caps as it is, its line
+    (:func:`hopscore.files.rowcap.fitting_line`: the results file writes it as it is)."""
+    line = fitting_line(row, MAX_CELL_CHARS, MAX_ROW_BYTES)
+    return (row, line) if line is not None else (cap_sample(row), None)
 
 
 def kept_text(text: str) -> str:

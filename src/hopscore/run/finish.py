@@ -7,6 +7,7 @@ import platform
 import sys
 import time
 from collections import Counter
+from functools import lru_cache
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,14 @@ FIRST_IDS = 20
 
 
 def versions(local: bool) -> dict[str, str | None]:
+    """The versions of hopscore, Python and the dependencies (a copy: the caller's to keep)."""
+    return dict(_versions(local))
+
+
+@lru_cache(maxsize=2)
+def _versions(local: bool) -> dict[str, str | None]:
+    # looked up once per process (each package's metadata is read from disk: ~25 ms), not at
+    # every write of config.json
     out: dict[str, str | None] = {"hopscore": __version__, "python": platform.python_version()}
     for name in DEPENDENCIES + (LOCAL_DEPENDENCIES if local else ()):
         try:
@@ -284,11 +293,14 @@ def write_config(
     stats: EngineStats | None = None,
     attempts: dict[str, list[dict[str, Any] | None]] | None = None,
     executor: dict[str, Any] | None = None,
+    summary: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """config.json: every setting, the prompt's hashes, versions, the run's status and counts."""
+    """config.json: every setting, the prompt's hashes, versions, the run's status and counts
+    (``summary``: :func:`run_summary` of ``rows`` and ``attempts`` when the caller has it)."""
     path = settings.output_dir / "config.json"
-    summary = run_summary(prepared, rows, attempts, settings.on_truncation) \
-        if rows is not None else {}
+    if summary is None:
+        summary = run_summary(prepared, rows, attempts, settings.on_truncation) \
+            if rows is not None else {}
     config = config_record(settings, prepared, status)
     if summary:
         config["summary"] = summary

@@ -48,10 +48,11 @@ from hopscore.engine.ledger import block as ledger_block
 from hopscore.engine.preflight import preflight
 from hopscore.engine.reasoning import reasoning_of, reply_fields, split_reply
 from hopscore.errors import HopscoreError
+from hopscore.files.io import bulk_load
 from hopscore.files.outputs import claim, output_dir
 from hopscore.files.reruns import REFUSE
 from hopscore.jobs import Job, open_results, run_rows
-from hopscore.run.caps import cap_sample, kept_text
+from hopscore.run.caps import capped_sample, kept_text
 from hopscore.run.extract import extract_flexible, extract_mcr, extract_strict
 from hopscore.run.finish import finish_run, run_differences, write_config
 from hopscore.run.providers import make_backend, model_engine, target_of
@@ -249,7 +250,9 @@ async def execute(
     writes = run_writes(benchmarks.get(settings.benchmark).predictions_file)
     with claim(output_dir(settings.output_dir, "--output-dir", writes=writes,
                           create_parents=True), inputs=settings.inputs()):
-        prepared = prepared or prepare(settings)
+        if prepared is None:
+            with bulk_load():  # thousands of prompts built, no reference cycles
+                prepared = prepare(settings)
         return await _execute(settings, prepared, backend, console, warn, rerun, batch)
 
 
@@ -308,16 +311,19 @@ async def _execute(settings: RunSettings, prepared: PreparedRun, backend: ChatBa
     finished = await run_rows(job, log, execution, console=console, warm_up=load_model,
                               on_stop=interrupted)
     outcome, stats = finished.outcome, finished.stats
-    # by example id (attempt 0), and with --repeats every example's attempts
-    rows, attempts = split_rows(prepared.tasks, log.latest(keys), settings.repeats)
-    if outcome.aborted is not None:
-        summary = write_config(settings, prepared, status="aborted", rows=rows, outcome=outcome,
-                               stats=stats, executor=finished.executor, attempts=attempts)
-        return RunResult(settings, prepared, outcome, stats, None, None, summary)
-    report, metrics, summary = finish_run(settings.scoring(), prepared, rows, attempts)
-    status = "complete" if not summary["errors"] else "incomplete"
-    write_config(settings, prepared, status=status, rows=rows, outcome=outcome, stats=stats,
-                 executor=finished.executor, attempts=attempts)
+    with bulk_load():  # every sample read back, counted and scored: no reference cycles
+        # by example id (attempt 0), and with --repeats every example's attempts
+        rows, attempts = split_rows(prepared.tasks, log.latest(keys), settings.repeats)
+        if outcome.aborted is not None:
+            summary = write_config(settings, prepared, status="aborted", rows=rows,
+                                   outcome=outcome, stats=stats, executor=finished.executor,
+                                   attempts=attempts)
+            return RunResult(settings, prepared, outcome, stats, None, None, summary)
+        report, metrics, summary = finish_run(settings.scoring(), prepared, rows, attempts)
+        status = "complete" if not summary["errors"] else "incomplete"
+        write_config(settings, prepared, status=status, rows=rows, outcome=outcome,
+                     stats=stats, executor=finished.executor, attempts=attempts,
+                     summary=summary)
     return RunResult(settings, prepared, outcome, stats, report, metrics, summary)
 
 
@@ -372,7 +378,8 @@ class RunWork:
             if task is None:
                 raise prepared_elsewhere(key, "example")
             result = await worker(task, key)
-            return RowResult(cap_sample(result.row), result.done, result.failure)
+            row, line = capped_sample(result.row)
+            return RowResult(row, result.done, result.failure, line)
 
         return Built(work, lambda: engine.stats, engine.aclose, engine.start_interval)
 

@@ -28,6 +28,8 @@ _LABEL_WORDS = (
 def strip_think(text: str) -> str:
     """Drop ``<think>...</think>`` blocks, everything before an orphan closing tag, and an
     unclosed block to the end."""
+    if "<" not in text:  # no tag (every pattern starts with "<"): three searches saved
+        return text
     text = _THINK_BLOCK.sub("", text)
     closers = list(_THINK_CLOSE.finditer(text))
     if closers:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hopscore.benchmarks.hotpotqa.example import Context, Fact
+from hopscore.text.labels import strip_think
 from hopscore.text.normalize import normalize_answer
 
 
@@ -36,22 +37,23 @@ def cited_facts(output: str, titles: Sequence[str]) -> tuple[Fact, ...]:
     punctuation, then as a paragraph number ("[Paragraph 2, 0]", "[2, 0]"); an unknown title is
     kept as written (it can only be a false positive). Duplicates are dropped, order kept.
     """
-    from hopscore.text.labels import strip_think
-
     text = strip_think(output)
     labels = list(_FACTS_LABEL.finditer(text))
     if labels:
         text = text[labels[-1].end():]
     exact = set(titles)
-    normalized = {normalize_answer(title): title for title in titles}
+    normalized: dict[str, str] | None = None  # made at the first citation not exact
     facts: dict[Fact, None] = {}
     for match in _CITATION.finditer(text):
         raw = match.group(1).strip().strip("\"'*_`").strip()
         title = raw
         if raw not in exact:
-            number = _PARAGRAPH_NUMBER.match(raw)
-            if normalize_answer(raw) in normalized:
-                title = normalized[normalize_answer(raw)]
+            if normalized is None:
+                normalized = {normalize_answer(title): title for title in titles}
+            found = normalized.get(normalize_answer(raw))
+            number = _PARAGRAPH_NUMBER.match(raw) if found is None else None
+            if found is not None:
+                title = found
             elif number and 1 <= int(number.group(1)) <= len(titles):
                 title = titles[int(number.group(1)) - 1]
         facts[(title, int(match.group(2)))] = None
