@@ -104,3 +104,25 @@ def test_keys_must_be_unique_and_match(tmp_path: Path) -> None:
         asyncio.run(run_batch(["a"], ["k"], wrong, log, workers=1))
     with pytest.raises(ValueError, match="not unique"):
         asyncio.run(run_batch(["a", "b"], ["k", "k"], wrong, log, workers=1))
+
+
+def test_workers_whose_turn_comes_after_the_last_item_do_not_start(tmp_path: Path) -> None:
+    """Three items, so three workers, 10 s apart: the first takes every item in well under
+    10 s, and the batch ends then, not after the last worker's turn (20 s)."""
+    log = ResultLog(tmp_path / "out.jsonl", key_of)
+    started: list[str] = []
+
+    async def work(item: str, key: str) -> RowResult:
+        started.append(key)
+        await asyncio.sleep(0.01)
+        return RowResult({"key": key, "answer": item}, done=True)
+
+    async def batch() -> Any:
+        return await asyncio.wait_for(run_batch(
+            ["a", "b", "c"], ["k-a", "k-b", "k-c"], work, log, workers=50,
+            start_interval=10.0), 60)
+
+    outcome = asyncio.run(batch())
+    assert outcome.processed == 3 and sorted(started) == ["k-a", "k-b", "k-c"]
+    rows = (tmp_path / "out.jsonl").read_text().splitlines()
+    assert len(rows) == 3

@@ -10,6 +10,7 @@ the results file in input order with exactly one row per item.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -106,7 +107,8 @@ async def run_batch(
     prompts while the first requests are out); they come after ``items`` in the file's order.
     An exception it raises stops the batch.
 
-    Workers start ``start_interval`` seconds apart. Started together, all requests go out at
+    Workers start ``start_interval`` seconds apart (a worker whose turn comes after every item
+    is taken does not start: a short batch does not wait for the last one's turn). Started together, all requests go out at
     once, come back at once and queue for the one CPU thread that parses them, and stay in
     lock-step from then on; staggered, the replies arrive spread out (and a rate-limited
     endpoint sees a ramp instead of a burst). 64 workers are all running after 0.3 s.
@@ -145,12 +147,18 @@ async def run_batch(
                 progress.update(task_id, total=outcome.total, completed=outcome.already_done
                                 + outcome.processed)
 
+    taken = asyncio.Event()  # every item is taken: a worker not started yet need not start
+
     async def worker(delay: float) -> None:
         if delay:
-            await asyncio.sleep(delay)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(taken.wait(), delay)
+            if taken.is_set():
+                return
         while not stop.is_set():
             item = await queue.get()
             if item is None:
+                taken.set()
                 return
             result = await work(item.value, item.key)
             if log.key_of(result.row) != item.key:
