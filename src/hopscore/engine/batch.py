@@ -108,10 +108,10 @@ async def run_batch(
     An exception it raises stops the batch.
 
     Workers start ``start_interval`` seconds apart (a worker whose turn comes after every item
-    is taken does not start: a short batch does not wait for the last one's turn). Started together, all requests go out at
-    once, come back at once and queue for the one CPU thread that parses them, and stay in
-    lock-step from then on; staggered, the replies arrive spread out (and a rate-limited
-    endpoint sees a ramp instead of a burst). 64 workers are all running after 0.3 s.
+    is taken does not start: a short batch does not wait for the last one's turn). Started
+    together, all requests go out at once, come back at once and queue for the one CPU thread
+    that parses them, and stay in lock-step from then on; staggered, the replies arrive spread
+    out (and a rate-limited endpoint sees a ramp instead of a burst). 64 workers are all running after 0.3 s.
     """
     if len(items) != len(keys):
         raise ValueError("items and keys differ in length")
