@@ -111,7 +111,8 @@ async def run_batch(
     is taken does not start: a short batch does not wait for the last one's turn). Started
     together, all requests go out at once, come back at once and queue for the one CPU thread
     that parses them, and stay in lock-step from then on; staggered, the replies arrive spread
-    out (and a rate-limited endpoint sees a ramp instead of a burst). 64 workers are all running after 0.3 s.
+    out (and a rate-limited endpoint sees a ramp instead of a burst). 64 workers are all
+    running after 0.3 s.
     """
     if len(items) != len(keys):
         raise ValueError("items and keys differ in length")
