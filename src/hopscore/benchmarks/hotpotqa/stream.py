@@ -7,13 +7,14 @@ as Python objects they cost several GB; here:
   into the few fields scoring reads and dropped once scored. Duplicate ids are caught as they
   come (a set of the ids' hashes; a repeated hash is confirmed by reading the file again up
   to it), with the message :func:`~hopscore.benchmarks.base.check_unique_ids` gives;
-* the official ``{"answer": {id: str}, "sp": {id: [[title, sent_id], ...]}}`` object keeps its
-  answers as strings and each supporting-fact list as a slice of the memory-mapped file
-  (:class:`msgspec.Raw`), decoded when its example is scored. Everything is checked before
-  scoring starts, as the whole-file reader does: every answer a string, every fact a
-  ``[title, integer]`` pair, no id twice in one map (every ``:`` of the file is accounted for
-  by the keys and values read; a file whose count differs, or that writes a colon as
-  ``\\u003a``, goes to the whole-file reader, which names the repeated key).
+* the official ``{"answer": {id: str}, "sp": {id: [[title, sent_id], ...]}}`` object is kept
+  as arrays, about 40 bytes an id and part, sorted by the ids' hashes: where each key and value
+  lies in the memory-mapped file (found by :func:`hopscore.files.jsonspans.object_spans`);
+  an answer or a supporting-fact list is decoded when its example is scored, after its key's
+  text is confirmed to be the id asked for. Everything is checked before scoring starts, as
+  the whole-file reader does: every answer a string, every fact a ``[title, integer]`` pair,
+  no id twice in one map (equal hashes are confirmed by the ids' text; a file with one goes
+  to the whole-file reader, which names the repeated key).
 
 Whatever this fast reading does not take (JSON Lines, unusual keys, a wrong type) goes through
 the checked readers of :mod:`hopscore.benchmarks.hotpotqa`, which give the same results and
@@ -24,19 +25,23 @@ from __future__ import annotations
 
 import json
 import mmap
-from collections.abc import Callable, Iterator
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import msgspec
+import numpy as np
 
 from hopscore.benchmarks.base import Example, Prediction, Predictions
 from hopscore.benchmarks.formats import read_official_parts, unpredicted_warning
 from hopscore.errors import InputError, Location
 from hopscore.files.fields import Fields
 from hopscore.files.io import _DuplicateKey, _no_duplicate_keys, sniff_json_kind
-from hopscore.files.jsonstream import Batch, count_colons, iter_json_list, map_read, release
+from hopscore.files.jsonspans import Unusual, object_spans
+from hopscore.files.jsonstream import Batch, iter_json_list, map_read, release
 
 P = TypeVar("P", bound=Prediction)
 
@@ -129,23 +134,125 @@ def stream_gold_unchecked(path: Path, reader: GoldReader) -> Iterator[Any]:
 # --- predictions ----------------------------------------------------------------------------
 
 _TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
-_ANSWERS = msgspec.json.Decoder(dict[str, str])
-_FACT_MAP = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_ANSWER_MAP = msgspec.json.Decoder(dict[str, str])
+_FACT_MAP = msgspec.json.Decoder(dict[str, list[tuple[str, int]]])
+_STR = msgspec.json.Decoder(str)
 _FACTS = msgspec.json.Decoder(list[tuple[str, int]])
-_FACT_LISTS = msgspec.json.Decoder(list[list[tuple[str, int]]])
 _PARTS = ("answer", "sp")
-_BATCH = 8192
+_WS = b" \t\r\n"
+_RELEASE_EVERY = 1 << 16
+
+
+class _Part:
+    """One map of the official object (answers or supporting facts) as arrays sorted by the
+    ids' hashes: each id's hash, the offset and length of its key's text and of its value's
+    text in the mapped file, the entry's place in the file and back (40 bytes an entry), and
+    whether it has been taken. :meth:`take` tries the entry after the last one taken in file
+    order first (predictions are usually written in the gold's order), else bisects."""
+
+    def __init__(self, mapped: mmap.mmap, chunks: list[tuple[Any, ...]]) -> None:
+        self.mapped = mapped
+        columns = [np.concatenate([chunk[i] for chunk in chunks]) if chunks
+                   else np.empty(0, np.int64) for i in range(5)]
+        order = np.argsort(columns[0], kind="stable")
+        self.hashes = _array("q", columns[0][order])
+        self.key_start = _array("q", columns[1][order])
+        self.key_length = _array("i", columns[2][order])
+        self.value_start = _array("q", columns[3][order])
+        self.value_length = _array("i", columns[4][order])
+        del columns
+        self.place = _array("i", order)  # sorted entry -> its place in the file
+        by_file = np.empty_like(order)
+        by_file[order] = np.arange(len(order))
+        self.by_file = _array("i", by_file)  # place in the file -> sorted entry
+        self.taken = bytearray(len(self.hashes))
+        self.cursor = 0
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def key(self, i: int) -> str:
+        start = self.key_start[i]
+        text = self.mapped[start:start + self.key_length[i]]
+        return text[1:-1].decode() if b"\\" not in text else _STR.decode(text)
+
+    def is_key(self, i: int, example_id: str, quoted: bytes | None) -> bool:
+        """Whether entry ``i``'s key is ``example_id`` (``quoted``: see :meth:`find`)."""
+        start = self.key_start[i]
+        if quoted is not None and self.mapped[start:start + self.key_length[i]] == quoted:
+            return True
+        return self.key(i) == example_id
+
+    def value(self, i: int) -> bytes:
+        start = self.value_start[i]
+        return self.mapped[start:start + self.value_length[i]]
+
+    def find(self, key_hash: int, example_id: str, quoted: bytes | None = None) -> int:
+        """The entry of ``example_id`` (its hash ``key_hash``), or -1. ``quoted``: the id's
+        UTF-8 in quotes, when it holds no backslash (a key written so is the id)."""
+        hashes = self.hashes
+        i = bisect_left(hashes, key_hash)
+        while i < len(hashes) and hashes[i] == key_hash:
+            if self.is_key(i, example_id, quoted):
+                return i
+            i += 1
+        return -1
+
+    def take(self, key_hash: int, example_id: str, quoted: bytes | None) -> int:
+        """The entry of ``example_id``, marked taken, or -1 (absent or taken before)."""
+        cursor = self.cursor
+        if cursor < len(self.by_file):
+            i = self.by_file[cursor]
+            if self.hashes[i] == key_hash and self.is_key(i, example_id, quoted):
+                self.cursor = cursor + 1
+                if self.taken[i]:
+                    return -1
+                self.taken[i] = 1
+                return i
+        i = self.find(key_hash, example_id, quoted)
+        if i < 0 or self.taken[i]:
+            return -1
+        self.taken[i] = 1
+        self.cursor = self.place[i] + 1
+        return i
+
+    def repeats(self) -> bool:
+        """Whether an id is a key twice (equal hashes are confirmed by the ids' text)."""
+        hashes = self.hashes
+        sorted_hashes = np.frombuffer(hashes, np.int64)
+        for i in np.flatnonzero(sorted_hashes[1:] == sorted_hashes[:-1]) + 1:
+            mine = self.key(int(i))
+            k = int(i) - 1
+            while k >= 0 and hashes[k] == hashes[i]:
+                if self.key(k) == mine:
+                    return True
+                k -= 1
+        return False
+
+    def in_file_order(self, entries: Iterable[int]) -> list[int]:
+        return sorted(entries, key=self.place.__getitem__)
+
+    def left(self) -> list[int]:
+        """The entries not taken, in file order."""
+        return self.in_file_order(
+            int(i) for i in np.flatnonzero(np.frombuffer(self.taken, np.uint8) == 0))
+
+
+def _array(code: str, values: Any) -> array[int]:
+    out: array[int] = array(code)
+    out.frombytes(values.astype(np.int64 if code == "q" else np.int32).tobytes())
+    return out
 
 
 class OfficialIndex(Generic[P]):
     """The official predictions, held compactly and decoded one example at a time.
 
-    :meth:`take` hands out an id's prediction once (scoring asks for each gold id once) and
-    drops it; :meth:`unmatched` lists the ids never asked for, in the file's order.
+    :meth:`take` hands out an id's prediction once (scoring asks for each gold id once);
+    :meth:`unmatched` lists the ids never asked for, in the file's order.
     """
 
-    def __init__(self, make: Callable[..., P], mapped: mmap.mmap, answers: dict[str, str],
-                 facts: dict[str, msgspec.Raw], total: int) -> None:
+    def __init__(self, make: Callable[..., P], mapped: mmap.mmap, answers: _Part,
+                 facts: _Part, total: int) -> None:
         self._make = make
         self._mapped = mapped
         self._answers = answers
@@ -157,19 +264,29 @@ class OfficialIndex(Generic[P]):
         return self._total
 
     def take(self, example_id: str) -> P | None:
-        answer = self._answers.pop(example_id, None)
-        raw = self._facts.pop(example_id, None)
-        if answer is None and raw is None:
+        key_hash = hash(example_id)
+        quoted: bytes | None = b'"' + example_id.encode("utf-8", "surrogatepass") + b'"'
+        if b"\\" in quoted:  # type: ignore[operator]
+            quoted = None
+        answers, facts = self._answers, self._facts
+        a = answers.take(key_hash, example_id, quoted)
+        f = facts.take(key_hash, example_id, quoted)
+        if a < 0 and f < 0:
             return None
         self._taken += 1
-        if not self._taken & 0xFFFF:
+        if not self._taken % _RELEASE_EVERY:
             release(self._mapped)
-        return self._make(id=example_id, answer=answer,
-                                sp=None if raw is None else tuple(_FACTS.decode(raw)))
+        return self._make(id=example_id, answer=None if a < 0 else _STR.decode(answers.value(a)),
+                          sp=None if f < 0 else tuple(_FACTS.decode(facts.value(f))))
 
     def unmatched(self) -> list[str]:
-        answers = self._answers
-        return [*answers, *(key for key in self._facts if key not in answers)]
+        answers, facts = self._answers, self._facts
+        left = [answers.key(i) for i in answers.left()]
+        for i in facts.left():
+            key = facts.key(i)
+            if answers.find(hash(key), key) < 0:
+                left.append(key)
+        return left
 
 
 def read_predictions_quickly(path: Path, make: Callable[..., P]) -> Predictions[P] | None:
@@ -183,51 +300,114 @@ def read_predictions_quickly(path: Path, make: Callable[..., P]) -> Predictions[
         return None
     try:
         index = _index(path, mapped, make)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, Unusual):
         index = None
-    if index is None:
-        release(mapped)
-        return None
     release(mapped)
     return index
 
 
 def _index(path: Path, mapped: mmap.mmap, make: Callable[..., P]) -> Predictions[P] | None:
     start = 3 if mapped[:3] == b"\xef\xbb\xbf" else 0
-    if mapped.find(b"\\u003a", start) >= 0 or mapped.find(b"\\u003A", start) >= 0:
-        return None  # an escaped colon: the colon count below would not hold
-    top = _TOP.decode(memoryview(mapped)[start:])
+    with memoryview(mapped) as view, view[start:] as text:
+        top = _TOP.decode(text)  # the whole file checked as JSON
+        lengths = {key: len(value) for key, value in top.items()}
+        del top
     release(mapped)  # each pass reads the file's pages: dropped after it, not kept resident
-    if "answer" not in top or not set(top) <= set(_PARTS):
+    if "answer" not in lengths or not set(lengths) <= set(_PARTS):
         return None
-    answers = _ANSWERS.decode(top["answer"])
-    release(mapped)
-    facts = _FACT_MAP.decode(top["sp"]) if "sp" in top else {}
-    release(mapped)
-    values = list(facts.values())
-    colons = 0
-    for i in range(0, len(values), _BATCH):
-        chunk = b",".join(values[i:i + _BATCH])
-        colons += chunk.count(b":")
-        _FACT_LISTS.decode(b"[" + chunk + b"]")  # all well typed (else the checked reader)
-        release(mapped)
-    del values
-    expected = len(top) + "".join(top).count(":")
-    expected += len(answers) + "".join(answers).count(":") + "".join(answers.values()).count(":")
-    expected += len(facts) + "".join(facts).count(":") + colons
-    if count_colons(mapped, start) != expected:  # a key repeated inside one object
-        return None
-    _, warnings = read_official_parts(path, {part: (answers if part == "answer" else facts)
-                                                for part in top}, _PARTS)
-    total = len(answers) + sum(1 for key in facts if key not in answers)
+    places = _top_places(mapped, start, lengths)
+    answers = _part(mapped, places["answer"], _ANSWER_MAP, b'"', b'"')
+    facts = _part(mapped, places.get("sp"), _FACT_MAP, b"[", b"]")
+    if answers.repeats() or facts.repeats():
+        return None  # the checked reader names the repeated key
+    _, warnings = read_official_parts(path, {key: {} for key in lengths}, _PARTS)
+    lacking = _lacking(answers, facts) if "sp" in lengths else []
+    total = len(answers) + len(facts) - (len(answers) - len(lacking) if "sp" in lengths else 0)
     predictions: Predictions[P] = Predictions(
         {}, str(path), "official", warnings,
         stream=OfficialIndex(make, mapped, answers, facts, total))
-    if "sp" in top:
-        lacking = [key for key in answers if key not in facts]
-        warning = unpredicted_warning(str(path), "sp", "supporting-fact and joint metrics",
-                                      lacking, total)
-        if warning:
-            predictions.warnings.append(warning)
+    warning = unpredicted_warning(str(path), "sp", "supporting-fact and joint metrics",
+                                  [answers.key(i) for i in lacking], total)
+    if warning:
+        predictions.warnings.append(warning)
     return predictions
 
+
+def _top_places(mapped: mmap.mmap, start: int,
+                lengths: dict[str, int]) -> dict[str, tuple[int, int]]:
+    """Where each part's object lies in the file (``lengths``: each part's text length, from
+    the whole file's decoding). Raises :class:`Unusual` for a key written with escapes or
+    given twice."""
+    places: dict[str, tuple[int, int]] = {}
+    at = _skip(mapped, start) + 1  # past the "{"
+    while True:
+        at = _skip(mapped, at)
+        if mapped[at:at + 1] == b"}":
+            return places
+        for part in lengths:
+            name = b'"' + part.encode() + b'"'
+            if mapped[at:at + len(name)] == name:
+                break
+        else:
+            raise Unusual("a top-level key written with escapes")
+        if part in places:
+            raise Unusual("a top-level key twice")
+        at = _skip(mapped, _skip(mapped, at + len(name)) + 1)  # past the ":"
+        places[part] = (at, at + lengths[part])
+        at = _skip(mapped, at + lengths[part])
+        if mapped[at:at + 1] == b",":
+            at += 1
+
+
+def _skip(mapped: mmap.mmap, at: int) -> int:
+    while mapped[at:at + 1] in (b" ", b"\t", b"\r", b"\n"):
+        at += 1
+    return at
+
+
+def _part(mapped: mmap.mmap, place: tuple[int, int] | None,
+          decoder: msgspec.json.Decoder[dict[str, Any]], opener: bytes, closer: bytes) -> _Part:
+    chunks: list[tuple[Any, ...]] = []
+    if place is not None:
+        for spans in object_spans(mapped, *place, decoder, opener, closer):
+            hashes = np.fromiter(map(hash, spans.decoded), np.int64, len(spans.decoded))
+            chunks.append((hashes, spans.key_start, spans.key_end - spans.key_start,
+                           spans.value_start, spans.value_end - spans.value_start))
+    return _Part(mapped, chunks)
+
+
+def _lacking(answers: _Part, facts: _Part) -> list[int]:
+    """The answers' entries whose id has no supporting facts, in file order. Equal hashes are
+    confirmed by the ids' text: byte for byte (vectorized), else decoded."""
+    answer_hashes = np.frombuffer(answers.hashes, np.int64)
+    fact_hashes = np.frombuffer(facts.hashes, np.int64)
+    same = np.zeros(len(answer_hashes), bool)
+    if len(fact_hashes):
+        at = np.minimum(np.searchsorted(fact_hashes, answer_hashes), len(fact_hashes) - 1)
+        found = np.flatnonzero(fact_hashes[at] == answer_hashes)
+        # in file order, a few thousand at a time: the pages read stay few
+        found = found[np.argsort(np.frombuffer(answers.place, np.int32)[found], kind="stable")]
+        a_start = np.frombuffer(answers.key_start, np.int64)
+        a_length = np.frombuffer(answers.key_length, np.int32).astype(np.int64)
+        f_start = np.frombuffer(facts.key_start, np.int64)
+        f_length = np.frombuffer(facts.key_length, np.int32).astype(np.int64)
+        text = np.frombuffer(answers.mapped, np.uint8)
+        for low in range(0, len(found), 1 << 12):
+            mine = found[low:low + (1 << 12)]
+            theirs = at[mine]
+            equal = a_length[mine] == f_length[theirs]
+            mine, theirs = mine[equal], theirs[equal]
+            length = a_length[mine]
+            if not len(mine):
+                continue
+            starts = np.cumsum(length) - length
+            ramp = np.arange(int(length.sum())) - np.repeat(starts, length)
+            differs = (text[np.repeat(a_start[mine], length) + ramp]
+                       != text[np.repeat(f_start[theirs], length) + ramp])
+            same[mine[~np.logical_or.reduceat(differs, starts)]] = True
+            release(answers.mapped)
+        del text
+        for i in np.flatnonzero(~same)[np.isin(np.flatnonzero(~same), found)]:
+            key = answers.key(int(i))  # same hash, other bytes: escapes, or another id
+            same[i] = facts.find(hash(key), key) >= 0
+    return answers.in_file_order(int(i) for i in np.flatnonzero(~same))
