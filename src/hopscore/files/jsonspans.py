@@ -58,12 +58,13 @@ class Spans:
 
 def object_spans(data: mmap.mmap, start: int, end: int,
                  decoder: msgspec.json.Decoder[dict[str, Any]], opener: bytes, closer: bytes,
-                 *, window: int = WINDOW) -> Iterator[Spans]:
+                 *, window: int | None = None) -> Iterator[Spans]:
     """The entries of the object ``data[start:end]`` (``{`` ... ``}``), a window at a time;
     each value's text opens with ``opener`` and closes with ``closer``. Raises
     :class:`Unusual` (see the module's text)."""
     if data[start:start + 1] != b"{" or data[end - 1:end] != b"}":
         raise Unusual("not an object")
+    window = window or WINDOW
     size = window
     at = start  # the "{" or the "," before the window's first key
     while at < end - 1:

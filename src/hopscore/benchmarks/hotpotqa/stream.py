@@ -40,7 +40,7 @@ from hopscore.benchmarks.formats import read_official_parts, unpredicted_warning
 from hopscore.errors import InputError, Location
 from hopscore.files.fields import Fields
 from hopscore.files.io import _DuplicateKey, _no_duplicate_keys, sniff_json_kind
-from hopscore.files.jsonspans import Unusual, object_spans
+from hopscore.files.jsonspans import Spans, Unusual, object_spans
 from hopscore.files.jsonstream import Batch, iter_json_list, map_read, release
 
 P = TypeVar("P", bound=Prediction)
@@ -137,7 +137,10 @@ _TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _ANSWER_MAP = msgspec.json.Decoder(dict[str, str])
 _FACT_MAP = msgspec.json.Decoder(dict[str, list[tuple[str, int]]])
 _STR = msgspec.json.Decoder(str)
-_FACTS = msgspec.json.Decoder(list[tuple[str, int]])
+_FACT_WINDOW = msgspec.json.Decoder(dict[str, tuple[tuple[str, int], ...]])
+_MISSING: Any = object()
+#: entries of a part decoded at once when predictions are taken in file order
+_WINDOW = 2048
 _PARTS = ("answer", "sp")
 _WS = b" \t\r\n"
 _RELEASE_EVERY = 1 << 16
@@ -145,28 +148,56 @@ _RELEASE_EVERY = 1 << 16
 
 class _Part:
     """One map of the official object (answers or supporting facts) as arrays sorted by the
-    ids' hashes: each id's hash, the offset and length of its key's text and of its value's
-    text in the mapped file, the entry's place in the file and back (40 bytes an entry), and
-    whether it has been taken. :meth:`take` tries the entry after the last one taken in file
-    order first (predictions are usually written in the gold's order), else bisects."""
+    ids' hashes: the low 32 bits of each id's hash, the offset and length of its key's text and
+    of its value's text in the mapped file, the entry's place in the file and back (29 bytes an
+    entry with its taken flag).
 
-    def __init__(self, mapped: mmap.mmap, chunks: list[tuple[Any, ...]]) -> None:
+    :meth:`take` reads a *window*: the next ``_WINDOW`` entries in file order, decoded at once
+    into a dict (keyed by the ids' real text) from the place of the entry asked for, which
+    predictions written in the gold's order then consume one by one. An id not in the window is
+    looked up by its hash (bisection, confirmed by the key's text); entries leaving the window
+    are flagged taken, except those still in it."""
+
+    def __init__(self, mapped: mmap.mmap, decoder: msgspec.json.Decoder[dict[str, Any]]
+                 ) -> None:
         self.mapped = mapped
-        columns = [np.concatenate([chunk[i] for chunk in chunks]) if chunks
-                   else np.empty(0, np.int64) for i in range(5)]
-        order = np.argsort(columns[0], kind="stable")
-        self.hashes = _array("q", columns[0][order])
-        self.key_start = _array("q", columns[1][order])
-        self.key_length = _array("i", columns[2][order])
-        self.value_start = _array("q", columns[3][order])
-        self.value_length = _array("i", columns[4][order])
-        del columns
-        self.place = _array("i", order)  # sorted entry -> its place in the file
-        by_file = np.empty_like(order)
-        by_file[order] = np.arange(len(order))
-        self.by_file = _array("i", by_file)  # place in the file -> sorted entry
+        self.decoder = decoder
+        self.window: dict[str, Any] = {}
+        self.low = self.high = 0  # the window's places in the file
+        wide = len(mapped) >= 1 << 32
+        #: the low 32 bits of each id's hash (equal ones are told apart by the ids' text)
+        self.hashes: array[int] = array("I")
+        self.key_start: array[int] = array("Q" if wide else "I")
+        self.key_length: array[int] = array("I")
+        self.value_start: array[int] = array("Q" if wide else "I")
+        self.value_length: array[int] = array("I")
+        self.place: array[int] = array("I")  # sorted entry -> its place in the file
+        self.by_file: array[int] = array("I")  # place in the file -> sorted entry
+        self.taken = bytearray()
+
+    def add(self, spans: Spans) -> None:
+        """The entries of one window, in file order."""
+        hashes = np.fromiter(map(hash, spans.decoded), np.int64, len(spans.decoded))
+        for column, values in ((self.hashes, hashes & _LOW),
+                               (self.key_start, spans.key_start),
+                               (self.key_length, spans.key_end - spans.key_start),
+                               (self.value_start, spans.value_start),
+                               (self.value_length, spans.value_end - spans.value_start)):
+            column.frombytes(values.astype(_DTYPES[column.typecode]).tobytes())
+
+    def sort(self) -> None:
+        """Sorted by hash, one column at a time (the temporary arrays stay few)."""
+        order = np.argsort(np.frombuffer(self.hashes, np.uint32), kind="stable")
+        for name in ("hashes", "key_start", "key_length", "value_start", "value_length"):
+            column = getattr(self, name)
+            values = np.frombuffer(column, _DTYPES[column.typecode])[order]
+            setattr(self, name, array(column.typecode, values.tobytes()))
+            del column, values
+        self.place = array("I", order.astype(np.uint32).tobytes())
+        by_file = np.empty(len(order), np.uint32)
+        by_file[order] = np.arange(len(order), dtype=np.uint32)
+        self.by_file = array("I", by_file.tobytes())
         self.taken = bytearray(len(self.hashes))
-        self.cursor = 0
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -176,50 +207,58 @@ class _Part:
         text = self.mapped[start:start + self.key_length[i]]
         return text[1:-1].decode() if b"\\" not in text else _STR.decode(text)
 
-    def is_key(self, i: int, example_id: str, quoted: bytes | None) -> bool:
-        """Whether entry ``i``'s key is ``example_id`` (``quoted``: see :meth:`find`)."""
-        start = self.key_start[i]
-        if quoted is not None and self.mapped[start:start + self.key_length[i]] == quoted:
-            return True
-        return self.key(i) == example_id
-
-    def value(self, i: int) -> bytes:
-        start = self.value_start[i]
-        return self.mapped[start:start + self.value_length[i]]
-
-    def find(self, key_hash: int, example_id: str, quoted: bytes | None = None) -> int:
-        """The entry of ``example_id`` (its hash ``key_hash``), or -1. ``quoted``: the id's
-        UTF-8 in quotes, when it holds no backslash (a key written so is the id)."""
+    def find(self, key_hash: int, example_id: str) -> int:
+        """The entry of ``example_id`` (its hash ``key_hash``), or -1: equal hashes are
+        confirmed by the key's text."""
         hashes = self.hashes
         i = bisect_left(hashes, key_hash)
         while i < len(hashes) and hashes[i] == key_hash:
-            if self.is_key(i, example_id, quoted):
+            if self.key(i) == example_id:
                 return i
             i += 1
         return -1
 
-    def take(self, key_hash: int, example_id: str, quoted: bytes | None) -> int:
-        """The entry of ``example_id``, marked taken, or -1 (absent or taken before)."""
-        cursor = self.cursor
-        if cursor < len(self.by_file):
-            i = self.by_file[cursor]
-            if self.hashes[i] == key_hash and self.is_key(i, example_id, quoted):
-                self.cursor = cursor + 1
-                if self.taken[i]:
-                    return -1
-                self.taken[i] = 1
-                return i
-        i = self.find(key_hash, example_id, quoted)
-        if i < 0 or self.taken[i]:
-            return -1
-        self.taken[i] = 1
-        self.cursor = self.place[i] + 1
-        return i
+    def take(self, key_hash: int, example_id: str) -> Any:
+        """The value of ``example_id``, or ``_MISSING`` (absent, or taken before)."""
+        value = self.window.pop(example_id, _MISSING)
+        if value is not _MISSING:
+            return value
+        i = self.find(key_hash, example_id)
+        if i < 0 or self.taken[i] or self.low <= self.place[i] < self.high:
+            return _MISSING  # taken from an earlier window, or from this one
+        self.load(self.place[i])
+        return self.window.pop(example_id)
+
+    def load(self, low: int) -> None:
+        """The window of the entries from place ``low`` in the file (those taken before
+        left out)."""
+        self.evict()
+        high = min(low + _WINDOW, len(self.by_file))
+        first, last = self.by_file[low], self.by_file[high - 1]
+        text = self.mapped[self.key_start[first]:self.value_start[last] + self.value_length[last]]
+        window = self.decoder.decode(b"{" + text + b"}")
+        rows = np.frombuffer(self.by_file, np.uint32)[low:high]
+        done = np.flatnonzero(np.frombuffer(self.taken, np.uint8)[rows])
+        if len(done):
+            keys = list(window)  # in file order (no key is repeated)
+            for j in done:
+                del window[keys[j]]
+        self.window, self.low, self.high = window, low, high
+
+    def evict(self) -> None:
+        """Flag the window's entries taken, except those still in it; empty it."""
+        if self.high > self.low:
+            taken = np.frombuffer(self.taken, np.uint8)
+            taken[np.frombuffer(self.by_file, np.uint32)[self.low:self.high]] = 1
+            for key in self.window:
+                taken[self.find(hash(key) & _LOW, key)] = 0
+        self.window = {}
+        self.low = self.high = 0
 
     def repeats(self) -> bool:
         """Whether an id is a key twice (equal hashes are confirmed by the ids' text)."""
         hashes = self.hashes
-        sorted_hashes = np.frombuffer(hashes, np.int64)
+        sorted_hashes = np.frombuffer(hashes, np.uint32)
         for i in np.flatnonzero(sorted_hashes[1:] == sorted_hashes[:-1]) + 1:
             mine = self.key(int(i))
             k = int(i) - 1
@@ -234,14 +273,13 @@ class _Part:
 
     def left(self) -> list[int]:
         """The entries not taken, in file order."""
+        self.evict()
         return self.in_file_order(
             int(i) for i in np.flatnonzero(np.frombuffer(self.taken, np.uint8) == 0))
 
 
-def _array(code: str, values: Any) -> array[int]:
-    out: array[int] = array(code)
-    out.frombytes(values.astype(np.int64 if code == "q" else np.int32).tobytes())
-    return out
+_LOW = 0xFFFFFFFF
+_DTYPES = {"I": np.uint32, "Q": np.uint64}
 
 
 class OfficialIndex(Generic[P]):
@@ -264,27 +302,23 @@ class OfficialIndex(Generic[P]):
         return self._total
 
     def take(self, example_id: str) -> P | None:
-        key_hash = hash(example_id)
-        quoted: bytes | None = b'"' + example_id.encode("utf-8", "surrogatepass") + b'"'
-        if b"\\" in quoted:  # type: ignore[operator]
-            quoted = None
-        answers, facts = self._answers, self._facts
-        a = answers.take(key_hash, example_id, quoted)
-        f = facts.take(key_hash, example_id, quoted)
-        if a < 0 and f < 0:
+        key_hash = hash(example_id) & _LOW
+        answer = self._answers.take(key_hash, example_id)
+        sp = self._facts.take(key_hash, example_id)
+        if answer is _MISSING and sp is _MISSING:
             return None
         self._taken += 1
         if not self._taken % _RELEASE_EVERY:
             release(self._mapped)
-        return self._make(id=example_id, answer=None if a < 0 else _STR.decode(answers.value(a)),
-                          sp=None if f < 0 else tuple(_FACTS.decode(facts.value(f))))
+        return self._make(id=example_id, answer=None if answer is _MISSING else answer,
+                          sp=None if sp is _MISSING else sp)
 
     def unmatched(self) -> list[str]:
         answers, facts = self._answers, self._facts
         left = [answers.key(i) for i in answers.left()]
         for i in facts.left():
             key = facts.key(i)
-            if answers.find(hash(key), key) < 0:
+            if answers.find(hash(key) & _LOW, key) < 0:
                 left.append(key)
         return left
 
@@ -316,8 +350,8 @@ def _index(path: Path, mapped: mmap.mmap, make: Callable[..., P]) -> Predictions
     if "answer" not in lengths or not set(lengths) <= set(_PARTS):
         return None
     places = _top_places(mapped, start, lengths)
-    answers = _part(mapped, places["answer"], _ANSWER_MAP, b'"', b'"')
-    facts = _part(mapped, places.get("sp"), _FACT_MAP, b"[", b"]")
+    answers = _part(mapped, places["answer"], _ANSWER_MAP, b'"', b'"', _ANSWER_MAP)
+    facts = _part(mapped, places.get("sp"), _FACT_MAP, b"[", b"]", _FACT_WINDOW)
     if answers.repeats() or facts.repeats():
         return None  # the checked reader names the repeated key
     _, warnings = read_official_parts(path, {key: {} for key in lengths}, _PARTS)
@@ -366,31 +400,31 @@ def _skip(mapped: mmap.mmap, at: int) -> int:
 
 
 def _part(mapped: mmap.mmap, place: tuple[int, int] | None,
-          decoder: msgspec.json.Decoder[dict[str, Any]], opener: bytes, closer: bytes) -> _Part:
-    chunks: list[tuple[Any, ...]] = []
+          decoder: msgspec.json.Decoder[dict[str, Any]], opener: bytes, closer: bytes,
+          window: msgspec.json.Decoder[dict[str, Any]]) -> _Part:
+    part = _Part(mapped, window)
     if place is not None:
         for spans in object_spans(mapped, *place, decoder, opener, closer):
-            hashes = np.fromiter(map(hash, spans.decoded), np.int64, len(spans.decoded))
-            chunks.append((hashes, spans.key_start, spans.key_end - spans.key_start,
-                           spans.value_start, spans.value_end - spans.value_start))
-    return _Part(mapped, chunks)
+            part.add(spans)
+    part.sort()
+    return part
 
 
 def _lacking(answers: _Part, facts: _Part) -> list[int]:
     """The answers' entries whose id has no supporting facts, in file order. Equal hashes are
     confirmed by the ids' text: byte for byte (vectorized), else decoded."""
-    answer_hashes = np.frombuffer(answers.hashes, np.int64)
-    fact_hashes = np.frombuffer(facts.hashes, np.int64)
+    answer_hashes = np.frombuffer(answers.hashes, np.uint32)
+    fact_hashes = np.frombuffer(facts.hashes, np.uint32)
     same = np.zeros(len(answer_hashes), bool)
     if len(fact_hashes):
         at = np.minimum(np.searchsorted(fact_hashes, answer_hashes), len(fact_hashes) - 1)
         found = np.flatnonzero(fact_hashes[at] == answer_hashes)
         # in file order, a few thousand at a time: the pages read stay few
-        found = found[np.argsort(np.frombuffer(answers.place, np.int32)[found], kind="stable")]
-        a_start = np.frombuffer(answers.key_start, np.int64)
-        a_length = np.frombuffer(answers.key_length, np.int32).astype(np.int64)
-        f_start = np.frombuffer(facts.key_start, np.int64)
-        f_length = np.frombuffer(facts.key_length, np.int32).astype(np.int64)
+        found = found[np.argsort(np.frombuffer(answers.place, np.uint32)[found], kind="stable")]
+        a_start = np.frombuffer(answers.key_start, _DTYPES[answers.key_start.typecode])
+        a_length = np.frombuffer(answers.key_length, np.uint32).astype(np.int64)
+        f_start = np.frombuffer(facts.key_start, _DTYPES[facts.key_start.typecode])
+        f_length = np.frombuffer(facts.key_length, np.uint32).astype(np.int64)
         text = np.frombuffer(answers.mapped, np.uint8)
         for low in range(0, len(found), 1 << 12):
             mine = found[low:low + (1 << 12)]
@@ -409,5 +443,5 @@ def _lacking(answers: _Part, facts: _Part) -> list[int]:
         del text
         for i in np.flatnonzero(~same)[np.isin(np.flatnonzero(~same), found)]:
             key = answers.key(int(i))  # same hash, other bytes: escapes, or another id
-            same[i] = facts.find(hash(key), key) >= 0
+            same[i] = facts.find(hash(key) & _LOW, key) >= 0
     return answers.in_file_order(int(i) for i in np.flatnonzero(~same))
