@@ -113,8 +113,7 @@ def _spans(text: bytes, at: int, quotes: Positions, colons: Positions, after: Po
         decoded = decoder.decode(b"{" + text[1:-1] + b"}")
     except msgspec.DecodeError:
         raise Unusual("not read by the typed decoder") from None
-    if len(decoded) != len(colons) or (len(colons) and (after[0] < 2 or after[-1] >= len(
-            quotes))):
+    if len(decoded) != len(colons) or (len(colons) and after[0] < 2):
         raise Unusual("a key repeated, or text the scan misread")
     raw = np.frombuffer(text, np.uint8)
     key_start = quotes[after - 2]
