@@ -143,7 +143,7 @@ _MISSING: Any = object()
 _WINDOW = 2048
 _PARTS = ("answer", "sp")
 _WS = b" \t\r\n"
-_RELEASE_EVERY = 1 << 16
+_RELEASE_EVERY = 1 << 14
 
 
 class _Part:
@@ -302,9 +302,13 @@ class OfficialIndex(Generic[P]):
         return self._total
 
     def take(self, example_id: str) -> P | None:
-        key_hash = hash(example_id) & _LOW
-        answer = self._answers.take(key_hash, example_id)
-        sp = self._facts.take(key_hash, example_id)
+        answers, facts = self._answers, self._facts
+        answer = answers.window.pop(example_id, _MISSING)  # the usual case, inline
+        if answer is _MISSING:
+            answer = answers.take(hash(example_id) & _LOW, example_id)
+        sp = facts.window.pop(example_id, _MISSING)
+        if sp is _MISSING:
+            sp = facts.take(hash(example_id) & _LOW, example_id)
         if answer is _MISSING and sp is _MISSING:
             return None
         self._taken += 1
