@@ -15,9 +15,9 @@ import msgspec
 import pytest
 
 from hopscore.benchmarks.hotpotqa import HotpotQA
-from hopscore.benchmarks.hotpotqa import stream as hotpot_stream
+from hopscore.benchmarks.hotpotqa import official_index as hotpot_stream
 from hopscore.benchmarks.hotpotqa.example import HotpotPrediction
-from hopscore.benchmarks.hotpotqa.stream import OfficialIndex, read_predictions_quickly
+from hopscore.benchmarks.hotpotqa.official_index import OfficialIndex, read_predictions_quickly
 from hopscore.errors import InputError
 from hopscore.files import jsonspans
 from hopscore.files.jsonspans import Unusual, object_spans
