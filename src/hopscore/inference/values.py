@@ -3,7 +3,8 @@ cluster in flat typed arrays (8 bytes per value, 4 per label), not Python object
 examples with a dozen metrics cost about 100 MB. The scorer sums groups from them too.
 
 :class:`ExampleValues` is filled one example at a time; :class:`MatrixValues` reads the same way
-over a numpy matrix (a loaded scores file). Pure Python: numpy is imported only by ``matrix``.
+over a numpy matrix (a loaded scores file). Pure Python: numpy is imported only by ``matrix``
+and by ``select`` of an array.
 """
 
 from __future__ import annotations
@@ -120,8 +121,13 @@ def select(values: Sequence[Any], rows: Sequence[int]) -> Sequence[Any]:
         return ()
     if len(rows) == 1:
         return (values[rows[0]],)
+    if isinstance(values, array):  # gathered by numpy, kept as an array of the same type
+        import numpy as np
+
+        gathered = np.frombuffer(values, values.typecode)[np.asarray(rows, dtype=np.intp)]
+        return array(values.typecode, gathered.tobytes())
     picked: Sequence[Any] = itemgetter(*rows)(values)
-    return array(values.typecode, picked) if isinstance(values, array) else picked
+    return picked
 
 
 class MatrixValues:
