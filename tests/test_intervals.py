@@ -214,9 +214,11 @@ def test_example_values_store_is_compact_and_pads_late_group_keys():
     store.add({"a": 1.0, "b": 1.0}, {"type": "y", "level": "hard"})
     assert store.matrix().tolist() == [[1.0, 0.5], [0.0, 0.25], [1.0, 1.0]]
     rows = store.group_rows()
-    assert rows[("type", "x")] == [1] and rows[("level", "hard")] == [2]
+    assert list(rows[("type", "x")]) == [1] and list(rows[("level", "hard")]) == [2]
+    assert rows[("type", "x")].itemsize == 4  # a row number in 4 bytes, not an int object
     assert ("level", "easy") not in rows
     assert list(store.column(1, [0, 2])) == [0.5, 1.0]
+    assert store.column(1, [0, 2]).itemsize == 8  # type: ignore[attr-defined]
     labels, codes = store.group_columns()["level"]
     assert labels == ["hard"] and list(codes) == [-1, -1, 0]
     assert store.matrix().itemsize == 8

@@ -28,7 +28,7 @@ from hopscore.errors import InputError, Location
 from hopscore.files.io import _DuplicateKey, _no_duplicate_keys, open_binary
 
 #: bytes read at a time (a window grows when no element ends inside it)
-WINDOW = 1 << 22
+WINDOW = 1 << 21
 _BLOCK = 1 << 24
 _RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
 _WS = b" \t\r\n"

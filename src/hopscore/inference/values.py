@@ -3,7 +3,8 @@ cluster in flat typed arrays (8 bytes per value, 4 per label), not Python object
 examples with a dozen metrics cost about 100 MB. The scorer sums groups from them too.
 
 :class:`ExampleValues` is filled one example at a time; :class:`MatrixValues` reads the same way
-over a numpy matrix (a loaded scores file). Pure Python: numpy is imported only by ``matrix``.
+over a numpy matrix (a loaded scores file). Pure Python: numpy is imported only by ``matrix``
+and by ``select`` of an array.
 """
 
 from __future__ import annotations
@@ -119,11 +120,11 @@ class ExampleValues:
         """Per group key: the labels in code order and one code per example (-1: none)."""
         return {key: (list(self._labels[key]), codes) for key, codes in self._codes.items()}
 
-    def group_rows(self) -> dict[tuple[str, str], list[int]]:
-        """Row numbers of every (group key, label), in one pass per key."""
-        out: dict[tuple[str, str], list[int]] = {}
+    def group_rows(self) -> dict[tuple[str, str], array[int]]:
+        """Row numbers of every (group key, label), in one pass per key (4 bytes a row)."""
+        out: dict[tuple[str, str], array[int]] = {}
         for key, codes in self._codes.items():
-            by_code: list[list[int]] = [[] for _ in self._labels[key]]
+            by_code: list[array[int]] = [array("i") for _ in self._labels[key]]
             for row, code in enumerate(codes):
                 if code >= 0:
                     by_code[code].append(row)
@@ -133,11 +134,17 @@ class ExampleValues:
 
 
 def select(values: Sequence[Any], rows: Sequence[int]) -> Sequence[Any]:
-    """``values[rows]`` at C speed."""
+    """``values[rows]`` at C speed (an array of ``values``' type when it is one: 8 bytes a
+    float, not a float object)."""
     if not rows:
         return ()
     if len(rows) == 1:
         return (values[rows[0]],)
+    if isinstance(values, array):  # gathered by numpy, kept as an array of the same type
+        import numpy as np
+
+        gathered = np.frombuffer(values, values.typecode)[np.asarray(rows, dtype=np.intp)]
+        return array(values.typecode, gathered.tobytes())
     picked: Sequence[Any] = itemgetter(*rows)(values)
     return picked
 

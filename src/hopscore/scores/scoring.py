@@ -211,7 +211,7 @@ def add_run_figures(benchmark: Benchmark[E, P], report: ScoreReport, examples: l
 
 def _fill_groups(
     benchmark: Benchmark[E, P], report: ScoreReport, kept: ExampleValues,
-    group_rows: dict[tuple[str, str], list[int]],
+    group_rows: Mapping[tuple[str, str], Sequence[int]],
     plain: dict[tuple[str, str] | None, dict[str, float]],
 ) -> None:
     """Name groups by their value ("bridge"), or "key=value" where two keys share a value."""
