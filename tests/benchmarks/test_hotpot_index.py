@@ -170,3 +170,30 @@ def test_a_key_twice_in_one_window_is_unusual(tmp_path: Path) -> None:
           pytest.raises(Unusual)):
         list(object_spans(m, 0, len(m), msgspec.json.Decoder(dict[str, Any]), b"[", b"]",
                           window=1 << 20))
+
+
+def test_scoring_reads_a_large_file_through_the_index_and_a_small_one_whole(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``hopscore score``'s reading of official predictions: the index from INDEX_MIN_BYTES
+    on, the checked reader below; the same scores either way."""
+    import hopscore.benchmarks.hotpotqa as hotpot
+    from hopscore import api
+
+    samples = Path(hotpot.__file__).parent / "samples"
+    gold, predictions = samples / "gold.json", samples / "predictions.json"
+    used: list[str] = []
+    real = hotpot_stream.read_predictions_quickly
+
+    def spy(path: Path, make: Any) -> Any:
+        used.append(str(path))
+        return real(path, make)
+
+    monkeypatch.setattr(hotpot_stream, "read_predictions_quickly", spy)
+    whole = api.score("hotpotqa", gold, predictions, output_dir=tmp_path / "whole")
+    assert used == []  # a small file: read whole
+    monkeypatch.setattr(hotpot, "INDEX_MIN_BYTES", 0)
+    indexed = api.score("hotpotqa", gold, predictions, output_dir=tmp_path / "indexed")
+    assert used == [str(predictions)]
+    assert indexed.to_json()["metrics"] == whole.to_json()["metrics"]
+    assert (tmp_path / "indexed" / "scores.jsonl").read_bytes() == \
+        (tmp_path / "whole" / "scores.jsonl").read_bytes()

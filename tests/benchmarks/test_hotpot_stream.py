@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from hopscore.benchmarks.hotpotqa import HotpotQA
 from hopscore.benchmarks.hotpotqa.example import HotpotPrediction
-from hopscore.benchmarks.hotpotqa.stream import OfficialIndex, read_predictions_quickly
+from hopscore.benchmarks.hotpotqa.official_index import OfficialIndex, read_predictions_quickly
 from hopscore.errors import InputError
 from hopscore.files import jsonstream
 from hopscore.files.io import load_json

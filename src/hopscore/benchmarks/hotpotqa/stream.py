@@ -26,15 +26,12 @@ from typing import Any
 import msgspec
 
 from hopscore.benchmarks.base import Example
-
-# the predictions' index lives in its own module; its names stay importable from here
-from hopscore.benchmarks.hotpotqa.official_index import OfficialIndex, read_predictions_quickly
 from hopscore.errors import InputError, Location
 from hopscore.files.fields import Fields
 from hopscore.files.io import _DuplicateKey, _no_duplicate_keys
 from hopscore.files.jsonstream import Batch, iter_json_list
 
-__all__ = ["GoldReader", "OfficialIndex", "read_predictions_quickly", "stream_gold"]
+__all__ = ["GoldReader", "stream_gold"]
 
 
 @dataclass(frozen=True)
