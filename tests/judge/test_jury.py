@@ -84,13 +84,18 @@ def make_responder(fail: set[tuple[str, int]]) -> Any:
     return respond
 
 
-def test_a_jury_of_three_against_the_stand_in_server(tmp_path: Path) -> None:
+def jury_files(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    """Five answer rows (q1..q5), the jury's output folder, and the commands' environment."""
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps({
         "id": f"q{i}", "question": f"question q{i}?", "response": f"answer {i}",
         "correct_answer": "gold"}) + "\n" for i in range(1, 6)), encoding="utf-8")
-    out = tmp_path / "jury"
     env = {"HOPSCORE_CACHE_DIR": str(tmp_path / "cache"), "NO_PROXY": "127.0.0.1,localhost"}
+    return answers, tmp_path / "jury", env
+
+
+def test_a_jury_of_three_against_the_stand_in_server(tmp_path: Path) -> None:
+    answers, out, env = jury_files(tmp_path)
     args: list[Any] = ["jury", "-i", answers, "-o", out, "--judge", "a", "--judge", "b",
                        "--judge", "c", "--max-retries", "0"]
     fail = {("b", 2)}
@@ -146,12 +151,7 @@ def test_a_jury_of_three_against_the_stand_in_server(tmp_path: Path) -> None:
 
 
 def test_a_jury_takes_reasoning_settings_and_can_be_calibrated(tmp_path: Path) -> None:
-    answers = tmp_path / "answers.jsonl"
-    answers.write_text("".join(json.dumps({
-        "id": f"q{i}", "question": f"question q{i}?", "response": f"answer {i}",
-        "correct_answer": "gold"}) + "\n" for i in range(1, 6)), encoding="utf-8")
-    out = tmp_path / "jury"
-    env = {"HOPSCORE_CACHE_DIR": str(tmp_path / "cache"), "NO_PROXY": "127.0.0.1,localhost"}
+    answers, out, env = jury_files(tmp_path)
     with FakeOpenAI(body_responder=make_responder(set())) as server:
         result = run_cli("jury", "-i", answers, "-o", out, "--judge", "a", "--judge", "b",
                          "--judge", "c", "--reasoning-effort", "low", "--base-url",
