@@ -83,9 +83,9 @@ def judge_calibrate(
         err_console.print(f"warning: {line}", style="yellow", markup=False, highlight=False)
     undefined = calibration.confusion.undefined
     if undefined:
-        err_console.print(f"warning: {undefined}; the judge's accuracy cannot be corrected "
-                          "with this calibration", style="yellow", markup=False,
-                          highlight=False)
+        err_console.print(f"warning: {undefined}; other runs' accuracy cannot be corrected "
+                          "with this calibration",
+                          style="yellow", markup=False, highlight=False)
     if output is not None:
         write_json_atomic(output, calibration.to_json())
         err_console.print(f"wrote {output}", markup=False, highlight=False)
