@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import sqlite3
 import sys
 import threading
@@ -40,6 +39,7 @@ from typing import TYPE_CHECKING
 from hopscore.engine.replies import ReplyIdentities, change_warning
 from hopscore.engine.replies import Scope as Scope
 from hopscore.engine.types import ChatResponse
+from hopscore.files.cachedir import default_cache_dir as default_cache_dir
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -57,16 +57,6 @@ Warn = Callable[[str], None]
 Lookup = asyncio.Future[tuple[ChatResponse, float | None] | None]
 #: a write: key, reply, latency, and the (endpoint, model) it came from (None: not known)
 Entry = tuple[str, ChatResponse, float | None, Scope | None]
-
-
-def default_cache_dir() -> Path:
-    """``$HOPSCORE_CACHE_DIR``, else ``$XDG_CACHE_HOME/hopscore``, else ``~/.cache/hopscore``."""
-    explicit = os.environ.get("HOPSCORE_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "hopscore"
 
 
 def _stderr(message: str) -> None:

@@ -1,9 +1,17 @@
-"""The SHA-256 of a file, read in blocks (inputs recorded by runs, shards and merges)."""
+"""The SHA-256 of a file, read in blocks (inputs recorded by runs, shards and merges), and of a
+gold file, remembered between runs (:func:`remembered_sha256`)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
+import stat
+import tempfile
+import time
 from pathlib import Path
+
+from hopscore.files.cachedir import default_cache_dir
 
 
 def file_sha256(path: Path) -> str:
@@ -20,3 +28,65 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+#: A file whose status changed less than this long before it was hashed is not remembered: a
+#: change within the same timestamp tick could leave its status as it was (git's "racy" files).
+SETTLE_NS = 2_000_000_000
+
+
+def remembered_sha256(path: Path) -> str:
+    """:func:`file_sha256` of a gold file, remembered between runs.
+
+    Scoring a set of predictions records the gold's digest (``metrics.json``'s
+    ``scored_from``); hashing a 700 MB gold file costs half a second every time. The digest is
+    kept in the cache folder (:func:`~hopscore.files.cachedir.default_cache_dir`, ``digests/``)
+    under the file's identity and status: device, inode, size, modification and change times
+    (the change time moves with every write and every change of status, and no program can set
+    it). A file is remembered only when its status was settled (:data:`SETTLE_NS`) before it
+    was hashed and did not change while it was; a folder, a cache that cannot be read or
+    written, or ``HOPSCORE_DIGEST_CACHE=0`` hashes every time.
+    """
+    if os.environ.get("HOPSCORE_DIGEST_CACHE") == "0":
+        return file_sha256(path)
+    try:
+        before = os.stat(path)
+    except OSError:
+        return file_sha256(path)  # which names the problem
+    if stat.S_ISDIR(before.st_mode):
+        return file_sha256(path)
+    identity = _identity(path, before)
+    entry = default_cache_dir() / "digests" / hashlib.sha256(identity.encode()).hexdigest()
+    try:
+        kept_identity, _, digest = entry.read_text(encoding="utf-8").partition("\n")
+        if kept_identity == identity and len(digest) == 64:
+            return digest
+    except (OSError, UnicodeDecodeError):
+        pass
+    started = time.time_ns()
+    digest = file_sha256(path)
+    try:
+        settled = started - before.st_ctime_ns >= SETTLE_NS
+        if settled and _identity(path, os.stat(path)) == identity:
+            _keep(entry, f"{identity}\n{digest}")
+    except OSError:
+        pass  # nothing remembered: the next run hashes again
+    return digest
+
+
+def _identity(path: Path, status: os.stat_result) -> str:
+    return (f"{os.path.realpath(path)}\0{status.st_dev}\0{status.st_ino}\0{status.st_size}\0"
+            f"{status.st_mtime_ns}\0{status.st_ctime_ns}")
+
+
+def _keep(entry: Path, text: str) -> None:
+    """Write ``entry`` whole or not at all (a reader never sees half of it)."""
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".digest.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, entry)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)

@@ -312,10 +312,10 @@ def scored_from(gold: Path, given: str | Path) -> dict[str, Any]:
     """The ``scored_from`` block of a score directory's ``metrics.json``: the gold file that
     made it (``given``: as the user named it) and its sha256 (of a gold folder: of what it
     holds; None when it cannot be read: scoring then says why)."""
-    from hopscore.files.digest import file_sha256
+    from hopscore.files.digest import remembered_sha256
 
     try:
-        digest: str | None = file_sha256(gold) if gold.exists() else None
+        digest: str | None = remembered_sha256(gold) if gold.exists() else None
     except OSError:
         digest = None
     return {"gold": str(given), "gold_file": str(gold.absolute()), "gold_sha256": digest}

@@ -16,7 +16,7 @@ from hopscore.benchmarks.base import Benchmark, Example, PromptInputs, Wiki
 from hopscore.engine import ChatRequest, canonical_json, sha256_text
 from hopscore.engine.reasoning import with_reasoning
 from hopscore.errors import HopscoreError
-from hopscore.files.digest import file_sha256
+from hopscore.files.digest import remembered_sha256
 from hopscore.run.extract import DEFAULT_MARKER, KINDS, MCR_MARKER, Hints
 from hopscore.run.prompts import PromptTemplate, builtin_template_name, load_shots
 from hopscore.run.providers import ModelSpec, endpoint_for, resolve_base_url
@@ -168,7 +168,8 @@ def prepare(settings: RunSettings) -> PreparedRun:
     return PreparedRun(
         benchmark=benchmark, spec=spec, base_url=base_url, endpoint=endpoint,
         examples=examples, tasks=tasks, template=template, shots=shots, answer_kind=kind,
-        marker=marker, stop=stop, gold_sha256=file_sha256(settings.gold), gold_examples=len(gold),
+        marker=marker, stop=stop, gold_sha256=remembered_sha256(settings.gold),
+        gold_examples=len(gold),
         corpus=corpus, plan=plan, agent=agent,
     )  # fmt: skip
 

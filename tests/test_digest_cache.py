@@ -1,0 +1,98 @@
+"""The gold digest remembered between runs (files.digest.remembered_sha256): the same digest as
+hashing the file, reused only while the file's identity and status are unchanged."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from hopscore.files import digest as digests
+from hopscore.files.digest import file_sha256, remembered_sha256
+
+
+@pytest.fixture
+def hashed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Path]:
+    """The files actually hashed; the cache in a temporary folder; every file settled."""
+    monkeypatch.setenv("HOPSCORE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("HOPSCORE_DIGEST_CACHE", raising=False)
+    monkeypatch.setattr(digests, "SETTLE_NS", 0)
+    calls: list[Path] = []
+    real = digests.file_sha256
+
+    def counting(path: Path) -> str:
+        calls.append(path)
+        return real(path)
+
+    monkeypatch.setattr(digests, "file_sha256", counting)
+    return calls
+
+
+def test_remembered_equals_hashed_and_is_reused(hashed: list[Path], tmp_path: Path) -> None:
+    gold = tmp_path / "gold.json"
+    gold.write_bytes(b'[{"_id": "a"}]')
+    expected = hashlib.sha256(gold.read_bytes()).hexdigest()
+    assert remembered_sha256(gold) == expected
+    assert remembered_sha256(gold) == expected
+    assert hashed == [gold]  # the second run read the cache
+    assert len(list((tmp_path / "cache" / "digests").iterdir())) == 1
+
+
+def test_a_change_is_hashed_again(hashed: list[Path], tmp_path: Path) -> None:
+    gold = tmp_path / "gold.json"
+    gold.write_bytes(b"[1]")
+    first = remembered_sha256(gold)
+    status = os.stat(gold)
+    time.sleep(0.05)  # past the file system's timestamp tick (the cache's settling, turned off)
+    gold.write_bytes(b"[2]")  # same size; the modification time put back as it was
+    os.utime(gold, ns=(status.st_atime_ns, status.st_mtime_ns))
+    assert remembered_sha256(gold) == hashlib.sha256(b"[2]").hexdigest() != first
+    assert len(hashed) == 2
+
+
+def test_a_file_changed_just_now_is_not_remembered(
+    hashed: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(digests, "SETTLE_NS", 10**18)  # every file is fresh
+    gold = tmp_path / "gold.json"
+    gold.write_bytes(b"[]")
+    remembered_sha256(gold)
+    remembered_sha256(gold)
+    assert len(hashed) == 2
+    assert not (tmp_path / "cache" / "digests").exists()
+
+
+def test_off_switch_folder_and_bad_entries(
+    hashed: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gold = tmp_path / "gold.json"
+    gold.write_bytes(b"[]")
+    remembered_sha256(gold)
+    for entry in (tmp_path / "cache" / "digests").iterdir():
+        entry.write_text("something else\n" + "0" * 64)  # another file's entry, or damaged
+    assert remembered_sha256(gold) == file_sha256(gold)
+    assert len(hashed) == 2
+    monkeypatch.setenv("HOPSCORE_DIGEST_CACHE", "0")
+    remembered_sha256(gold)
+    assert len(hashed) == 3
+    folder = tmp_path / "gold"
+    folder.mkdir()
+    (folder / "a.json").write_text("[]")
+    monkeypatch.delenv("HOPSCORE_DIGEST_CACHE")
+    assert remembered_sha256(folder) == file_sha256(folder)
+
+
+def test_a_cache_that_cannot_be_written_still_gives_the_digest(
+    hashed: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache folder would be")
+    monkeypatch.setenv("HOPSCORE_CACHE_DIR", str(blocked))
+    gold = tmp_path / "gold.json"
+    gold.write_bytes(b"[3]")
+    assert remembered_sha256(gold) == hashlib.sha256(b"[3]").hexdigest()
+    assert remembered_sha256(gold) == hashlib.sha256(b"[3]").hexdigest()
+    assert len(hashed) == 2
