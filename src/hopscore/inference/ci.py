@@ -145,27 +145,35 @@ class Moments:
         return self.sd / math.sqrt(self.n) if self.n > 1 else None
 
 
-def moments(values: Sequence[float]) -> Moments:
+def moments(values: Sequence[float], counts: Counter[float] | None = None) -> Moments:
     """Central moments of ``values`` (a list or ``array('d')``), at C speed: distinct values
-    are counted first, and when there are few of them (the usual case for per-example metrics)
-    the sums run over the distinct values."""
+    are counted first (``counts``, when the caller has them), and when there are few of them
+    (the usual case for per-example metrics) the sums run over the distinct values."""
     n = len(values)
     if n == 0:
         raise HopscoreError("no values")
-    counts = Counter(values)
-    if len(counts) * 4 <= n:
-        items = list(counts.items())
-        mean = math.fsum(v * c for v, c in items) / n
-        deviations = [(v - mean, c) for v, c in items]
-        m2 = math.fsum(d * d * c for d, c in deviations) / n
-        m3 = math.fsum(d * d * d * c for d, c in deviations) / n
-        m4 = math.fsum(d * d * d * d * c for d, c in deviations) / n
-        return Moments(n, mean, m2, m3, m4, min(counts), max(counts))
+    few = moments_of_distinct(Counter(values) if counts is None else counts, n)
+    if few is not None:
+        return few
     mean = math.fsum(values) / n
     d = list(map(sub, values, repeat(mean)))
     d2 = list(map(mul, d, d))
     return Moments(n, mean, math.fsum(d2) / n, math.fsum(map(mul, d2, d)) / n,
                    math.fsum(map(mul, d2, d2)) / n, min(values), max(values))
+
+
+def moments_of_distinct(counts: Counter[float], n: int) -> Moments | None:
+    """:func:`moments` of ``n`` values from their counts, or None when there are so many
+    distinct values (more than a quarter of them) that summing the values is faster."""
+    if n == 0 or len(counts) * 4 > n:
+        return None
+    items = list(counts.items())
+    mean = math.fsum(v * c for v, c in items) / n
+    deviations = [(v - mean, c) for v, c in items]
+    m2 = math.fsum(d * d * c for d, c in deviations) / n
+    m3 = math.fsum(d * d * d * c for d, c in deviations) / n
+    m4 = math.fsum(d * d * d * d * c for d, c in deviations) / n
+    return Moments(n, mean, m2, m3, m4, min(counts), max(counts))
 
 
 def moments_of_counts(values: Iterable[tuple[float, float]]) -> Moments:

@@ -12,6 +12,7 @@ the bootstrap, metrics derived from means) use :mod:`hopscore.inference.resample
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from hopscore.inference.ci import (
     analytic_interval,
     clopper_pearson,
     is_binary,
+    moments_of_distinct,
     resolve_method,
     t_quantile,
     wilson,
@@ -33,9 +35,16 @@ if TYPE_CHECKING:
     from hopscore.inference.values import Rows, Source
 
 
-def binary_columns(source: Source) -> set[str]:
-    """Metrics whose every value is exactly 0 or 1 (Wilson's domain)."""
-    return {name for j, name in enumerate(source.names) if is_binary(source.column(j))}
+def binary_columns(source: Source, counts: Sequence[Counter[float] | None] | None = None
+                   ) -> set[str]:
+    """Metrics whose every value is exactly 0 or 1 (Wilson's domain); ``counts``: each
+    column's distinct values counted, where the caller has them (None: read the column)."""
+    out = set()
+    for j, name in enumerate(source.names):
+        kept = None if counts is None else counts[j]
+        if is_binary(source.column(j) if kept is None else kept):
+            out.add(name)
+    return out
 
 
 def _same(a: float, b: float) -> bool:
@@ -47,6 +56,7 @@ def set_intervals(
     reported: Mapping[str, float] | None = None, finalize: Finalize | None = None,
     binary: set[str] | None = None, cluster_name: str | None = None,
     means: Mapping[str, float] | None = None,
+    counts: Mapping[str, Counter[float] | None] | None = None,
 ) -> dict[str, Interval | None]:
     """An interval for every reported metric of one set of examples (``rows`` of ``source``).
 
@@ -55,7 +65,8 @@ def set_intervals(
     when ``finalize`` is unknown or fails on some replicate (no interval rather than a wrong
     one). ``binary`` names the 0/1 metrics (decided once over all examples, so a group uses
     the method of the whole set); by default it is decided on these rows. ``means``: the plain
-    means of the stored columns over these rows, when the caller has them.
+    means of the stored columns over these rows, and ``counts``: each column's distinct values
+    counted over these rows (None where there were too many to keep), when the caller has them.
     """
     names = source.names
     index = {name: j for j, name in enumerate(names)}
@@ -75,6 +86,7 @@ def set_intervals(
     if binary is None:
         binary = {name for name in names if is_binary(column(name))}
     codes = source.cluster_codes(rows)
+    counted = counts or {}
     out: dict[str, Interval | None] = {}
     derived = [m for m, v in reported.items() if m not in index or not _same(v, means[m])]
     for metric in reported:
@@ -82,8 +94,9 @@ def set_intervals(
             continue
         method, note = resolve_method(spec.method, binary=metric in binary)
         # every value 0 (or every value 1) in this set: Wilson's interval, never a point
-        constant = means[metric] in (0.0, 1.0) and (
-            metric in binary or set(column(metric)) == {means[metric]})
+        kept = counted.get(metric)
+        constant = means[metric] in (0.0, 1.0) and (metric in binary or (
+            set(column(metric)) if kept is None else kept.keys()) == {means[metric]})
         if codes is not None:
             interval = _clustered(column(metric), codes, method, spec, metric in binary or constant)
             if interval is not None:
@@ -95,7 +108,9 @@ def set_intervals(
                 method = "wilson"
                 note = f"wilson: bootstrap is a single point when every value is {means[metric]:g}"
             zero_one = metric in binary or constant
-            m = _binary_moments(n, means[metric]) if zero_one else sample_moments(column(metric))
+            m = _binary_moments(n, means[metric]) if zero_one else (
+                moments_of_distinct(kept, n) if kept is not None else None) or sample_moments(
+                    column(metric))
             interval = _with(analytic_interval(method, m, spec.level, binary=zero_one), note,
                              None)
         out[metric] = interval

@@ -33,6 +33,9 @@ from hopscore.scores.results import ExampleScore as ExampleScore
 from hopscore.scores.results import GroupSummary as GroupSummary
 from hopscore.scores.results import ScoreReport as ScoreReport
 from hopscore.scores.results import score_row
+from hopscore.scores.summaries import Counts, SetKey, column_stats, fill_groups
+from hopscore.scores.summaries import attach_intervals as attach_intervals
+from hopscore.scores.summaries import custom_finalize as custom_finalize
 from hopscore.text.words import agree, counted
 
 #: encodes a line of scores.jsonl (:func:`json_bytes`'s bytes, without its Python call)
@@ -40,9 +43,7 @@ _LINE = msgspec.json.Encoder()
 
 if TYPE_CHECKING:
     from hopscore.inference.clusters import ClusterSpec
-    from hopscore.inference.resample import Finalize
     from hopscore.inference.spec import IntervalSpec
-    from hopscore.inference.values import ExampleValues
 
 
 def score_examples(
@@ -144,8 +145,12 @@ def score_examples(
             "of the gold records (one this gold file holds: a benchmark's gold formats may "
             "differ in the fields they keep); or map ids with --cluster-file")
     extra = [pid for pid in by_id if pid not in gold_ids] if stream is None else stream.unmatched()
+    # each column read once for its sum and, for the intervals, its distinct values
+    count = [True] * len(names) if spec.enabled and clusters is None else None
+    sums, overall = column_stats(kept, None, count)
     plain: dict[tuple[str, str] | None, dict[str, float]] = {
-        None: {name: sum(kept.column(j)) / kept.n for j, name in enumerate(names)}}
+        None: {name: sums[j] / kept.n for j, name in enumerate(names)}}
+    counts: dict[SetKey, Counts] | None = None if count is None else {None: overall}
     report = ScoreReport(
         benchmark=benchmark.name,
         n_gold=kept.n,
@@ -162,9 +167,9 @@ def score_examples(
     if figuring:
         add_run_figures(benchmark, report, *seen)
     group_rows = kept.group_rows()
-    _fill_groups(benchmark, report, kept, group_rows, plain)
+    fill_groups(benchmark, report, kept, group_rows, plain, counts)
     if spec.enabled:
-        attach_intervals(benchmark, report, kept, spec, group_rows, plain)
+        attach_intervals(benchmark, report, kept, spec, group_rows, plain, counts)
         report.interval_spec = spec
     if missing:
         report.warnings.append(
@@ -207,82 +212,6 @@ def add_run_figures(benchmark: Benchmark[E, P], report: ScoreReport, examples: l
         shown = "undefined" if value is None else f"{value:.2f}"
         text = benchmark.figure_texts.get(name)
         report.notes.append(f"{name} = {shown}" + (f": {text}" if text else ""))
-
-
-def _fill_groups(
-    benchmark: Benchmark[E, P], report: ScoreReport, kept: ExampleValues,
-    group_rows: Mapping[tuple[str, str], Sequence[int]],
-    plain: dict[tuple[str, str] | None, dict[str, float]],
-) -> None:
-    """Name groups by their value ("bridge"), or "key=value" where two keys share a value."""
-    order = {key: i for i, key in enumerate(benchmark.group_keys)}
-    values_seen: dict[str, int] = {}
-    for _, value in group_rows:
-        values_seen[value] = values_seen.get(value, 0) + 1
-    names = kept.names
-    for key, value in sorted(group_rows,
-                             key=lambda kv: (order.get(kv[0], len(order)), kv[0], kv[1])):
-        rows = group_rows[(key, value)]
-        if not rows:
-            continue
-        name = value if values_seen[value] == 1 else f"{key}={value}"
-        means = plain[(key, value)] = {
-            metric: sum(kept.column(j, rows)) / len(rows) for j, metric in enumerate(names)}
-        report.groups[name] = GroupSummary(n=len(rows), metrics=benchmark.finalize(means),
-                                           value=value)
-        report.group_keys[name] = key
-
-
-def custom_finalize(benchmark: Benchmark[Any, Any]) -> Finalize | None:
-    """The benchmark's ``finalize`` when it derives metrics, else None (identity)."""
-    if type(benchmark).finalize is Benchmark.finalize:
-        return None
-    return benchmark.finalize
-
-
-def attach_intervals(
-    benchmark: Benchmark[Any, Any], report: ScoreReport, values: ExampleValues,
-    spec: IntervalSpec, group_rows: Mapping[tuple[str, str], Sequence[int]] | None = None,
-    means: Mapping[tuple[str, str] | None, Mapping[str, float]] | None = None,
-) -> None:
-    """Fill ``report.ci`` and each group's ``ci``.
-
-    Derived metrics (``Benchmark.finalize``) are recomputed on every bootstrap replicate; one
-    that cannot be (a division by zero on some replicate) gets no interval and a warning. The
-    method of each metric is decided once over all examples; every set uses the same seed.
-    ``means``: the plain means of every set (None: all examples; (key, label): a group).
-    """
-    from hopscore.inference.intervals import binary_columns, set_intervals
-
-    finalize = custom_finalize(benchmark)
-    binary = binary_columns(values)
-    report.ci = set_intervals(values, spec, reported=report.metrics, finalize=finalize,
-                              binary=binary, cluster_name=spec.cluster,
-                              means=(means or {}).get(None))
-    without = [name for name, interval in report.ci.items() if interval is None]
-    rows_of = group_rows if group_rows is not None else values.group_rows()
-    for name, group in report.groups.items():
-        key = report.group_keys.get(name, "")
-        label = group.value if group.value is not None else name
-        rows = rows_of.get((key, label), [])
-        if not rows:
-            continue
-        if len(rows) == values.n:  # a group of every example: the overall intervals
-            group.ci = dict(report.ci)
-            continue
-        group.ci = set_intervals(values, spec, rows=rows, reported=group.metrics,
-                                 finalize=finalize, binary=binary, cluster_name=spec.cluster,
-                                 means=(means or {}).get((key, label)))
-        without.extend(f"{metric} ({name})" for metric, iv in group.ci.items() if iv is None)
-    if without:
-        reason = ("fewer than 2 clusters, or a derived metric that cannot be recomputed on every "
-                  "bootstrap replicate" if values.clustered else "a derived metric that cannot "
-                  "be recomputed on every bootstrap replicate")
-        report.warnings.append(f"no confidence interval for {', '.join(without[:10])} ({reason})")
-    if values.clustered and values.unclustered:
-        report.warnings.append(
-            f"{values.unclustered} of {values.n} examples have no {spec.cluster} cluster; each "
-            "is a cluster of its own")
 
 
 class PausedCollector:

@@ -1,0 +1,145 @@
+"""The summaries of a scored set: each group's means and every set's confidence intervals,
+from the kept per-example values (:mod:`hopscore.inference.values`).
+
+Each column of a set (all examples, or a group) is read once (:func:`column_stats`): its
+plain sum (in example order, as the official scripts add) and, when intervals are wanted,
+its distinct values counted, from which the intervals' moments and the 0/1 test come.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hopscore.benchmarks.base import Benchmark, E, P
+from hopscore.scores.results import GroupSummary, ScoreReport
+
+if TYPE_CHECKING:
+    from hopscore.inference.resample import Finalize
+    from hopscore.inference.spec import IntervalSpec
+    from hopscore.inference.values import ExampleValues
+
+#: a set's kept counts of each column's distinct values (None: too many distinct values)
+Counts = list[Counter[float] | None]
+#: which set: None for all examples, else (group key, label)
+SetKey = tuple[str, str] | None
+
+
+def column_stats(values: ExampleValues, rows: Sequence[int] | None,
+                 count: Sequence[bool] | None) -> tuple[list[float], Counts]:
+    """Each column's plain sum over ``rows`` (None: every example), and, for the columns
+    ``count`` marks, its distinct values counted (kept when at most a quarter of the values
+    are distinct, as :func:`~hopscore.inference.ci.moments` would use them)."""
+    sums: list[float] = []
+    counts: Counts = []
+    for j in range(len(values.names)):
+        column = values.column(j, rows)
+        sums.append(sum(column))
+        kept = None
+        if count is not None and count[j]:
+            kept = Counter(column)
+            if len(kept) * 4 > len(column):
+                kept = None
+        counts.append(kept)
+    return sums, counts
+
+
+def fill_groups(
+    benchmark: Benchmark[E, P], report: ScoreReport, kept: ExampleValues,
+    group_rows: Mapping[tuple[str, str], Sequence[int]],
+    plain: dict[SetKey, dict[str, float]], counts: dict[SetKey, Counts] | None = None,
+) -> None:
+    """Each group's means (into ``plain``, and, with ``counts``, each non-binary column's
+    distinct values counted, for the intervals); a group is named by its value ("bridge"), or
+    "key=value" where two keys share a value."""
+    order = {key: i for i, key in enumerate(benchmark.group_keys)}
+    values_seen: dict[str, int] = {}
+    for _, value in group_rows:
+        values_seen[value] = values_seen.get(value, 0) + 1
+    names = kept.names
+    count = None
+    if counts is not None:  # the 0/1 columns (all examples') need no moments
+        count = [c is None or not set(c) <= {0.0, 1.0} for c in counts[None]]
+    for key, value in sorted(group_rows,
+                             key=lambda kv: (order.get(kv[0], len(order)), kv[0], kv[1])):
+        rows = group_rows[(key, value)]
+        if not rows:
+            continue
+        name = value if values_seen[value] == 1 else f"{key}={value}"
+        if len(rows) == kept.n and None in plain:  # every example: the same sums
+            means = plain[(key, value)] = dict(plain[None])
+            if counts is not None:
+                counts[(key, value)] = counts[None]
+        else:
+            sums, kept_counts = column_stats(kept, rows, count)
+            means = plain[(key, value)] = {
+                metric: sums[j] / len(rows) for j, metric in enumerate(names)}
+            if counts is not None:
+                counts[(key, value)] = kept_counts
+        report.groups[name] = GroupSummary(n=len(rows), metrics=benchmark.finalize(means),
+                                           value=value)
+        report.group_keys[name] = key
+
+
+def custom_finalize(benchmark: Benchmark[Any, Any]) -> Finalize | None:
+    """The benchmark's ``finalize`` when it derives metrics, else None (identity)."""
+    if type(benchmark).finalize is Benchmark.finalize:
+        return None
+    return benchmark.finalize
+
+
+def attach_intervals(
+    benchmark: Benchmark[Any, Any], report: ScoreReport, values: ExampleValues,
+    spec: IntervalSpec, group_rows: Mapping[tuple[str, str], Sequence[int]] | None = None,
+    means: Mapping[SetKey, Mapping[str, float]] | None = None,
+    counts: Mapping[SetKey, Counts] | None = None,
+) -> None:
+    """Fill ``report.ci`` and each group's ``ci``.
+
+    Derived metrics (``Benchmark.finalize``) are recomputed on every bootstrap replicate; one
+    that cannot be (a division by zero on some replicate) gets no interval and a warning. The
+    method of each metric is decided once over all examples; every set uses the same seed.
+    ``means``: the plain means of every set (None: all examples; (key, label): a group), and
+    ``counts`` its columns' distinct values (:func:`column_stats`), when the caller has them.
+    """
+    from hopscore.inference.intervals import binary_columns, set_intervals
+
+    finalize = custom_finalize(benchmark)
+    names = values.names
+
+    def counted(key: SetKey) -> dict[str, Counter[float] | None] | None:
+        kept = None if counts is None else counts.get(key)
+        return None if kept is None else dict(zip(names, kept, strict=True))
+
+    binary = binary_columns(values, None if counts is None else counts.get(None))
+    report.ci = set_intervals(values, spec, reported=report.metrics, finalize=finalize,
+                              binary=binary, cluster_name=spec.cluster,
+                              means=(means or {}).get(None), counts=counted(None))
+    without = [name for name, interval in report.ci.items() if interval is None]
+    rows_of = group_rows if group_rows is not None else values.group_rows()
+    for name, group in report.groups.items():
+        key = report.group_keys.get(name, "")
+        label = group.value if group.value is not None else name
+        rows = rows_of.get((key, label), [])
+        if not rows:
+            continue
+        if len(rows) == values.n:  # a group of every example: the overall intervals
+            group.ci = dict(report.ci)
+            continue
+        group.ci = set_intervals(values, spec, rows=rows, reported=group.metrics,
+                                 finalize=finalize, binary=binary, cluster_name=spec.cluster,
+                                 means=(means or {}).get((key, label)),
+                                 counts=counted((key, label)))
+        without.extend(f"{metric} ({name})" for metric, iv in group.ci.items() if iv is None)
+    if without:
+        reason = ("fewer than 2 clusters, or a derived metric that cannot be recomputed on every "
+                  "bootstrap replicate" if values.clustered else "a derived metric that cannot "
+                  "be recomputed on every bootstrap replicate")
+        report.warnings.append(f"no confidence interval for {', '.join(without[:10])} ({reason})")
+    if values.clustered and values.unclustered:
+        report.warnings.append(
+            f"{values.unclustered} of {values.n} examples have no {spec.cluster} cluster; each "
+            "is a cluster of its own")
+
+
