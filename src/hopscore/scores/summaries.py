@@ -59,8 +59,10 @@ def fill_groups(
         values_seen[value] = values_seen.get(value, 0) + 1
     names = kept.names
     count = None
+    remainders: dict[tuple[str, str], list[tuple[str, str]]] = {}
     if counts is not None:  # the 0/1 columns (all examples') need no moments
         count = [c is None or not set(c) <= {0.0, 1.0} for c in counts[None]]
+        remainders = _remainders(group_rows, kept.n)
     for key, value in sorted(group_rows,
                              key=lambda kv: (order.get(kv[0], len(order)), kv[0], kv[1])):
         rows = group_rows[(key, value)]
@@ -72,7 +74,8 @@ def fill_groups(
             if counts is not None:
                 counts[(key, value)] = counts[None]
         else:
-            sums, kept_counts = column_stats(kept, rows, count)
+            sums, kept_counts = column_stats(
+                kept, rows, None if (key, value) in remainders else count)
             means = plain[(key, value)] = {
                 metric: sums[j] / len(rows) for j, metric in enumerate(names)}
             if counts is not None:
@@ -80,6 +83,46 @@ def fill_groups(
         report.groups[name] = GroupSummary(n=len(rows), metrics=benchmark.finalize(means),
                                            value=value)
         report.group_keys[name] = key
+    if counts is not None and count is not None:
+        for (key, value), others in remainders.items():
+            counts[(key, value)] = _remainder_counts(
+                counts, others, count, len(group_rows[(key, value)]))
+
+
+def _remainders(group_rows: Mapping[tuple[str, str], Sequence[int]], n: int
+                ) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """Per group key whose labels split every example (each in exactly one group): its
+    largest group, whose counts are all examples' less the other groups' (not counted
+    again), and those other groups."""
+    by_key: dict[str, list[tuple[str, str]]] = {}
+    for key, value in group_rows:
+        if group_rows[(key, value)]:
+            by_key.setdefault(key, []).append((key, value))
+    out = {}
+    for sets in by_key.values():
+        if len(sets) > 1 and sum(len(group_rows[s]) for s in sets) == n:
+            largest = max(sets, key=lambda s: len(group_rows[s]))
+            out[largest] = [s for s in sets if s != largest]
+    return out
+
+
+def _remainder_counts(counts: Mapping[SetKey, Counts], others: Sequence[tuple[str, str]],
+                      count: Sequence[bool], size: int) -> Counts:
+    """A group's counts as all examples' less the other groups' (None where one is
+    unknown, or where more than a quarter of the group's values are distinct)."""
+    out: Counts = []
+    for j, wanted in enumerate(count):
+        total = counts[None][j]
+        parts = [counts[other][j] for other in others]
+        if not wanted or total is None or any(part is None for part in parts):
+            out.append(None)
+            continue
+        left = total.copy()
+        for part in parts:
+            left.subtract(part)
+        kept = +left  # the values this group holds (a count above 0)
+        out.append(kept if len(kept) * 4 <= size else None)
+    return out
 
 
 def custom_finalize(benchmark: Benchmark[Any, Any]) -> Finalize | None:
