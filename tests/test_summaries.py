@@ -35,7 +35,8 @@ def _report(rows: Sequence[tuple[bool, float, float, str | None, str]], *, count
         kept.add_row((float(em), f1, raw), labels)
     count = [True] * 3 if counted else None
     sums, overall = column_stats(kept, None, count)
-    plain: dict[SetKey, dict[str, float]] = {None: {name: sums[j] / kept.n for j, name in enumerate(kept.names)}}
+    plain: dict[SetKey, dict[str, float]] = {
+        None: {name: sums[j] / kept.n for j, name in enumerate(kept.names)}}
     counts: dict[SetKey, Counts] | None = {None: overall} if counted else None
     report = ScoreReport(benchmark="hotpotqa", n_gold=kept.n, n_predictions=kept.n,
                          missing_ids=[], extra_ids=[], metrics=dict(plain[None]), groups={},
