@@ -73,7 +73,7 @@ def score_examples(
         from hopscore.inference.clusters import cluster_of
 
         mapping = clusters.mapping()
-    names = benchmark.active_metrics(predictions)
+    names = tuple(benchmark.active_metrics(predictions))
     kept = ExampleValues(names)
     row_of = kept.row_of  # the values of ``names`` from a metrics dict, as one tuple
     add_row = kept.add_row
@@ -119,7 +119,9 @@ def score_examples(
                 cluster = cluster_of(example, clusters, mapping)
                 kept.add_cluster(cluster)
             if write_row is not None:
-                write_row(score_row(example.id, labels, dict(zip(names, row, strict=True)),
+                # the benchmark's own dict when it holds just these metrics, in this order
+                metrics = values if tuple(values) == names else dict(zip(names, row, strict=True))
+                write_row(score_row(example.id, labels, metrics,
                                     is_missing,
                                     None if prediction is None else prediction.answer_text(),
                                     example.gold_answers(), cluster))
