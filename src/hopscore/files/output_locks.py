@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import stat
 import sys
 import threading
@@ -65,6 +64,8 @@ def _file_lock_path(target: Path) -> Path:
 
 
 def _holder_text(target: Path) -> bytes:
+    import socket  # only when a lock is taken: --help and the commands that write nothing skip it
+
     command = " ".join(["hopscore", *sys.argv[1:]]) if sys.argv else "hopscore"
     info = {"pid": os.getpid(), "host": socket.gethostname(), "command": command[:500],
             "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "output": str(target.absolute())}
@@ -95,6 +96,8 @@ def _busy(output: Output, target: Path, holder: dict[str, object], *,
     pid_value = pid if isinstance(pid, int) else None
     who = f"pid {pid_value}" if pid_value is not None else "pid unknown"
     host = holder.get("host")
+    import socket
+
     if isinstance(host, str) and host != socket.gethostname():
         who += f" on {host}"
     command = holder.get("command")
