@@ -16,6 +16,13 @@ surrogates side by side, which ``ensure_ascii=False`` writes as they are). Text 
 encoded the slow way, so the result is always the text ``json.dumps`` gives: cache keys and
 resume keys hashed from it stay the same (tests/test_jsontext.py compares them on random
 values).
+
+Chat messages (a list of dicts of strings, alone or as a value of the request's dict) are the
+long texts encoded for every request, twice (the cache key, the body): their strings are
+encoded by msgspec, about five times faster than CPython, and the JSON around them is written
+here with the same separators and key order. msgspec escapes every character exactly as
+``ensure_ascii=False`` does (checked for every code point) and refuses a lone surrogate, which
+is then encoded the way above.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ import json
 import re
 from functools import lru_cache
 from typing import Any
+
+import msgspec
 
 #: an escape the codec would decode but ``ensure_ascii=False`` keeps: a control character or a
 #: surrogate (lower-case hex: both json encoders write it so)
@@ -41,9 +50,63 @@ def _encoders(sort_keys: bool, separators: tuple[str, str] | None, indent: int |
                              indent=indent))
 
 
+_STRING = msgspec.json.Encoder().encode  # a str's JSON as UTF-8 (UnicodeEncodeError: surrogate)
+
+
+def _messages(value: list[Any], sort_keys: bool, item: str, key: str) -> str | None:
+    """``value``'s JSON when it is a list of dicts whose keys and values are all strings (chat
+    messages), else None."""
+    parts: list[str] = []
+    for message in value:
+        if type(message) is not dict:
+            return None
+        fields: list[str] = []
+        for name, text in sorted(message.items()) if sort_keys else message.items():
+            if type(name) is not str or type(text) is not str:
+                return None
+            fields.append(_STRING(name).decode() + key + _STRING(text).decode())
+        parts.append("{" + item.join(fields) + "}")
+    return "[" + item.join(parts) + "]"
+
+
+def _with_messages(value: Any, sort_keys: bool, separators: tuple[str, str] | None
+                   ) -> str | None:
+    """The JSON of chat messages, or of a dict holding them (a request): the other values
+    encoded the usual way. None for any other value, or text with a lone surrogate."""
+    item, key = (", ", ": ") if separators is None else separators
+    try:
+        if type(value) is list:
+            return _messages(value, sort_keys, item, key) if value else None
+        if type(value) is not dict or not any(type(v) is list for v in value.values()):
+            return None
+        fields: list[str] = []
+        for name, inner in sorted(value.items()) if sort_keys else value.items():
+            if type(name) is not str:
+                return None
+            kind = type(inner)
+            if kind is str:
+                text = _STRING(inner).decode()
+            elif kind is int:
+                text = int.__repr__(inner)  # as json writes an int
+            elif kind is list:
+                text = _messages(inner, sort_keys, item, key)
+            else:
+                text = None
+            if text is None:
+                text = dumps(inner, sort_keys=sort_keys, separators=separators)
+            fields.append(_STRING(name).decode() + key + text)
+        return "{" + item.join(fields) + "}"
+    except UnicodeEncodeError:  # a lone surrogate: msgspec does not write it
+        return None
+
+
 def dumps(value: Any, *, sort_keys: bool = False, separators: tuple[str, str] | None = None,
           indent: int | None = None) -> str:
     """``json.dumps(value, ensure_ascii=False, ...)``, character for character."""
+    if indent is None and (type(value) is list or type(value) is dict):
+        fast = _with_messages(value, sort_keys, separators)
+        if fast is not None:
+            return fast
     ascii_only, unicode = _encoders(sort_keys, separators, indent)
     text = ascii_only.encode(value)
     if "\\u" not in text:  # nothing was escaped that ensure_ascii=False writes as it is
