@@ -53,47 +53,66 @@ def _encoders(sort_keys: bool, separators: tuple[str, str] | None, indent: int |
 _STRING = msgspec.json.Encoder().encode  # a str's JSON as UTF-8 (UnicodeEncodeError: surrogate)
 
 
-def _messages(value: list[Any], sort_keys: bool, item: str, key: str) -> str | None:
-    """``value``'s JSON when it is a list of dicts whose keys and values are all strings (chat
-    messages), else None."""
+def _scalar(value: Any) -> str | None:
+    """A string's, number's, bool's or None's JSON as json writes it (None: another kind)."""
+    kind = type(value)
+    if kind is str:
+        return _STRING(value).decode()
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float:
+        return float.__repr__(value) if value - value == 0 else None  # NaN, inf: json's way
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return None
+
+
+def _flat(value: Any, sort_keys: bool, item: str, key: str) -> str | None:
+    """The JSON of a scalar, a list of scalars or a list of chat messages (dicts of strings to
+    strings); None for anything else."""
+    if type(value) is not list:
+        return _scalar(value)
     parts: list[str] = []
-    for message in value:
-        if type(message) is not dict:
-            return None
-        fields: list[str] = []
-        for name, text in sorted(message.items()) if sort_keys else message.items():
-            if type(name) is not str or type(text) is not str:
+    for element in value:
+        if type(element) is dict:  # a message
+            fields: list[str] = []
+            for name, text in sorted(element.items()) if sort_keys else element.items():
+                if type(name) is not str or type(text) is not str:
+                    return None
+                fields.append(_STRING(name).decode() + key + _STRING(text).decode())
+            parts.append("{" + item.join(fields) + "}")
+        else:
+            part = _scalar(element)
+            if part is None:
                 return None
-            fields.append(_STRING(name).decode() + key + _STRING(text).decode())
-        parts.append("{" + item.join(fields) + "}")
+            parts.append(part)
     return "[" + item.join(parts) + "]"
 
 
 def _with_messages(value: Any, sort_keys: bool, separators: tuple[str, str] | None
                    ) -> str | None:
-    """The JSON of chat messages, or of a dict holding them (a request): the other values
-    encoded the usual way. None for any other value, or text with a lone surrogate."""
+    """The JSON of chat messages, or of a dict holding them (a request), its other values
+    scalars or lists of them, or anything else encoded the usual way one by one. None for any
+    other value, or text with a lone surrogate.
+
+    (Not for a results row: its many small values cost more one by one than in one call.)"""
     item, key = (", ", ": ") if separators is None else separators
     try:
         if type(value) is list:
-            return _messages(value, sort_keys, item, key) if value else None
-        if type(value) is not dict or not any(type(v) is list for v in value.values()):
+            return _flat(value, sort_keys, item, key) if value else None
+        if type(value) is not dict or type(value.get("messages")) is not list:
             return None
         fields: list[str] = []
         for name, inner in sorted(value.items()) if sort_keys else value.items():
             if type(name) is not str:
                 return None
-            kind = type(inner)
-            if kind is str:
-                text = _STRING(inner).decode()
-            elif kind is int:
-                text = int.__repr__(inner)  # as json writes an int
-            elif kind is list:
-                text = _messages(inner, sort_keys, item, key)
-            else:
-                text = None
+            text = _flat(inner, sort_keys, item, key)
             if text is None:
-                text = dumps(inner, sort_keys=sort_keys, separators=separators)
+                text = _encoded(inner, sort_keys, separators, None)
             fields.append(_STRING(name).decode() + key + text)
         return "{" + item.join(fields) + "}"
     except UnicodeEncodeError:  # a lone surrogate: msgspec does not write it
@@ -107,6 +126,12 @@ def dumps(value: Any, *, sort_keys: bool = False, separators: tuple[str, str] | 
         fast = _with_messages(value, sort_keys, separators)
         if fast is not None:
             return fast
+    return _encoded(value, sort_keys, separators, indent)
+
+
+def _encoded(value: Any, sort_keys: bool, separators: tuple[str, str] | None,
+             indent: int | None) -> str:
+    """:func:`dumps` by the standard library's C encoder."""
     ascii_only, unicode = _encoders(sort_keys, separators, indent)
     text = ascii_only.encode(value)
     if "\\u" not in text:  # nothing was escaped that ensure_ascii=False writes as it is
