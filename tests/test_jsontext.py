@@ -103,3 +103,27 @@ def test_a_requests_cache_key_is_the_hash_of_its_canonical_json(
                         "require_content": require_content},
                        sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert request.cache_key(endpoint) == sha256_text(whole)
+
+
+messages = st.lists(st.dictionaries(text, text, max_size=3), max_size=3)
+scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | text
+
+
+@settings(max_examples=300, deadline=None)
+@given(messages, st.dictionaries(text, scalars | messages | values, max_size=4))
+def test_chat_messages_and_requests_holding_them(chat: list[dict[str, str]],
+                                                 request: dict[str, Any]) -> None:
+    """The msgspec path (a list of string dicts, or a dict holding one) writes the same text."""
+    body = {**request, "messages": chat}
+    for value in (chat, body, [*chat, {"n": 1}], {"m": chat, "x": [chat]}):
+        for options in OPTIONS:
+            assert dumps(value, **options) == json.dumps(value, ensure_ascii=False, **options)
+            assert dumps_encodable(value, **options) == escape_surrogates(
+                json.dumps(value, ensure_ascii=False, **options))
+
+
+def test_msgspec_escapes_every_character_as_json_does() -> None:
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    chat = [{"role": "user", "content": every + "\\u00e9 \x7f"}]
+    for options in OPTIONS:
+        assert dumps(chat, **options) == json.dumps(chat, ensure_ascii=False, **options)

@@ -264,3 +264,17 @@ def test_export_has_each_examples_usage(tmp_path: Path) -> None:
         assert {k: line[k] for k in (*ledger.TOKENS, "requests")} == \
             {k: usage[k] for k in (*ledger.TOKENS, "requests")}
         assert line["reasoning_tokens"] == 5 and line["cached_tokens"] == 4
+
+
+def test_tally_fields_are_written_out_in_order() -> None:
+    """from_json and add name the seven counts one by one: they must be FIELDS, in order."""
+    import dataclasses
+
+    from hopscore.engine.ledger import FIELDS, Tally
+
+    assert tuple(f.name for f in dataclasses.fields(Tally)) == FIELDS
+    counts = {name: index + 1 for index, name in enumerate(FIELDS)}
+    tally = Tally.from_json({**counts, "retries": True, "cache_hits": -1, "extra": 5})
+    assert tally.to_json() == {**counts, "retries": 0, "cache_hits": 0}
+    assert Tally.from_json(counts).add(Tally.from_json(counts)).to_json() == {
+        name: 2 * value for name, value in counts.items()}

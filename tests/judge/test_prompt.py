@@ -70,3 +70,31 @@ def test_empty_and_missing_files(tmp_path: Path) -> None:
         JudgePrompt.from_text("  \n", "t")
     with pytest.raises(InputError, match="file not found"):
         JudgePrompt.from_file(tmp_path / "nope.txt")
+
+
+_TOKENS = ["{question}", "{answer}", "{expected_answer}", "{{", "}}", "{", "}", "{other}", "x",
+           "\n", "{{question}}", "{{{answer}}}", "é"]
+
+
+def _one_pass_sub(template: str, values: dict[str, str]) -> str:
+    """The filling rule as one regex substitution (how render was first written)."""
+    import re
+
+    def fill(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token in ("{{", "}}"):
+            return token[0]
+        return values.get(match.group(1), token)
+
+    return re.sub(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}", fill, template)
+
+
+@given(st.lists(st.sampled_from(_TOKENS), max_size=14).map("".join),
+       st.lists(st.lists(st.sampled_from(_TOKENS), max_size=3).map("".join), min_size=3,
+                max_size=3))
+def test_render_is_the_one_pass_substitution(template: str, values: list[str]) -> None:
+    """The template is split once and cached; filling it gives the substitution's text."""
+    prompt = JudgePrompt(template, "t", "")
+    q, a, g = values
+    expected = _one_pass_sub(template, {"question": q, "answer": a, "expected_answer": g})
+    assert prompt.render(q, a, g) == expected

@@ -216,3 +216,54 @@ def test_a_text_answer_is_kept_whole() -> None:
     assert extract_flexible(reply, Hints(kind=TEXT)) == "98 Years (Arlington, TX & Rubik's Cube)"
     assert extract_flexible("Answer: **Paris; the capital**", Hints(kind=TEXT)) == \
         "Paris; the capital"
+
+
+def _clean_reference(value: str, cut: bool) -> str:
+    """``clean`` as first written: every LaTeX rewrite and sentence cut run on every value."""
+    import re
+
+    from hopscore.run import extract
+
+    value = value.strip()
+    boxed = extract.last_boxed(value)
+    if boxed is not None:
+        value = boxed
+    value = re.sub(r"\\(?:text|mathrm|textbf|mathbf)\{([^{}]*)\}", r"\1", value)
+    value = value.replace("\\$", "$").replace("\\%", "%").replace("\\,", "")
+    if value.startswith("$") and value.endswith("$") and len(value) > 1 and value.count("$") == 2:
+        value = value[1:-1]
+    value = value.replace("\\(", "").replace("\\)", "").replace("\\[", "").replace("\\]", "")
+    if cut:
+        match = extract._EXPLANATION.search(value)
+        if match and match.start() > 0:
+            value = value[: match.start()]
+        for end in re.finditer(r"\.\s+(?=[A-Z])", value):
+            word = re.findall(r"[A-Za-z]+$", value[: end.start()])
+            if word and len(word[0]) > 1 and word[0].lower() not in extract._ABBREVIATIONS:
+                value = value[: end.start()]
+                break
+    for _ in range(3):
+        before = value
+        value = value.strip().rstrip(".。!").strip()
+        for wrapper in extract._WRAPPERS:
+            if len(value) > 2 * len(wrapper) and value.startswith(wrapper) \
+                    and value.endswith(wrapper):
+                value = value[len(wrapper): -len(wrapper)]
+        value = value.strip("*_`").strip()
+        if value == before:
+            break
+    return value
+
+
+_CLEAN_PIECES = ["\\", "\\text{", "\\textbf{", "}", "{", "$", "\\$", "\\%", "\\,", "\\(", "\\)",
+                 "\\[", "\\]", "\\boxed{", ".", ". ", "Paris", "Dr", " because ", " (", "**",
+                 '"', " ", "A", "x", "St. Louis", "; "]
+
+
+@given(st.lists(st.sampled_from(_CLEAN_PIECES), max_size=10).map("".join), st.booleans())
+def test_clean_skips_only_what_cannot_apply(value: str, cut: bool) -> None:
+    """Without a backslash no LaTeX rewrite runs, without a period no sentence cut: the same
+    text as running them all."""
+    from hopscore.run.extract import clean
+
+    assert clean(value, cut=cut) == _clean_reference(value, cut)

@@ -18,7 +18,7 @@ The one place tokens are summed: a row's block from the engine's call records
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 #: the token counts of a tally, as the endpoints name them
@@ -49,8 +49,13 @@ class Tally:
     cache_hits: int = 0
 
     def add(self, other: Tally) -> Tally:
-        for name in FIELDS:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.reasoning_tokens += other.reasoning_tokens
+        self.cached_tokens += other.cached_tokens
+        self.requests += other.requests
+        self.retries += other.retries
+        self.cache_hits += other.cache_hits
         return self
 
     def add_call(self, call: Mapping[str, Any]) -> Tally:
@@ -75,7 +80,10 @@ class Tally:
     def from_json(value: Any) -> Tally:
         if not isinstance(value, Mapping):
             return Tally()
-        return Tally(**{f.name: _int(value.get(f.name)) for f in fields(Tally)})
+        get = value.get
+        return Tally(_int(get("prompt_tokens")), _int(get("completion_tokens")),
+                     _int(get("reasoning_tokens")), _int(get("cached_tokens")),
+                     _int(get("requests")), _int(get("retries")), _int(get("cache_hits")))
 
 
 def _int(value: Any) -> int:

@@ -16,6 +16,13 @@ surrogates side by side, which ``ensure_ascii=False`` writes as they are). Text 
 encoded the slow way, so the result is always the text ``json.dumps`` gives: cache keys and
 resume keys hashed from it stay the same (tests/test_jsontext.py compares them on random
 values).
+
+Chat messages (a list of dicts of strings, alone or as a value of the request's dict) are the
+long texts encoded for every request, twice (the cache key, the body): their strings are
+encoded by msgspec, about five times faster than CPython, and the JSON around them is written
+here with the same separators and key order. msgspec escapes every character exactly as
+``ensure_ascii=False`` does (checked for every code point) and refuses a lone surrogate, which
+is then encoded the way above.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ import json
 import re
 from functools import lru_cache
 from typing import Any
+
+import msgspec
 
 #: an escape the codec would decode but ``ensure_ascii=False`` keeps: a control character or a
 #: surrogate (lower-case hex: both json encoders write it so)
@@ -41,9 +50,88 @@ def _encoders(sort_keys: bool, separators: tuple[str, str] | None, indent: int |
                              indent=indent))
 
 
+_STRING = msgspec.json.Encoder().encode  # a str's JSON as UTF-8 (UnicodeEncodeError: surrogate)
+
+
+def _scalar(value: Any) -> str | None:
+    """A string's, number's, bool's or None's JSON as json writes it (None: another kind)."""
+    kind = type(value)
+    if kind is str:
+        return _STRING(value).decode()
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float:
+        return float.__repr__(value) if value - value == 0 else None  # NaN, inf: json's way
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return None
+
+
+def _flat(value: Any, sort_keys: bool, item: str, key: str) -> str | None:
+    """The JSON of a scalar, a list of scalars or a list of chat messages (dicts of strings to
+    strings); None for anything else."""
+    if type(value) is not list:
+        return _scalar(value)
+    parts: list[str] = []
+    for element in value:
+        if type(element) is dict:  # a message
+            fields: list[str] = []
+            for name, text in sorted(element.items()) if sort_keys else element.items():
+                if type(name) is not str or type(text) is not str:
+                    return None
+                fields.append(_STRING(name).decode() + key + _STRING(text).decode())
+            parts.append("{" + item.join(fields) + "}")
+        else:
+            part = _scalar(element)
+            if part is None:
+                return None
+            parts.append(part)
+    return "[" + item.join(parts) + "]"
+
+
+def _with_messages(value: Any, sort_keys: bool, separators: tuple[str, str] | None
+                   ) -> str | None:
+    """The JSON of chat messages, or of a dict holding them (a request), its other values
+    scalars or lists of them, or anything else encoded the usual way one by one. None for any
+    other value, or text with a lone surrogate.
+
+    (Not for a results row: its many small values cost more one by one than in one call.)"""
+    item, key = (", ", ": ") if separators is None else separators
+    try:
+        if type(value) is list:
+            return _flat(value, sort_keys, item, key) if value else None
+        if type(value) is not dict or type(value.get("messages")) is not list:
+            return None
+        fields: list[str] = []
+        for name, inner in sorted(value.items()) if sort_keys else value.items():
+            if type(name) is not str:
+                return None
+            text = _flat(inner, sort_keys, item, key)
+            if text is None:
+                text = _encoded(inner, sort_keys, separators, None)
+            fields.append(_STRING(name).decode() + key + text)
+        return "{" + item.join(fields) + "}"
+    except UnicodeEncodeError:  # a lone surrogate: msgspec does not write it
+        return None
+
+
 def dumps(value: Any, *, sort_keys: bool = False, separators: tuple[str, str] | None = None,
           indent: int | None = None) -> str:
     """``json.dumps(value, ensure_ascii=False, ...)``, character for character."""
+    if indent is None and (type(value) is list or type(value) is dict):
+        fast = _with_messages(value, sort_keys, separators)
+        if fast is not None:
+            return fast
+    return _encoded(value, sort_keys, separators, indent)
+
+
+def _encoded(value: Any, sort_keys: bool, separators: tuple[str, str] | None,
+             indent: int | None) -> str:
+    """:func:`dumps` by the standard library's C encoder."""
     ascii_only, unicode = _encoders(sort_keys, separators, indent)
     text = ascii_only.encode(value)
     if "\\u" not in text:  # nothing was escaped that ensure_ascii=False writes as it is

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from hopscore.engine.types import sha256_text
@@ -102,16 +103,32 @@ class JudgePrompt:
 
     def render(self, question: str, answer: str, expected_answer: str) -> str:
         values = {"question": question, "answer": answer, "expected_answer": expected_answer}
+        pieces = _pieces(self.template)
+        return "".join([piece if index % 2 == 0 else values.get(piece, "{" + piece + "}")
+                        for index, piece in enumerate(pieces)])
 
-        def fill(match: re.Match[str]) -> str:
-            token = match.group(0)
-            if token == "{{":
-                return "{"
-            if token == "}}":
-                return "}"
-            return values.get(match.group(1), token)
 
-        return _FIELD.sub(fill, self.template)
+@lru_cache(maxsize=32)
+def _pieces(template: str) -> tuple[str, ...]:
+    """``template`` split once: text (``{{`` and ``}}`` already made single braces) at even
+    places, a placeholder's name at odd ones; filled in one pass, so an inserted value is never
+    read as a placeholder."""
+    pieces: list[str] = []
+    text: list[str] = []
+    start = 0
+    for match in _FIELD.finditer(template):
+        text.append(template[start:match.start()])
+        start = match.end()
+        token = match.group(0)
+        if token in ("{{", "}}"):
+            text.append(token[0])
+        else:
+            pieces.append("".join(text))
+            pieces.append(match.group(1))
+            text = []
+    text.append(template[start:])
+    pieces.append("".join(text))
+    return tuple(pieces)
 
 
 def check_template(template: str, source: str) -> None:

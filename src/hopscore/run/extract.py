@@ -52,6 +52,9 @@ _ABBREVIATIONS = frozenset(
     {"mr", "mrs", "ms", "dr", "st", "jr", "sr", "vs", "inc", "ltd", "co", "mt", "no", "ft", "jan",
      "feb", "aug", "sept", "oct", "nov", "dec", "gen", "col", "lt", "sgt", "prof", "rev"}
 )  # fmt: skip
+_LATEX_TEXT = re.compile(r"\\(?:text|mathrm|textbf|mathbf)\{([^{}]*)\}")
+_SENTENCE_END = re.compile(r"\.\s+(?=[A-Z])")
+_LAST_WORD = re.compile(r"[A-Za-z]+$")
 _LABEL_NAME = re.compile(r"SUPPORTS|REFUTES|NOT ENOUGH INFO", re.I)
 _YES_NO_WORD = re.compile(r"\b(yes|no|true|false)\b", re.I)
 
@@ -188,11 +191,14 @@ def clean(value: str, *, cut: bool = True) -> str:
     boxed = last_boxed(value)
     if boxed is not None:
         value = boxed
-    value = re.sub(r"\\(?:text|mathrm|textbf|mathbf)\{([^{}]*)\}", r"\1", value)
-    value = value.replace("\\$", "$").replace("\\%", "%").replace("\\,", "")
+    latex = "\\" in value  # every LaTeX rewrite below needs a backslash
+    if latex:
+        value = _LATEX_TEXT.sub(r"\1", value)
+        value = value.replace("\\$", "$").replace("\\%", "%").replace("\\,", "")
     if value.startswith("$") and value.endswith("$") and len(value) > 1 and value.count("$") == 2:
         value = value[1:-1]
-    value = value.replace("\\(", "").replace("\\)", "").replace("\\[", "").replace("\\]", "")
+    if latex:
+        value = value.replace("\\(", "").replace("\\)", "").replace("\\[", "").replace("\\]", "")
     if cut:
         value = _cut_explanation(value)
     for _ in range(3):  # nested wrappers: **"Paris"**.
@@ -214,8 +220,10 @@ def _cut_explanation(value: str) -> str:
     match = _EXPLANATION.search(value)
     if match and match.start() > 0:
         value = value[: match.start()]
-    for sentence_end in re.finditer(r"\.\s+(?=[A-Z])", value):
-        word = re.findall(r"[A-Za-z]+$", value[: sentence_end.start()])
+    if "." not in value:
+        return value
+    for sentence_end in _SENTENCE_END.finditer(value):
+        word = _LAST_WORD.findall(value[: sentence_end.start()])
         if word and len(word[0]) > 1 and word[0].lower() not in _ABBREVIATIONS:
             return value[: sentence_end.start()]
     return value

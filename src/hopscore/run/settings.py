@@ -169,7 +169,6 @@ class RunSettings:
     def check(self) -> None:
         from hopscore.engine.reasoning import check as check_reasoning
         from hopscore.engine.reasoning import provider_of
-        from hopscore.run.strategy import STRATEGIES
 
         check_reasoning(self.reasoning, provider_of(self.model), self.max_tokens)
 
@@ -183,8 +182,11 @@ class RunSettings:
 
         if self.protocol not in PROTOCOLS:
             raise HopscoreError(f"--protocol must be one of {', '.join(PROTOCOLS)}")
-        if self.strategy not in STRATEGIES:
-            raise HopscoreError(f"--strategy must be one of {', '.join(STRATEGIES)}")
+        if self.strategy != "cot":  # the chain strategies' module loads only for them
+            from hopscore.run.strategy import STRATEGIES
+
+            if self.strategy not in STRATEGIES:
+                raise HopscoreError(f"--strategy must be one of {', '.join(STRATEGIES)}")
         for name in ("chains", "chain_calls", "wiki_pages", "wiki_elements"):
             value = getattr(self, name)
             if value is not None and value < 1:

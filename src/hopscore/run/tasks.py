@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hopscore import benchmarks
 from hopscore.benchmarks.base import Benchmark, Example, PromptInputs, Wiki
@@ -21,9 +21,11 @@ from hopscore.run.extract import DEFAULT_MARKER, KINDS, MCR_MARKER, Hints
 from hopscore.run.prompts import PromptTemplate, builtin_template_name, load_shots
 from hopscore.run.providers import ModelSpec, endpoint_for, resolve_base_url
 from hopscore.run.retrieval import Corpus, Document
-from hopscore.run.search_agent import SearchAgentPlan
 from hopscore.run.settings import PromptSettings, RunSettings
-from hopscore.run.strategy import StrategyPlan
+
+if TYPE_CHECKING:  # the search agent and the chain strategies load only when a run uses them
+    from hopscore.run.search_agent import SearchAgentPlan
+    from hopscore.run.strategy import StrategyPlan
 
 #: Under --protocol mcr with exemplars, generation stops where a new exemplar would begin, as
 #: MCR's prompts stop at their exemplar separator ("#").
@@ -135,6 +137,8 @@ def prepare(settings: RunSettings) -> PreparedRun:
     plan = None
     agent = None
     if settings.agent is not None:
+        from hopscore.run.search_agent import SearchAgentPlan
+
         assert corpus is not None  # RunSettings.check
         index: Any = corpus
         if settings.agent.retriever == "dense":
