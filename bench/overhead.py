@@ -70,6 +70,9 @@ def timed_cli(args: list[str], work: Path, rows: int, src: Path = REPO / "src"
     """Run ``python -m hopscore ARGS`` from ``src``; wall, CPU and peak RSS of the process."""
     env = {**os.environ, "PYTHONPATH": str(src), "NO_PROXY": "127.0.0.1,localhost",
            "HOPSCORE_CACHE_DIR": str(work / "cache")}
+    # bytecode caching allowed (as an installed package has its .pyc files): otherwise a tree
+    # without them is timed compiling its own source on every run
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "hopscore", *args], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
