@@ -228,9 +228,12 @@ def run_case(
             print(f"[{case.name}] hopscore in-process ({mode}) x{in_process_repeats} ...",
                   flush=True)  # fmt: skip
             resamples = mode_args[mode_args.index("--resamples") + 1] if mode_args else "default"
+            # a folder of its own: the library call records no gold path, which the next
+            # command's run into ``out`` would refuse (it holds another gold's scores)
             our_times = _in_process(
                 [python, "-c", HOPSCORE_DRIVER, case.benchmark, str(case.gold),
-                 str(case.predictions), str(out), str(in_process_repeats), resamples],
+                 str(case.predictions), str(out.with_name(f"{out.name}-in-process")),
+                 str(in_process_repeats), resamples],
                 hopscore_env(), None, "hopscore in-process",
             )  # fmt: skip
             result["official_in_process"] = official_in_process

@@ -92,3 +92,50 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str]) -> None:
     assert result.returncode == 2
     assert result.stderr.startswith("error: ")
     assert "Traceback" not in result.stderr
+
+
+def test_score_ends_quickly_with_everything_written_and_atexit_run(tmp_path) -> None:
+    """``hopscore score`` skips the interpreter's teardown (:func:`hopscore.launch.quick_exit`):
+    its table reaches a file, its outputs are whole, and ``atexit`` handlers still run."""
+    marker = tmp_path / "atexit-ran"
+    code = ("import atexit, pathlib, sys\n"
+            f"atexit.register(pathlib.Path({str(marker)!r}).write_text, 'yes')\n"
+            "sys.argv[0] = 'hopscore'\n"
+            "from hopscore.launch import main\n"
+            "main()\n")
+    out = tmp_path / "out"
+    gold = json.loads(GOLD.read_text())
+    with open(tmp_path / "stdout.txt", "w") as stdout:
+        proc = subprocess.run([sys.executable, "-c", code, "score", "hotpotqa", "-g", str(GOLD),
+                               "-p", str(_predictions(tmp_path, gold)), "-o", str(out)],
+                              stdout=stdout, stderr=subprocess.PIPE,
+                              text=True, env={"PYTHONPATH": str(SRC), "PATH": ""}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert marker.read_text() == "yes"
+    table = (tmp_path / "stdout.txt").read_text()
+    assert "joint_f1" in table
+    lines = (out / "scores.jsonl").read_text().splitlines()
+    assert len(lines) == len(gold) and all(json.loads(line)["id"] for line in lines)
+    assert json.loads((out / "metrics.json").read_text())["metrics"]["em"] == 1.0
+
+
+def _predictions(folder, gold: list[dict]):
+    path = folder / "predictions.json"
+    path.write_text(json.dumps({"answer": {g["_id"]: g["answer"] for g in gold},
+                                "sp": {g["_id"]: g["supporting_facts"] for g in gold}}))
+    return path
+
+
+def test_score_into_a_closed_pipe_still_exits_as_usual(tmp_path) -> None:
+    """Flushing into a reader that has gone fails: the usual exit (no quick one) follows, with
+    status 1 as before."""
+    predictions = _predictions(tmp_path, json.loads(GOLD.read_text()))
+    proc = subprocess.Popen([sys.executable, "-m", "hopscore", "score", "hotpotqa", "-g",
+                             str(GOLD), "-p", str(predictions)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={"PYTHONPATH": str(SRC), "PATH": ""})
+    assert proc.stdout is not None
+    proc.stdout.close()  # the reader is gone before anything is written
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err  # not 0: the table was not delivered
+    assert b"Traceback" not in err

@@ -122,6 +122,39 @@ def main(argv: Sequence[str] | None = None) -> None:
         previous = None
     try:
         guarded(lambda: cli_main(args))
+    except SystemExit as done:
+        if argv is None and done.code in (0, None) and args[:1] == ["score"] \
+                and "--judge" not in args:  # a judge's cache and threads: the usual exit
+            quick_exit()
+        raise
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def quick_exit() -> None:
+    """End the process now, with status 0, after a command that succeeded: ``atexit`` handlers
+    run and stdout and stderr are flushed, but the interpreter's teardown (clearing every
+    module, a last collection) is skipped: about 20 ms of a ``hopscore score`` on dev-sized
+    files, 7% of it.
+
+    Only for a command that closes every file it writes before it returns (``score`` without
+    ``--judge``: its outputs are written and replaced whole), only when no other thread runs
+    and only in the process's own entry point (not for :func:`main` called with ``argv``);
+    otherwise, or if flushing fails, this returns and the process exits as usual."""
+    import atexit
+    import contextlib
+    import threading
+
+    if threading.active_count() != 1:
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return  # the usual exit says what went wrong
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(0)

@@ -117,21 +117,38 @@ def first_record(path: Path) -> Any:
     if sniff_json_kind(path) == "jsonl":
         return next(iter_jsonl(path), (None, None))[1]
     with open_binary(path) as handle:
-        head = handle.read(4 << 20).decode("utf-8-sig", errors="replace")
-    start = head.lstrip()
+        # a record is usually a few KB: read 64 KiB, and more (up to 4 MiB, doubling) only
+        # while what was read does not hold a whole first record
+        head = handle.read(_FIRST_READ)
+        while True:
+            value, parsed = _first_value(head)
+            if parsed or len(head) >= _FIRST_READ_MAX:
+                return value
+            more = handle.read(len(head))
+            if not more:
+                return value
+            head += more
+
+
+#: the first and the largest read of :func:`first_record`
+_FIRST_READ = 1 << 16
+_FIRST_READ_MAX = 4 << 20
+
+
+def _first_value(head: bytes) -> tuple[Any, bool]:
+    """The first record in ``head`` (None if there is none) and whether that is final: False
+    when it could not be parsed, which more of the file may change."""
+    start = head.decode("utf-8-sig", errors="replace").lstrip()
     if start.startswith("{"):  # one object: a one-row JSON Lines export
-        try:
-            return json.JSONDecoder().raw_decode(start)[0]
-        except json.JSONDecodeError:
-            return None
-    if not start.startswith("["):
-        return None
-    body = start[1:].lstrip()
+        body = start
+    elif start.startswith("["):
+        body = start[1:].lstrip()
+    else:
+        return None, bool(start)
     try:
-        value, _ = json.JSONDecoder().raw_decode(body)
+        return json.JSONDecoder().raw_decode(body)[0], True
     except json.JSONDecodeError:
-        return None
-    return value
+        return None, False
 
 
 def _decode_labels(rows: list[dict[str, Any]], features: Any) -> None:
