@@ -254,3 +254,18 @@ def test_frozen_heap_collects_the_young_less_often_and_restores_the_thresholds()
     with frozen_heap():
         assert gc.get_threshold() == (max(before[0], YOUNG_THRESHOLD), *before[1:])
     assert gc.get_threshold() == before
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"answer": {"a": "x", "a": "y"}}', "duplicate key 'a'"),
+    ('{"a": "x\\"", "a": "y"}', "duplicate key 'a'"),
+    ('{"k": "\\\\", "k": 1}', "duplicate key 'k'"),
+    ("", "file is empty"),
+    ("[1,]", "invalid JSON"),
+])
+def test_load_json_errors(tmp_path: Path, text: str, message: str) -> None:
+    from hopscore.files.io import load_json
+
+    with pytest.raises(InputError, match=message):
+        load_json(write(tmp_path / "bad.json", text.encode()))
+

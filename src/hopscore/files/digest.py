@@ -55,7 +55,7 @@ def remembered_sha256(path: Path) -> str:
         return file_sha256(path)  # which names the problem
     if stat.S_ISDIR(before.st_mode):
         return file_sha256(path)
-    identity = _identity(path, before)
+    identity = file_identity(path, before)
     entry = default_cache_dir() / "digests" / hashlib.sha256(identity.encode()).hexdigest()
     try:
         kept_identity, _, digest = entry.read_text(encoding="utf-8").partition("\n")
@@ -67,14 +67,16 @@ def remembered_sha256(path: Path) -> str:
     digest = file_sha256(path)
     try:
         settled = started - before.st_ctime_ns >= SETTLE_NS
-        if settled and _identity(path, os.stat(path)) == identity:
+        if settled and file_identity(path, os.stat(path)) == identity:
             _keep(entry, f"{identity}\n{digest}")
     except OSError:
         pass  # nothing remembered: the next run hashes again
     return digest
 
 
-def _identity(path: Path, status: os.stat_result) -> str:
+def file_identity(path: Path, status: os.stat_result) -> str:
+    """A file's identity and status: its real path, device, inode, size, modification and
+    change times (the change time moves with every write and change of status)."""
     return (f"{os.path.realpath(path)}\0{status.st_dev}\0{status.st_ino}\0{status.st_size}\0"
             f"{status.st_mtime_ns}\0{status.st_ctime_ns}")
 

@@ -309,6 +309,18 @@ def note_no_overlap(report: ScoreReport, predictions_path: Path) -> bool:
     return True
 
 
+def _gold_examples(benchmark: Benchmark[E, P], gold_path: Path,
+                   aliases: Path | None) -> Iterable[E]:
+    """The gold examples for scoring, remembered between runs when no aliases join them
+    (:mod:`hopscore.files.goldcache`)."""
+    if aliases is not None:
+        return benchmark.iter_gold(gold_path, aliases=aliases)
+    from hopscore.files.goldcache import remembered_examples
+
+    return remembered_examples(benchmark.name, gold_path,
+                               lambda: benchmark.iter_gold(gold_path, aliases=None))
+
+
 def score_files(
     benchmark: Benchmark[E, P],
     gold_path: Path,
@@ -335,7 +347,7 @@ def score_files(
     """
     with bulk_load():
         if read_predictions is None:
-            examples: Iterable[E] = benchmark.iter_gold(gold_path, aliases=aliases)
+            examples: Iterable[E] = _gold_examples(benchmark, gold_path, aliases)
             predictions = benchmark.predictions_for_scoring(predictions_path)
         else:  # replies are read against whole examples (citations name the context's titles)
             examples = benchmark.load_gold(gold_path, aliases=aliases)
