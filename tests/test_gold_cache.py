@@ -56,7 +56,7 @@ def reads(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Path]:
 
 
 def entries(tmp_path: Path) -> list[Path]:
-    folder = tmp_path / "cache" / "gold"
+    folder = tmp_path / "cache" / "examples"
     return sorted(folder.iterdir()) if folder.exists() else []
 
 
@@ -127,7 +127,7 @@ def test_nothing_is_kept_when_the_reading_fails_or_stops(
     next(examples)
     del examples  # the consumer stopped early
     assert entries(tmp_path) == []
-    assert not list((tmp_path / "cache" / "gold").glob(".gold.*"))  # no temporary left
+    assert not list((tmp_path / "cache" / "examples").glob(".gold.*"))  # no temporary left
 
 
 def test_a_gold_without_paragraphs_is_not_kept(reads: list[Path], tmp_path: Path) -> None:

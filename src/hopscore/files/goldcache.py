@@ -4,7 +4,7 @@ Scoring one set of predictions reads the whole gold file, and a researcher score
 the same one. HotpotQA's dev gold is 46 MB of JSON, mostly paragraphs that scoring never reads;
 its examples as scoring holds them are 2 MB. So once a gold file has been read in full, its
 examples are kept in the cache folder (:func:`~hopscore.files.cachedir.default_cache_dir`,
-``gold/``) as msgpack batches, and the next scoring of that file reads them instead.
+``examples/``) as msgpack batches, and the next scoring of that file reads them instead.
 
 An entry is used only for the same file in the same state (its identity and status,
 :func:`~hopscore.files.digest.file_identity`: a rewrite, a ``touch`` or a new link changes the
@@ -60,7 +60,7 @@ def remembered_examples(kind: str, path: Path, read: Callable[[], Iterable[T]]) 
     if not stat.S_ISREG(before.st_mode):
         return read()
     key = json.dumps([_LAYOUT, kind, file_identity(path, before), _code()])
-    entry = default_cache_dir() / "gold" / hashlib.sha256(key.encode()).hexdigest()
+    entry = default_cache_dir() / "examples" / hashlib.sha256(key.encode()).hexdigest()
     kept = _open(entry, key)
     if kept is not None:
         return _kept(entry, *kept)
