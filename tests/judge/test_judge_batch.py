@@ -16,6 +16,7 @@ import pytest
 
 from tests.batch_server import BatchServer, Plan
 from tests.conftest import _cli_env, run_cli
+from tests.procs import default_sigint
 
 NUMBER = re.compile(r"Q(\d+):")
 
@@ -245,9 +246,10 @@ def test_ctrl_c_while_polling_says_the_batch_goes_on_and_a_rerun_collects_it(
         server: BatchServer, tmp_path: Path, env: dict[str, str]) -> None:
     inp, out = write_rows(tmp_path / "in.jsonl", 20), tmp_path / "out.jsonl"
     server.hold()
+    # Ctrl-C at its default in the child (a suite started in the background has it ignored)
     proc = subprocess.Popen([sys.executable, "-m", "hopscore", *args(server.base_url, inp, out)],
                             env=_cli_env(env), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and server.polls < 3:

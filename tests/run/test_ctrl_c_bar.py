@@ -34,6 +34,8 @@ def test_the_bar_leaves_room_for_the_echoed_ctrl_c(tmp_path: Path) -> None:
                 "-c", "1"]
         pid, fd = pty.fork()
         if pid == 0:  # the child: the command, in a terminal of 80 columns
+            # Ctrl-C at its default (a suite started in the background has it ignored)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.execvpe(sys.executable, args, env)
         out, started, sent = b"", time.monotonic(), False
         while time.monotonic() - started < 120:
