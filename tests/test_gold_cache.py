@@ -130,14 +130,22 @@ def test_nothing_is_kept_when_the_reading_fails_or_stops(
     assert not list((tmp_path / "cache" / "examples").glob(".gold.*"))  # no temporary left
 
 
-def test_a_gold_without_paragraphs_is_not_kept(reads: list[Path], tmp_path: Path) -> None:
-    """Its examples are about as large as the file: a copy would gain little."""
+def test_a_gold_without_paragraphs_is_not_kept_nor_tried_again(
+    reads: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its examples are about as large as the file: a copy would gain little. A mark says so,
+    and the next readings do not encode them again to find out."""
     gold = tmp_path / "lean.json"
     records = [{k: v for k, v in r.items() if k != "context"}
                for r in json.loads(with_paragraphs(tmp_path / "long.json").read_text())]
     gold.write_text(json.dumps(records))
-    score(gold, predictions(tmp_path, gold))
-    assert entries(tmp_path) == []
+    preds = predictions(tmp_path, gold)
+    expected = score(gold, preds)
+    (mark,) = entries(tmp_path)
+    assert json.loads(mark.read_text())["kept"] is False
+    monkeypatch.setattr(goldcache._Writer, "start", lambda *a: pytest.fail("tried again"))
+    assert score(gold, preds) == expected
+    assert reads == [gold, gold]
 
 
 def test_a_file_written_just_now_and_the_switch_are_respected(

@@ -62,9 +62,15 @@ def remembered_examples(kind: str, path: Path, read: Callable[[], Iterable[T]]) 
     key = json.dumps([_LAYOUT, kind, file_identity(path, before), _code()])
     entry = default_cache_dir() / "examples" / hashlib.sha256(key.encode()).hexdigest()
     kept = _open(entry, key)
+    if kept is _NOT_KEPT:  # an earlier reading found its examples not worth keeping
+        return read()
     if kept is not None:
         return _kept(entry, *kept)
     return _keeping(read(), entry, key, path, before)
+
+
+#: what :func:`_open` gives for the mark of a gold file whose examples are not kept
+_NOT_KEPT: Any = object()
 
 
 def _code() -> str:
@@ -85,9 +91,10 @@ def _code() -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def _open(entry: Path, key: str) -> tuple[BinaryIO, type] | None:
+def _open(entry: Path, key: str) -> Any:
     """The entry opened after its header (its key and example class checked, its batches
-    whole to the end), or None when there is none to use."""
+    whole to the end), :data:`_NOT_KEPT` for the mark left by a reading whose examples were
+    not to be kept, or None when there is nothing to use."""
     try:
         handle = entry.open("rb")
     except OSError:
@@ -97,6 +104,9 @@ def _open(entry: Path, key: str) -> tuple[BinaryIO, type] | None:
         if header.get("key") != key:
             handle.close()
             return None
+        if header.get("kept") is False:
+            handle.close()
+            return _NOT_KEPT
         cls = _example_class(header.get("class", ""))
         start = handle.tell()
         size = os.fstat(handle.fileno()).st_size
@@ -163,9 +173,30 @@ def _keeping(examples: Iterable[T], entry: Path, key: str, path: Path,
         if keep and writer is not None:
             writer.finish(entry, path, before)
             writer = None
+        elif writer is None or writer.lasting:
+            # not worth keeping (too large, not exact): the next readings do not try again
+            _mark_not_kept(entry, key)
     finally:
         if writer is not None:
             writer.abandon()
+
+
+def _mark_not_kept(entry: Path, key: str) -> None:
+    """Write the mark of a gold file whose examples are not kept, whole or not at all."""
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".gold.")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(json.dumps({"key": key, "kept": False}).encode() + b"\n")
+        os.replace(temporary, entry)
+    except OSError:
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
 
 
 class _Writer:
@@ -178,6 +209,9 @@ class _Writer:
         self.cls = cls
         self.limit = limit
         self.written = 0
+        #: given up for a reason the next reading would meet again (too large, not exact),
+        #: not a failing disk
+        self.lasting = False
         self.encoder = msgspec.msgpack.Encoder()
         self.decoder = decoder
 
@@ -212,6 +246,7 @@ class _Writer:
         return True
 
     def _add(self, batch: list[Any]) -> bool:
+        self.lasting = True
         if any(type(example) is not self.cls for example in batch):
             return False
         try:
@@ -222,8 +257,12 @@ class _Writer:
             self.written += len(data) + _LENGTH
             if self.written > self.limit:
                 return False
+        except (msgspec.MsgspecError, TypeError, ValueError, OverflowError):
+            return False
+        self.lasting = False
+        try:
             self.handle.write(len(data).to_bytes(_LENGTH, "little") + data)
-        except (msgspec.MsgspecError, TypeError, ValueError, OSError, OverflowError):
+        except OSError:  # a full disk: another reading may keep them
             return False
         return True
 
