@@ -195,3 +195,21 @@ def test_the_cli_scores_the_same_from_the_kept_examples(tmp_path: Path, gold: Pa
     assert len(entries(tmp_path)) == 1
     assert (tmp_path / "a" / "scores.jsonl").read_bytes() == \
         (tmp_path / "b" / "scores.jsonl").read_bytes()
+
+
+def test_a_benchmark_whose_reading_says_more_keeps_nothing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """2WikiMultihopQA's reading of its gold sets warnings on the benchmark (answer ids without
+    ``--aliases``) and its relation names: it does not declare ``gold_examples_kept``, so
+    nothing is kept and the second scoring says what the first said."""
+    monkeypatch.setenv("HOPSCORE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(goldcache, "SETTLE_NS", 0)
+    bench = benchmarks.get("2wikimultihopqa")
+    assert not bench.gold_examples_kept
+    gold = FIXTURES / "2wikimultihopqa" / "dev_small.json"
+    preds = FIXTURES / "2wikimultihopqa" / "predictions_targeted.json"
+    first = score_files(bench, gold, preds, None, resamples=0).to_json()
+    second = score_files(bench, gold, preds, None, resamples=0).to_json()
+    assert first == second and entries(tmp_path) == []
+    assert benchmarks.get("hotpotqa").gold_examples_kept

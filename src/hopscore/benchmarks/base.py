@@ -72,6 +72,10 @@ class Loading(ABC, Generic[E, P]):
     hub_id_field: ClassVar[str | None] = None
     #: The official gold is a JSON list that a Hugging Face JSON list export can be told from.
     gold_is_json_list: ClassVar[bool] = False
+    #: :meth:`iter_gold`'s examples depend on the gold file alone (the reading sets nothing on
+    #: the benchmark and says nothing else), so scoring may keep them between runs
+    #: (:mod:`hopscore.files.goldcache`).
+    gold_examples_kept: ClassVar[bool] = False
 
     @abstractmethod
     def load_gold(self, path: Path, *, aliases: Path | None = None) -> list[E]:

@@ -311,9 +311,10 @@ def note_no_overlap(report: ScoreReport, predictions_path: Path) -> bool:
 
 def _gold_examples(benchmark: Benchmark[E, P], gold_path: Path,
                    aliases: Path | None) -> Iterable[E]:
-    """The gold examples for scoring, remembered between runs when no aliases join them
+    """The gold examples for scoring, remembered between runs when the benchmark allows it
+    (:attr:`~hopscore.benchmarks.base.Loading.gold_examples_kept`) and no aliases join them
     (:mod:`hopscore.files.goldcache`)."""
-    if aliases is not None:
+    if aliases is not None or not benchmark.gold_examples_kept:
         return benchmark.iter_gold(gold_path, aliases=aliases)
     from hopscore.files.goldcache import remembered_examples
 

@@ -122,6 +122,8 @@ class Fermi(Benchmark[FermiExample, FermiPrediction]):
     metrics = ("fp_score",)
     headline = ("fp_score",)
     group_keys = ("unit",)
+    #: its examples depend on the gold file alone: scoring keeps them between runs
+    gold_examples_kept = True
     gold_formats = "official JSON list (realFP/synthFP); ids are 0-based positions"
     prediction_formats = 'JSON object {"0": "22.3 km", ...}; universal JSONL {"id", "answer"}'
 

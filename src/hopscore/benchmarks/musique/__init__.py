@@ -77,6 +77,8 @@ class MuSiQue(Benchmark[MusiqueExample, MusiquePrediction]):
     metrics = (*ANS_METRICS, *FULL_METRICS)
     headline = ("answer_em", "answer_f1", "support_f1")
     group_keys = ("hops", "type")
+    #: its examples depend on the gold file alone: scoring keeps them between runs
+    gold_examples_kept = True
     gold_formats = ("official JSON Lines (musique_ans/full_v1.0_dev.jsonl) or a JSON list of "
                     "its records")
     prediction_formats = ("official JSONL {id, predicted_answer, predicted_support_idxs, "
