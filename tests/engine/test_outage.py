@@ -166,7 +166,9 @@ def test_a_run_whose_server_stays_down_ends_resumable_naming_the_url(tmp_path: P
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert config["status"] == "interrupted"
     kept = [r for r in _samples(tmp_path / "run") if not r.get("error")]
-    assert 5 <= len(kept) < 30
+    # some of the 10 replies may be lost with the server (a loaded machine read only 4
+    # before it died): what matters is that those kept are not asked again below
+    assert 1 <= len(kept) < 30
     with FakeOpenAI(answer, port=port) as again:
         second = run_cli(*args)
         assert second.returncode == 0, second.stderr
