@@ -1,11 +1,12 @@
 """Gold examples remembered between runs: a gold file read in full once, then from a compact copy.
 
 Scoring one set of predictions reads the whole gold file, and a researcher scores many against
-the same one. Only a benchmark whose reading depends on the gold file alone says so
-(:attr:`~hopscore.benchmarks.base.Loading.gold_examples_kept`), and only its gold is kept. A gold file with paragraphs is mostly text that scoring never reads (a 46 MB
-file's examples, as scoring holds them, are 2 MB). So once a gold file has been read in full, its
-examples are kept in the cache folder (:func:`~hopscore.files.cachedir.default_cache_dir`,
-``examples/``) as msgpack batches, and the next scoring of that file reads them instead.
+the same one. A gold file with paragraphs is mostly text that scoring never reads (a 46 MB
+file's examples, as scoring holds them, are 2 MB). So once a gold file has been read in full,
+its examples are kept in the cache folder (:func:`~hopscore.files.cachedir.default_cache_dir`,
+``examples/``) as msgpack batches, and the next scoring of that file reads them instead. Only
+the gold of a benchmark whose reading depends on the file alone is kept (it says so:
+:attr:`~hopscore.benchmarks.base.Loading.gold_examples_kept`).
 
 An entry is used only for the same file in the same state (its identity and status,
 :func:`~hopscore.files.digest.file_identity`: a rewrite, a ``touch`` or a new link changes the
