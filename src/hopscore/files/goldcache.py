@@ -38,6 +38,7 @@ from typing import Any, BinaryIO, TypeVar
 import msgspec
 
 from hopscore.errors import InputError
+from hopscore.files.atomic import write_text_atomic
 from hopscore.files.cachedir import default_cache_dir
 from hopscore.files.digest import SETTLE_NS, file_identity
 
@@ -185,20 +186,8 @@ def _keeping(examples: Iterable[T], entry: Path, key: str, path: Path,
 
 def _mark_not_kept(entry: Path, key: str) -> None:
     """Write the mark of a gold file whose examples are not kept, whole or not at all."""
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".gold.")
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(json.dumps({"key": key, "kept": False}).encode() + b"\n")
-        os.replace(temporary, entry)
-    except OSError:
-        pass
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+    with contextlib.suppress(OSError):  # no mark: the next reading tries again
+        write_text_atomic(entry, json.dumps({"key": key, "kept": False}) + "\n")
 
 
 class _Writer:
