@@ -213,3 +213,20 @@ def test_a_benchmark_whose_reading_says_more_keeps_nothing(
     second = score_files(bench, gold, preds, None, resamples=0).to_json()
     assert first == second and entries(tmp_path) == []
     assert benchmarks.get("hotpotqa").gold_examples_kept
+
+
+def test_a_cache_folder_that_cannot_be_written_only_costs_the_copy(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, gold: Path
+) -> None:
+    """A cache path that is a file (as a read-only or full disk would): the scores are the
+    same, nothing is raised, nothing is kept."""
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("x")
+    monkeypatch.setenv("HOPSCORE_CACHE_DIR", str(blocked))
+    monkeypatch.setattr(goldcache, "SETTLE_NS", 0)
+    preds = predictions(tmp_path, gold)
+    monkeypatch.setenv("HOPSCORE_GOLD_CACHE", "0")
+    expected = score(gold, preds)
+    monkeypatch.delenv("HOPSCORE_GOLD_CACHE")
+    assert score(gold, preds) == expected == score(gold, preds)
+    assert blocked.read_text() == "x"
