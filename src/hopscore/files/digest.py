@@ -3,14 +3,13 @@ gold file, remembered between runs (:func:`remembered_sha256`)."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import stat
-import tempfile
 import time
 from pathlib import Path
 
+from hopscore.files.atomic import write_text_atomic
 from hopscore.files.cachedir import default_cache_dir
 
 
@@ -68,7 +67,7 @@ def remembered_sha256(path: Path) -> str:
     try:
         settled = started - before.st_ctime_ns >= SETTLE_NS
         if settled and file_identity(path, os.stat(path)) == identity:
-            _keep(entry, f"{identity}\n{digest}")
+            write_text_atomic(entry, f"{identity}\n{digest}")
     except OSError:
         pass  # nothing remembered: the next run hashes again
     return digest
@@ -79,16 +78,3 @@ def file_identity(path: Path, status: os.stat_result) -> str:
     change times (the change time moves with every write and change of status)."""
     return (f"{os.path.realpath(path)}\0{status.st_dev}\0{status.st_ino}\0{status.st_size}\0"
             f"{status.st_mtime_ns}\0{status.st_ctime_ns}")
-
-
-def _keep(entry: Path, text: str) -> None:
-    """Write ``entry`` whole or not at all (a reader never sees half of it)."""
-    entry.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".digest.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temporary, entry)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
