@@ -122,16 +122,31 @@ class ExampleValues:
         return {key: (list(self._labels[key]), codes) for key, codes in self._codes.items()}
 
     def group_rows(self) -> dict[tuple[str, str], array[int]]:
-        """Row numbers of every (group key, label), in one pass per key (4 bytes a row)."""
+        """Row numbers of every (group key, label), in one pass per key (4 bytes a row); with
+        numpy when there are :data:`NUMPY_ROWS` examples or more (a stable sort of the codes)."""
         out: dict[tuple[str, str], array[int]] = {}
         for key, codes in self._codes.items():
-            by_code: list[array[int]] = [array("i") for _ in self._labels[key]]
-            for row, code in enumerate(codes):
-                if code >= 0:
-                    by_code[code].append(row)
-            for label, code in self._labels[key].items():
+            labels = self._labels[key]
+            if self.n >= NUMPY_ROWS:
+                by_code = _rows_by_code(codes, len(labels))
+            else:
+                by_code = [array("i") for _ in labels]
+                for row, code in enumerate(codes):
+                    if code >= 0:
+                        by_code[code].append(row)
+            for label, code in labels.items():
                 out[(key, label)] = by_code[code]
         return out
+
+
+def _rows_by_code(codes: array[int], size: int) -> list[array[int]]:
+    """The row numbers of each code ``0 .. size - 1`` (rows of code -1 left out), ascending."""
+    import numpy as np
+
+    values = np.frombuffer(codes, np.int32)
+    order = np.argsort(values, kind="stable").astype(np.int32)
+    ends = np.cumsum(np.bincount(values + 1, minlength=size + 1))  # code -1 sorts first
+    return [array("i", order[ends[code]:ends[code + 1]].tobytes()) for code in range(size)]
 
 
 #: a selection of fewer rows is gathered without importing numpy (its import, 0.08 s, costs
