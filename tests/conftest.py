@@ -4,9 +4,11 @@ that no process a test started outlives it."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -91,6 +93,21 @@ def kill_cli_when(*args: str | Path, watched: Path, lines: int,
 @pytest.fixture
 def cli():
     return run_cli
+
+
+# --- a cache folder of the run's own ---------------------------------------------------------
+#: what hopscore keeps between runs (responses, digests, remembered gold) goes to a folder of
+#: this test run, removed at its end, not to the user's ~/.cache/hopscore; a run started with
+#: HOPSCORE_CACHE_DIR set uses that folder
+_RUN_CACHE: str | None = None
+if not os.environ.get("HOPSCORE_CACHE_DIR"):
+    _RUN_CACHE = tempfile.mkdtemp(prefix="hopscore-test-cache-")
+    os.environ["HOPSCORE_CACHE_DIR"] = _RUN_CACHE
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _RUN_CACHE is not None:
+        shutil.rmtree(_RUN_CACHE, ignore_errors=True)
 
 
 # --- no process left behind ------------------------------------------------------------------
