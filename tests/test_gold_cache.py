@@ -230,3 +230,84 @@ def test_a_cache_folder_that_cannot_be_written_only_costs_the_copy(
     monkeypatch.delenv("HOPSCORE_GOLD_CACHE")
     assert score(gold, preds) == expected == score(gold, preds)
     assert blocked.read_text() == "x"
+
+
+def variant(tmp_path: Path, name: str, answer: str) -> Path:
+    """The gold fixture with paragraphs and its first answer changed: another file, another
+    entry of about the same size."""
+    path = with_paragraphs(tmp_path / f"{name}.json")
+    records = json.loads(path.read_text())
+    records[0]["answer"] = answer
+    path.write_text(json.dumps(records))
+    return path
+
+
+def test_the_folder_stays_under_its_limit_dropping_the_least_recently_used(
+    reads: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    golds = [variant(tmp_path, name, name) for name in ("one", "two", "three")]
+    made: list[Path] = []
+    for gold in golds[:2]:
+        before = set(entries(tmp_path))
+        score(gold, predictions(tmp_path, gold))
+        (entry,) = set(entries(tmp_path)) - before
+        made.append(entry)
+    sizes = [entry.stat().st_size for entry in made]
+    for second, entry in enumerate(made, start=1):  # "one" used before "two"
+        os.utime(entry, ns=(second * 10**9, second * 10**9))
+    score(golds[0], predictions(tmp_path, golds[0]))  # read from its entry: now the latest
+    assert reads == golds[:2]
+    monkeypatch.setenv("HOPSCORE_GOLD_CACHE_MB", str(2.5 * max(sizes) / 1e6))
+    score(golds[2], predictions(tmp_path, golds[2]))
+    kept = entries(tmp_path)
+    assert made[0] in kept and made[1] not in kept and len(kept) == 2
+    assert sum(entry.stat().st_size for entry in kept) <= 2.5 * max(sizes)
+    expected = score(golds[1], predictions(tmp_path, golds[1]))  # read again, scored the same
+    assert reads == [*golds[:2], golds[2], golds[1]]
+    monkeypatch.setenv("HOPSCORE_GOLD_CACHE", "0")
+    assert score(golds[1], predictions(tmp_path, golds[1])) == expected
+
+
+def test_a_limit_below_an_entry_keeps_nothing_and_marks_nothing(
+    reads: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gold: Path
+) -> None:
+    """An entry larger than the folder's limit is not written, and no mark stops a later run
+    with a larger limit from keeping it; 0 turns keeping off."""
+    preds = predictions(tmp_path, gold)
+    monkeypatch.setenv("HOPSCORE_GOLD_CACHE_MB", "0.000001")
+    expected = score(gold, preds)
+    assert entries(tmp_path) == []
+    monkeypatch.setenv("HOPSCORE_GOLD_CACHE_MB", "0")
+    assert score(gold, preds) == expected
+    assert entries(tmp_path) == []
+    monkeypatch.setenv("HOPSCORE_GOLD_CACHE_MB", "50")
+    assert score(gold, preds) == expected
+    assert len(entries(tmp_path)) == 1
+    assert len(reads) == 3
+
+
+def test_prune_removes_a_killed_readings_temporary_files_once_stale(tmp_path: Path) -> None:
+    folder = tmp_path / "examples"
+    folder.mkdir()
+    stale, fresh, entry = folder / ".gold.stale", folder / ".gold.fresh", folder / ("ab" * 32)
+    for path in (stale, fresh, entry):
+        path.write_bytes(b"x" * 100)
+    old = time.time() - 2 * goldcache._STALE_S
+    os.utime(stale, (old, old))
+    os.utime(entry, (old, old))  # an old entry under the limit stays
+    assert goldcache.prune(folder, 10**6) == [stale]
+    assert sorted(folder.iterdir()) == sorted([fresh, entry])
+    assert goldcache.prune(folder, 0, keep=entry) == []  # the entry kept, whatever its size
+    assert goldcache.prune(tmp_path / "absent", 0) == []
+
+
+def test_a_wrong_limit_is_a_clear_error_before_reading(tmp_path: Path, gold: Path) -> None:
+    preds = predictions(tmp_path, gold)
+    for wrong in ("lots", "-5", "nan"):
+        result = run_cli("score", "hotpotqa", "-g", gold, "-p", preds,
+                         env={"HOPSCORE_CACHE_DIR": str(tmp_path / "cache"),
+                              "HOPSCORE_GOLD_CACHE_MB": wrong})
+        assert result.returncode == 2, result.stderr
+        assert "HOPSCORE_GOLD_CACHE_MB must be a number of megabytes" in result.stderr
+        assert repr(wrong) in result.stderr
+        assert "Traceback" not in result.stderr

@@ -18,6 +18,12 @@ decoded back gives equal examples that encode to the same bytes, and the whole i
 quarter of the file (a gold without paragraphs would gain little and double its disk space).
 Entries are written whole (a temporary file, then renamed). ``HOPSCORE_GOLD_CACHE=0`` turns it
 off; removing the folder is always safe.
+
+The folder is kept under a size (:data:`LIMIT_MB` megabytes, ``HOPSCORE_GOLD_CACHE_MB``): each
+entry written makes room by removing the entries used least recently (an entry's modification
+time is its last use), never the new one; temporary files left by a reading that was killed
+go once they are an hour old. An entry removed while another process reads it is still read
+whole (an open file outlives its name).
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from typing import Any, BinaryIO, TypeVar
 
 import msgspec
 
-from hopscore.errors import InputError
+from hopscore.errors import HopscoreError, InputError
 from hopscore.files.atomic import write_text_atomic
 from hopscore.files.cachedir import default_cache_dir
 from hopscore.files.digest import SETTLE_NS, file_identity
@@ -49,12 +55,20 @@ BATCH = 4096
 #: bumped when the layout of an entry changes
 _LAYOUT = 1
 _LENGTH = 4
+#: the examples folder's default size limit, in megabytes (``HOPSCORE_GOLD_CACHE_MB``)
+LIMIT_MB = 1024
+#: a temporary file not written to for this long belongs to a reading that was killed
+_STALE_S = 3600
+_TEMPORARY = ".gold."
 
 
 def remembered_examples(kind: str, path: Path, read: Callable[[], Iterable[T]]) -> Iterable[T]:
     """The examples ``read()`` gives for the gold file ``path`` (scored as benchmark ``kind``),
     from the cache when an entry was kept for it, else from ``read()``, kept on the way."""
     if os.environ.get("HOPSCORE_GOLD_CACHE") == "0":
+        return read()
+    limit = limit_bytes()  # a wrong setting is said before the reading, not after it
+    if limit == 0:
         return read()
     try:
         before = os.stat(path)
@@ -68,8 +82,71 @@ def remembered_examples(kind: str, path: Path, read: Callable[[], Iterable[T]]) 
     if kept is _NOT_KEPT:  # an earlier reading found its examples not worth keeping
         return read()
     if kept is not None:
+        _used(entry)
         return _kept(entry, *kept)
-    return _keeping(read(), entry, key, path, before)
+    return _keeping(read(), entry, key, path, before, limit)
+
+
+def limit_bytes() -> int:
+    """The examples folder's size limit: ``HOPSCORE_GOLD_CACHE_MB`` megabytes, else
+    :data:`LIMIT_MB`."""
+    text = os.environ.get("HOPSCORE_GOLD_CACHE_MB", "").strip()
+    if not text:
+        return LIMIT_MB * 1_000_000
+    try:
+        megabytes = float(text)
+    except ValueError:
+        megabytes = -1.0
+    if not megabytes >= 0 or megabytes == float("inf"):
+        raise HopscoreError(f"HOPSCORE_GOLD_CACHE_MB must be a number of megabytes (0 or "
+                            f"more), got {text!r}")
+    return int(megabytes * 1_000_000)
+
+
+def _used(entry: Path) -> None:
+    """Mark ``entry`` as just used (its modification time), for :func:`prune`."""
+    with contextlib.suppress(OSError):
+        os.utime(entry)
+
+
+def prune(folder: Path, limit: int, keep: Path | None = None) -> list[Path]:
+    """Remove the entries of ``folder`` used least recently until the rest take at most
+    ``limit`` bytes (``keep`` stays, whatever its size), and temporary files left for
+    :data:`_STALE_S` seconds; return what was removed. Files that vanish meanwhile (another
+    process pruning) are skipped."""
+    entries: list[tuple[int, int, Path]] = []
+    removed: list[Path] = []
+    now = time.time()
+    try:
+        with os.scandir(folder) as found:
+            for item in found:
+                try:
+                    status = item.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if not stat.S_ISREG(status.st_mode):
+                    continue
+                path = Path(item.path)
+                if item.name.startswith(_TEMPORARY):
+                    if now - status.st_mtime > _STALE_S:
+                        with contextlib.suppress(OSError):
+                            path.unlink()
+                            removed.append(path)
+                    continue
+                entries.append((status.st_mtime_ns, status.st_size, path))
+    except OSError:
+        return removed
+    total = sum(size for _, size, _ in entries)
+    for _, size, path in sorted(entries):  # least recently used first
+        if total <= limit:
+            break
+        if keep is not None and path == keep:
+            continue
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed.append(path)
+        total -= size
+    return removed
 
 
 #: what :func:`_open` gives for the mark of a gold file whose examples are not kept
@@ -153,8 +230,9 @@ def _kept(entry: Path, handle: BinaryIO, cls: type) -> Iterator[Any]:
 
 
 def _keeping(examples: Iterable[T], entry: Path, key: str, path: Path,
-             before: os.stat_result) -> Iterator[T]:
-    """``examples`` passed through, written to ``entry`` on the way when they may be kept."""
+             before: os.stat_result, limit: int) -> Iterator[T]:
+    """``examples`` passed through, written to ``entry`` on the way when they may be kept
+    (at most a quarter of the file and at most the folder's ``limit``)."""
     if time.time_ns() - before.st_ctime_ns < SETTLE_NS:  # may still be being written
         yield from examples
         return
@@ -166,15 +244,18 @@ def _keeping(examples: Iterable[T], entry: Path, key: str, path: Path,
             if keep:
                 batch.append(example)
                 if len(batch) >= BATCH:
-                    writer = writer or _Writer.start(entry, key, type(example), before.st_size)
+                    writer = writer or _Writer.start(entry, key, type(example),
+                                                     before.st_size, limit)
                     keep = writer is not None and writer.add(batch)
                     batch = []
             yield example
         if keep and batch:
-            writer = writer or _Writer.start(entry, key, type(batch[0]), before.st_size)
+            writer = writer or _Writer.start(entry, key, type(batch[0]), before.st_size,
+                                             limit)
             keep = writer is not None and writer.add(batch)
         if keep and writer is not None:
-            writer.finish(entry, path, before)
+            if writer.finish(entry, path, before):
+                prune(entry.parent, limit, keep=entry)
             writer = None
         elif writer is None or writer.lasting:
             # not worth keeping (too large, not exact): the next readings do not try again
@@ -193,12 +274,13 @@ def _mark_not_kept(entry: Path, key: str) -> None:
 class _Writer:
     """A temporary file beside the entry, filled batch by batch."""
 
-    def __init__(self, handle: BinaryIO, temporary: str, cls: type, limit: int,
+    def __init__(self, handle: BinaryIO, temporary: str, cls: type, limit: int, room: int,
                  decoder: msgspec.msgpack.Decoder[list[Any]]) -> None:
         self.handle = handle
         self.temporary = temporary
         self.cls = cls
-        self.limit = limit
+        self.limit = limit  # a quarter of the gold file
+        self.room = room  # the folder's size limit
         self.written = 0
         #: given up for a reason the next reading would meet again (too large, not exact),
         #: not a failing disk
@@ -207,20 +289,22 @@ class _Writer:
         self.decoder = decoder
 
     @classmethod
-    def start(cls, entry: Path, key: str, example: type, size: int) -> _Writer | None:
-        """A writer of examples of the class ``example`` for a gold file of ``size`` bytes, or
-        None when they are not to be kept (not a slotted dataclass, no room)."""
+    def start(cls, entry: Path, key: str, example: type, size: int, limit: int
+              ) -> _Writer | None:
+        """A writer of examples of the class ``example`` for a gold file of ``size`` bytes
+        (the entry at most a quarter of it and at most ``limit`` bytes), or None when they are
+        not to be kept (not a slotted dataclass, no room)."""
         if not dataclasses.is_dataclass(example) or "__slots__" not in example.__dict__:
             return None  # a field msgspec cannot see could be lost
         try:
             decoder = msgspec.msgpack.Decoder(list[example])  # type: ignore[valid-type]
             entry.parent.mkdir(parents=True, exist_ok=True)
-            fd, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".gold.")
+            fd, temporary = tempfile.mkstemp(dir=entry.parent, prefix=_TEMPORARY)
         except (OSError, TypeError):
             return None
         handle = os.fdopen(fd, "wb")
         name = f"{example.__module__}:{example.__qualname__}"
-        writer = cls(handle, temporary, example, size // 4, decoder)
+        writer = cls(handle, temporary, example, size // 4, limit, decoder)
         try:
             handle.write(json.dumps({"key": key, "class": name}).encode() + b"\n")
         except OSError:
@@ -248,6 +332,9 @@ class _Writer:
             self.written += len(data) + _LENGTH
             if self.written > self.limit:
                 return False
+            if self.written > self.room:  # no mark: a larger limit may keep them
+                self.lasting = False
+                return False
         except (msgspec.MsgspecError, TypeError, ValueError, OverflowError):
             return False
         self.lasting = False
@@ -257,17 +344,20 @@ class _Writer:
             return False
         return True
 
-    def finish(self, entry: Path, path: Path, before: os.stat_result) -> None:
-        """Put the entry in place if the gold file did not change while it was read."""
+    def finish(self, entry: Path, path: Path, before: os.stat_result) -> bool:
+        """Put the entry in place if the gold file did not change while it was read; whether
+        it was."""
         try:
             self.handle.close()
             if file_identity(path, os.stat(path)) == file_identity(path, before):
                 os.replace(self.temporary, entry)
+                return True
         except OSError:
             pass  # nothing kept: the next run reads the gold file again
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(self.temporary)
+        return False
 
     def abandon(self) -> None:
         with contextlib.suppress(OSError):
