@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hopscore import benchmarks
 from hopscore.inference import values as values_module
 from hopscore.inference.values import ExampleValues
 from hopscore.scores import summaries
@@ -46,27 +47,44 @@ def same(x: float, y: float) -> bool:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(VALUE, st.sampled_from([0.0, 1.0]),
                           st.sampled_from([None, "x", "y", "z"])), min_size=1, max_size=60),
-       st.lists(st.booleans(), min_size=2, max_size=2))
+       st.lists(st.booleans(), min_size=2, max_size=2), st.booleans())
 def test_numpy_reading_equals_python_reading(rows: list[tuple[float, float, str | None]],
-                                             count: list[bool]) -> None:
+                                             count: list[bool], one_by_one: bool) -> None:
     kept = kept_of(rows)
     for selected in (None, [i for i in range(len(rows)) if i % 2 == 0]):
-        python_sums, python_counts = column_stats(kept, selected, count)
-        numpy_sums, numpy_counts = _column_stats_numpy(kept, selected, count)
+        python_sums, python_counts = column_stats(kept, selected, count, one_by_one)
+        numpy_sums, numpy_counts = _column_stats_numpy(kept, selected, count, one_by_one)
         assert all(map(same, python_sums, numpy_sums))
         assert python_counts == numpy_counts
         picked = rows if selected is None else [rows[i] for i in selected]
-        assert all(map(same, python_sums, [loop_sum([r[0] for r in picked]),
-                                           loop_sum([r[1] for r in picked])]))
+        add = loop_sum if one_by_one else sum
+        assert all(map(same, python_sums, [add([r[0] for r in picked]),
+                                           add([r[1] for r in picked])]))
 
 
-def test_sums_are_the_official_running_sum_not_a_compensated_one() -> None:
-    """Python 3.12's ``sum`` would give 1.0 here; the official scripts' loop gives 0.0."""
+def test_a_one_by_one_sum_is_the_official_loops_whatever_pythons_sum_does(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From Python 3.12 on, ``sum`` compensates its rounding (1.0 below, where ``total +=
+    value`` gives 0.0): a benchmark whose official script loops (``adds_one_by_one``) gets the
+    loop's sum, another Python's ``sum``. Simulated here with ``math.fsum`` as that ``sum``."""
     column = [1e16, 1.0, -1e16]
-    assert plain_sum(column) == loop_sum(column) == 0.0
+    monkeypatch.setattr(summaries, "_SUM_COMPENSATES", True)
+    monkeypatch.setattr(summaries, "sum", math.fsum, raising=False)
     kept = kept_of([(value, 0.0, None) for value in column])
-    assert column_stats(kept, None, None)[0][0] == 0.0
-    assert _column_stats_numpy(kept, None, None)[0][0] == 0.0
+    for read in (column_stats, _column_stats_numpy):
+        assert read(kept, None, None, True)[0][0] == loop_sum(column) == 0.0
+        assert read(kept, None, None, False)[0][0] == math.fsum(column) == 1.0
+    assert plain_sum(column, True) == 0.0 and plain_sum(column, False) == 1.0
+
+
+def test_the_looping_official_scorers_are_marked() -> None:
+    """hotpot_evaluate_v1.py, 2wikimultihop_evaluate_v1.1.py (``metrics[k] += v``) and
+    MuSiQue's metric classes (``self._total_f1 += f1``) add one by one; HybridQA's
+    evaluate_script.py calls ``sum(...)``."""
+    marked = {name for name in ("hotpotqa", "2wikimultihopqa", "musique", "hybridqa")
+              if benchmarks.get(name).adds_one_by_one}
+    assert marked == {"hotpotqa", "2wikimultihopqa", "musique"}
 
 
 def test_a_nan_column_is_counted_as_python_counts_it() -> None:

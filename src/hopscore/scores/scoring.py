@@ -149,7 +149,7 @@ def score_examples(
     extra = [pid for pid in by_id if pid not in gold_ids] if stream is None else stream.unmatched()
     # each column read once for its sum and, for the intervals, its distinct values
     count = [True] * len(names) if spec.enabled and clusters is None else None
-    sums, overall = column_stats(kept, None, count)
+    sums, overall = column_stats(kept, None, count, benchmark.adds_one_by_one)
     plain: dict[tuple[str, str] | None, dict[str, float]] = {
         None: {name: sums[j] / kept.n for j, name in enumerate(names)}}
     counts: dict[SetKey, Counts] | None = None if count is None else {None: overall}

@@ -34,23 +34,23 @@ NUMPY_LOADED_ROWS = 2_000
 
 
 def column_stats(values: ExampleValues, rows: Sequence[int] | None,
-                 count: Sequence[bool] | None) -> tuple[list[float], Counts]:
+                 count: Sequence[bool] | None, one_by_one: bool = False
+                 ) -> tuple[list[float], Counts]:
     """Each column's plain sum over ``rows`` (None: every example), and, for the columns
     ``count`` marks, its distinct values counted (kept when at most a quarter of the values
     are distinct, as :func:`~hopscore.inference.ci.moments` would use them).
 
-    The sum adds the values one by one in example order, as the official scripts'
-    ``total += value`` does (Python 3.12's ``sum`` of floats compensates its rounding, which can
-    differ in the last digit). A large set (:data:`NUMPY_ROWS` rows, or numpy already loaded)
-    is read with numpy: its running sum is the same one-by-one addition."""
+    The sum is the official scorer's (:func:`plain_sum`): the values added one by one in
+    example order (``one_by_one``), else Python's ``sum``. A large set (:data:`NUMPY_ROWS`
+    rows, or numpy already loaded) is read with numpy, with the same sums."""
     size = values.n if rows is None else len(rows)
     if size >= NUMPY_ROWS or (size >= NUMPY_LOADED_ROWS and "numpy" in sys.modules):
-        return _column_stats_numpy(values, rows, count)
+        return _column_stats_numpy(values, rows, count, one_by_one)
     sums: list[float] = []
     counts: Counts = []
     for j in range(len(values.names)):
         column = values.column(j, rows)
-        sums.append(plain_sum(column))
+        sums.append(plain_sum(column, one_by_one))
         kept = None
         if count is not None and count[j]:
             kept = Counter(column)
@@ -60,31 +60,46 @@ def column_stats(values: ExampleValues, rows: Sequence[int] | None,
     return sums, counts
 
 
-def plain_sum(values: Iterable[float]) -> float:
-    """The values added one by one from 0, as ``total += value`` in a loop (``sum`` itself
-    before Python 3.12, which is faster)."""
-    return sum(values) if sys.version_info < (3, 12) else reduce(add, values, 0)
+#: Python's ``sum`` of floats compensates its rounding from 3.12 on; before, it adds one by one
+_SUM_COMPENSATES = sys.version_info >= (3, 12)
+
+
+def plain_sum(values: Iterable[float], one_by_one: bool) -> float:
+    """The sum an official scorer computes: the values added one by one from 0, as its
+    ``total += value`` loop does (``one_by_one``), or Python's ``sum`` (``sum(scores)``),
+    which differ in the last digits from Python 3.12 on."""
+    if one_by_one and _SUM_COMPENSATES:
+        return reduce(add, values, 0)
+    return sum(values)
 
 
 def _column_stats_numpy(values: ExampleValues, rows: Sequence[int] | None,
-                        count: Sequence[bool] | None) -> tuple[list[float], Counts]:
-    """:func:`column_stats` of a large set at C speed, with the same results: the sums are
-    ``np.cumsum``'s last element (a one-by-one running sum, not numpy's pairwise ``sum``), a
-    0/1 column's counts are two comparisons, any other's ``np.unique``; a column holding a NaN
-    is counted by Python's Counter (to which every NaN is a value of its own)."""
+                        count: Sequence[bool] | None, one_by_one: bool = False
+                        ) -> tuple[list[float], Counts]:
+    """:func:`column_stats` of a large set at C speed, with the same results: a one-by-one
+    sum is ``np.cumsum``'s last element (a running sum, not numpy's pairwise ``sum``), Python's
+    ``sum`` is itself; a 0/1 column's counts are two comparisons, any other's ``np.unique``; a
+    column holding a NaN is counted by Python's Counter (to which every NaN is a value of its
+    own)."""
     import numpy as np
 
     matrix = values.matrix()
     picked = None if rows is None else np.asarray(rows, dtype=np.intp)
+    running = one_by_one or not _SUM_COMPENSATES
     sums: list[float] = []
     counts: Counts = []
     for j in range(len(values.names)):  # a column at a time: one column's copy in memory
         column = np.ascontiguousarray(matrix[:, j]) if picked is None else matrix[picked, j]
         n = len(column)
-        # + 0.0: an all -0.0 column sums to 0.0, as ``0 + -0.0`` does; an overflow gives
-        # inf, as Python's addition does, without numpy's warning
-        with np.errstate(over="ignore", invalid="ignore"):
-            sums.append(float(np.cumsum(column)[-1]) + 0.0 if n else 0)
+        if not running:
+            sums.append(sum(column.tolist()))
+        elif n:
+            # + 0.0: an all -0.0 column sums to 0.0, as ``0 + -0.0`` does; an overflow gives
+            # inf, as Python's addition does, without numpy's warning
+            with np.errstate(over="ignore", invalid="ignore"):
+                sums.append(float(np.cumsum(column)[-1]) + 0.0)
+        else:
+            sums.append(0)
         kept = None
         if count is not None and count[j]:
             zeros = int(np.count_nonzero(column == 0.0))
@@ -133,7 +148,8 @@ def fill_groups(
                 counts[(key, value)] = counts[None]
         else:
             sums, kept_counts = column_stats(
-                kept, rows, None if (key, value) in remainders else count)
+                kept, rows, None if (key, value) in remainders else count,
+                benchmark.adds_one_by_one)
             means = plain[(key, value)] = {
                 metric: sums[j] / len(rows) for j, metric in enumerate(names)}
             if counts is not None:

@@ -109,6 +109,7 @@ class HotpotQA(Benchmark[HotpotExample, HotpotPrediction]):
     group_keys = ("type", "level")
     #: its examples depend on the gold file alone: scoring keeps them between runs
     gold_examples_kept = True
+    adds_one_by_one = True  # the official script's ``metrics[name] += value``
     gold_formats = "official JSON list (hotpot_dev_distractor_v1.json, fullwiki)"
     prediction_formats = (
         'official {"answer": {id: str}, "sp": {id: [[title, sent_id]]}}; universal JSONL'

@@ -79,6 +79,7 @@ class MuSiQue(Benchmark[MusiqueExample, MusiquePrediction]):
     group_keys = ("hops", "type")
     #: its examples depend on the gold file alone: scoring keeps them between runs
     gold_examples_kept = True
+    adds_one_by_one = True  # the official metric classes' ``self._total_f1 += f1``
     gold_formats = ("official JSON Lines (musique_ans/full_v1.0_dev.jsonl) or a JSON list of "
                     "its records")
     prediction_formats = ("official JSONL {id, predicted_answer, predicted_support_idxs, "

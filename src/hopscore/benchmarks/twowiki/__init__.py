@@ -98,6 +98,7 @@ class TwoWikiMultihopQA(Benchmark[TwoWikiExample, TwoWikiPrediction]):
     error_categories = "hopscore.benchmarks.twowiki.categories"
     recorded_as = ("2wiki", "twowiki")
     run_options = ("--aliases",)
+    adds_one_by_one = True  # the official script's ``metrics[name] += value``
     help_examples: ClassVar[dict[str, tuple[str, ...]]] = {"hopscore score": (
         "hopscore score 2wikimultihopqa -g dev.json --aliases id_aliases.json -p pred.json "
         "--strict",
