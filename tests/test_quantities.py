@@ -158,3 +158,23 @@ def test_mcr_variant_gives_mcrs_verdict_where_pint_can_compute_it():
     assert mcr_fermi_score(long_answer, "30 km") == 1.0
     # beyond the size budget MCR would not finish; hopscore scores it 0 at once
     assert mcr_fermi_score("10**10**10", "5") == 0.0
+
+
+def test_characters_outside_tokens_read_as_python_3_11_reads_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Up to Python 3.11, pint's tokenizer makes a character such as the minus sign "−" an error
+    token, which pint passes over ("−5" is 5, "5−3" is 5 times 3), as the official Fermi scorer
+    read them; from 3.12 on the tokenizer would read "−5" as a name (an unknown unit), so
+    hopscore turns such characters into spaces first. Forced here on any Python, the values
+    are the same (3.12.1 itself gives them on the shared Fermi answers and 13,694 generated
+    ones: bench/results/2026-12-06-scoring-speed-5.md)."""
+    from hopscore.text import quantities
+    from hopscore.text.quantities import evaluate_quantity
+
+    texts = {"−5": 5, "5−3": 15, "−5 km": 5000.0, "5\u00a0km": 5000.0, "5 – 3": 15,
+             "≈5": 5, "5 km − 2 km": 1e7, "$−5": 5}
+    as_is = {text: evaluate_quantity(text).magnitude for text in texts}
+    monkeypatch.setattr(quantities, "_TOKENIZER_JOINS", True)
+    turned = {text: evaluate_quantity(text).magnitude for text in texts}
+    assert as_is == turned == texts

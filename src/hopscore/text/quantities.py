@@ -16,6 +16,8 @@ evaluated (no value) where plain pint would hang or run out of memory.
 from __future__ import annotations
 
 import math
+import re
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -60,6 +62,15 @@ def _registry(extra_units: bool) -> Any:
         for definition in UNIT_DEFINITIONS:
             registry.define(definition)
     return registry
+
+
+#: pint tokenizes with Python's ``tokenize``. Up to Python 3.11 a character outside every token
+#: (a non-ASCII one that is not a letter, digit or "_": the minus sign "−", a dash, a no-break
+#: space) is an error token of its own, which pint passes over ("−5" is 5, as the official
+#: scorers of that time read it); from 3.12 on it is read as part of a name ("−5" an unknown
+#: unit). Such characters are turned into spaces there, which tokenize as 3.11 did.
+_TOKENIZER_JOINS = sys.version_info >= (3, 12)
+_OUTSIDE_TOKENS = re.compile(r"[^\w\x00-\x7f]")
 
 
 class TooCostly(Exception):
@@ -129,7 +140,10 @@ def bounded_parse(registry: Any, text: str) -> Any:
         return registry.Quantity(1)
     for preprocessor in registry.preprocessors:
         text = preprocessor(text)
-    tokens = pint_eval.tokenizer(string_preprocessor(text))
+    text = string_preprocessor(text)
+    if _TOKENIZER_JOINS:
+        text = _OUTSIDE_TOKENS.sub(" ", text)
+    tokens = pint_eval.tokenizer(text)
     operators = _bounded_operators(_Budget())
     result = pint_eval.build_eval_tree(tokens).evaluate(
         lambda token: registry._eval_token(token), operators
