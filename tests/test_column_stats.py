@@ -18,7 +18,12 @@ from hopscore import benchmarks
 from hopscore.inference import values as values_module
 from hopscore.inference.values import ExampleValues
 from hopscore.scores import summaries
-from hopscore.scores.summaries import _column_stats_numpy, column_stats, plain_sum
+from hopscore.scores.summaries import (
+    _column_stats_numpy,
+    column_stats,
+    one_by_one_columns,
+    plain_sum,
+)
 
 VALUE = st.one_of(st.sampled_from([0.0, 1.0, 0.5, 2 / 3, 1e16, -1e16, -0.0]),
                   st.floats(allow_nan=False, allow_infinity=False, width=64))
@@ -53,7 +58,8 @@ def test_numpy_reading_equals_python_reading(rows: list[tuple[float, float, str 
     kept = kept_of(rows)
     for selected in (None, [i for i in range(len(rows)) if i % 2 == 0]):
         python_sums, python_counts = column_stats(kept, selected, count, one_by_one)
-        numpy_sums, numpy_counts = _column_stats_numpy(kept, selected, count, one_by_one)
+        numpy_sums, numpy_counts = _column_stats_numpy(kept, selected, count,
+                                                       [one_by_one] * 2)
         assert all(map(same, python_sums, numpy_sums))
         assert python_counts == numpy_counts
         picked = rows if selected is None else [rows[i] for i in selected]
@@ -71,20 +77,25 @@ def test_a_one_by_one_sum_is_the_official_loops_whatever_pythons_sum_does(
     column = [1e16, 1.0, -1e16]
     monkeypatch.setattr(summaries, "_SUM_COMPENSATES", True)
     monkeypatch.setattr(summaries, "sum", math.fsum, raising=False)
-    kept = kept_of([(value, 0.0, None) for value in column])
-    for read in (column_stats, _column_stats_numpy):
-        assert read(kept, None, None, True)[0][0] == loop_sum(column) == 0.0
-        assert read(kept, None, None, False)[0][0] == math.fsum(column) == 1.0
+    kept = kept_of([(value, value, None) for value in column])  # metrics "a" and "b"
+    for looped, expected in ((True, [0.0, 0.0]), (False, [1.0, 1.0]),
+                             (frozenset({"b"}), [1.0, 0.0])):
+        assert column_stats(kept, None, None, looped)[0] == expected
+        assert _column_stats_numpy(kept, None, None,
+                                   one_by_one_columns(("a", "b"), looped))[0] == expected
     assert plain_sum(column, True) == 0.0 and plain_sum(column, False) == 1.0
 
 
 def test_the_looping_official_scorers_are_marked() -> None:
-    """hotpot_evaluate_v1.py, 2wikimultihop_evaluate_v1.1.py (``metrics[k] += v``) and
-    MuSiQue's metric classes (``self._total_f1 += f1``) add one by one; HybridQA's
-    evaluate_script.py calls ``sum(...)``."""
-    marked = {name for name in ("hotpotqa", "2wikimultihopqa", "musique", "hybridqa")
-              if benchmarks.get(name).adds_one_by_one}
-    assert marked == {"hotpotqa", "2wikimultihopqa", "musique"}
+    """hotpot_evaluate_v1.py, 2wikimultihop_evaluate_v1.1.py (``metrics[k] += v``), MuSiQue's
+    metric classes (``self._total_f1 += f1``), FEVEROUS's feverous_score (``macro_precision +=
+    ...``) and StrategyQA's SARI class (one question a call) add one by one; HybridQA's
+    evaluate_script.py and StrategyQA's Recall@10 call ``sum(...)``."""
+    marked = {name: benchmarks.get(name).adds_one_by_one
+              for name in ("hotpotqa", "2wikimultihopqa", "musique", "hybridqa", "strategyqa",
+                           "feverous")}
+    assert marked == {"hotpotqa": True, "2wikimultihopqa": True, "musique": True,
+                      "hybridqa": False, "strategyqa": frozenset({"sari"}), "feverous": True}
 
 
 def test_a_nan_column_is_counted_as_python_counts_it() -> None:

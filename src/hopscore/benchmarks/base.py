@@ -109,10 +109,11 @@ class Scoring(ABC, Generic[E, P]):
     metrics: ClassVar[tuple[str, ...]]
     #: Group keys that :meth:`Example.groups` may return, in display order.
     group_keys: ClassVar[tuple[str, ...]] = ()
-    #: The official scorer adds the per-example values one by one (``total += value``), not
-    #: with Python's ``sum()``, which compensates its rounding from Python 3.12 on: the means
-    #: are summed the same way, to the last digit (:func:`hopscore.scores.summaries.plain_sum`).
-    adds_one_by_one: ClassVar[bool] = False
+    #: The metrics whose per-example values the official scorer adds one by one (``total +=
+    #: value``), not with Python's ``sum()``, which compensates its rounding from Python 3.12
+    #: on; True: every metric. Their means are summed the same way, to the last digit
+    #: (:func:`hopscore.scores.summaries.plain_sum`).
+    adds_one_by_one: ClassVar[bool | frozenset[str]] = False
 
     @abstractmethod
     def score(self, example: E, prediction: P | None) -> dict[str, float]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import reduce
 from operator import add
 from typing import TYPE_CHECKING, Any
@@ -34,23 +34,25 @@ NUMPY_LOADED_ROWS = 2_000
 
 
 def column_stats(values: ExampleValues, rows: Sequence[int] | None,
-                 count: Sequence[bool] | None, one_by_one: bool = False
+                 count: Sequence[bool] | None, one_by_one: bool | Collection[str] = False
                  ) -> tuple[list[float], Counts]:
     """Each column's plain sum over ``rows`` (None: every example), and, for the columns
     ``count`` marks, its distinct values counted (kept when at most a quarter of the values
     are distinct, as :func:`~hopscore.inference.ci.moments` would use them).
 
     The sum is the official scorer's (:func:`plain_sum`): the values added one by one in
-    example order (``one_by_one``), else Python's ``sum``. A large set (:data:`NUMPY_ROWS`
-    rows, or numpy already loaded) is read with numpy, with the same sums."""
+    example order for the metrics ``one_by_one`` names (True: all), else Python's ``sum``
+    (:attr:`~hopscore.benchmarks.base.Scoring.adds_one_by_one`). A large set
+    (:data:`NUMPY_ROWS` rows, or numpy already loaded) is read with numpy, with the same sums."""
     size = values.n if rows is None else len(rows)
+    looped = one_by_one_columns(values.names, one_by_one)
     if size >= NUMPY_ROWS or (size >= NUMPY_LOADED_ROWS and "numpy" in sys.modules):
-        return _column_stats_numpy(values, rows, count, one_by_one)
+        return _column_stats_numpy(values, rows, count, looped)
     sums: list[float] = []
     counts: Counts = []
     for j in range(len(values.names)):
         column = values.column(j, rows)
-        sums.append(plain_sum(column, one_by_one))
+        sums.append(plain_sum(column, looped[j]))
         kept = None
         if count is not None and count[j]:
             kept = Counter(column)
@@ -64,6 +66,14 @@ def column_stats(values: ExampleValues, rows: Sequence[int] | None,
 _SUM_COMPENSATES = sys.version_info >= (3, 12)
 
 
+def one_by_one_columns(names: Sequence[str], one_by_one: bool | Collection[str]) -> list[bool]:
+    """For each metric of ``names``, whether its official scorer adds its values one by one
+    (``one_by_one``: True for all, False for none, else the names of those that are)."""
+    if isinstance(one_by_one, bool):
+        return [one_by_one] * len(names)
+    return [name in one_by_one for name in names]
+
+
 def plain_sum(values: Iterable[float], one_by_one: bool) -> float:
     """The sum an official scorer computes: the values added one by one from 0, as its
     ``total += value`` loop does (``one_by_one``), or Python's ``sum`` (``sum(scores)``),
@@ -74,24 +84,23 @@ def plain_sum(values: Iterable[float], one_by_one: bool) -> float:
 
 
 def _column_stats_numpy(values: ExampleValues, rows: Sequence[int] | None,
-                        count: Sequence[bool] | None, one_by_one: bool = False
+                        count: Sequence[bool] | None, looped: Sequence[bool] | None = None
                         ) -> tuple[list[float], Counts]:
-    """:func:`column_stats` of a large set at C speed, with the same results: a one-by-one
-    sum is ``np.cumsum``'s last element (a running sum, not numpy's pairwise ``sum``), Python's
-    ``sum`` is itself; a 0/1 column's counts are two comparisons, any other's ``np.unique``; a
-    column holding a NaN is counted by Python's Counter (to which every NaN is a value of its
-    own)."""
+    """:func:`column_stats` of a large set at C speed, with the same results (``looped``: which
+    columns are summed one by one): a one-by-one sum is ``np.cumsum``'s last element (a running
+    sum, not numpy's pairwise ``sum``), Python's ``sum`` is itself; a 0/1 column's counts are
+    two comparisons, any other's ``np.unique``; a column holding a NaN is counted by Python's
+    Counter (to which every NaN is a value of its own)."""
     import numpy as np
 
     matrix = values.matrix()
     picked = None if rows is None else np.asarray(rows, dtype=np.intp)
-    running = one_by_one or not _SUM_COMPENSATES
     sums: list[float] = []
     counts: Counts = []
     for j in range(len(values.names)):  # a column at a time: one column's copy in memory
         column = np.ascontiguousarray(matrix[:, j]) if picked is None else matrix[picked, j]
         n = len(column)
-        if not running:
+        if _SUM_COMPENSATES and not (looped is not None and looped[j]):
             sums.append(sum(column.tolist()))
         elif n:
             # + 0.0: an all -0.0 column sums to 0.0, as ``0 + -0.0`` does; an overflow gives

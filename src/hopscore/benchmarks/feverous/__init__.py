@@ -328,6 +328,8 @@ class FEVEROUS(Benchmark[FeverousExample, FeverousPrediction]):
             out["evidence_f1"] = harmonic(out["evidence_precision"], out["evidence_recall"])
         return out
 
+    #: the official feverous_score adds every example's values (``macro_precision += ...``)
+    adds_one_by_one = True
     answer_kind = "label"
     mcr_answer_kind = "yesno"
     mcr_evaluator = "hover"

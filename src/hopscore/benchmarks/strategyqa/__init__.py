@@ -187,6 +187,9 @@ class StrategyQA(Benchmark[StrategyQAExample, StrategyQAPrediction]):
     metric_functions = "hopscore.benchmarks.strategyqa.per_example"
     error_categories = "hopscore.benchmarks.strategyqa.categories"
     metrics = ("accuracy", "sari", "recall@10")
+    #: the official SARI class adds each question's SARI (``self._total_sari += ...``);
+    #: Recall@10 is the official ``sum(self._scores)``
+    adds_one_by_one = frozenset({"sari"})
     headline = ("accuracy", "sari", "recall@10")
     group_keys = ("answer",)
     gold_formats = "official JSON list (qid, question, answer, decomposition, evidence)"
