@@ -166,7 +166,7 @@ def _invoke(module: str, name: str, given: dict[str, Any]) -> None:
     command's defaults for the rest, as the command line would (its outputs claimed, its
     stdout tables left out). Exit status 1 (finished, result incomplete) returns; the
     command's warnings on stderr say why."""
-    import click
+    import typer
     from typer.models import ArgumentInfo, OptionInfo
 
     from hopscore import cli
@@ -195,7 +195,7 @@ def _invoke(module: str, name: str, given: dict[str, Any]) -> None:
     try:
         with command_scope():
             function(**values)
-    except click.exceptions.Exit as exit_:
+    except typer.Exit as exit_:  # what the commands raise (click's own Exit before typer 0.2x)
         if exit_.exit_code not in (0, 1):
             raise
     finally:

@@ -303,3 +303,27 @@ def test_environment_defaults(tmp_path: Path, env: dict[str, str]) -> None:
 def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     yield
+
+
+def test_the_python_api_returns_when_the_judge_finishes_with_errors(
+    tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``hopscore judge`` exits 1 when rows stay in error ("finished, result incomplete");
+    ``hopscore.judge_file`` then returns the output, the errors in it, as documented, and it
+    needs no ``click`` of its own (typer 0.28 carries its own, and click is no dependency)."""
+    import sys
+
+    import hopscore
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setitem(sys.modules, "click", None)  # importing click fails, as without it
+    inp = write_rows(tmp_path / "in.jsonl", make_rows(10))
+    out = tmp_path / "out.jsonl"
+    with FakeOpenAI(faulty) as server:  # some rows fail after their retries
+        returned = hopscore.judge_file(inp, out, model="judge-m", base_url=server.base_url,
+                                       progress=False, backoff=0.01, max_retries=1,
+                                       timeout=0.5, concurrency=4)
+    assert returned == out
+    status = Counter(row["judge"]["status"] for row in read_rows(out))
+    assert status == {"judged": 7, "error": 3}  # Q002 (two 5xx), Q007 (5xx), Q009 (400)
