@@ -127,7 +127,7 @@ def test_nothing_is_kept_when_the_reading_fails_or_stops(
     next(examples)
     del examples  # the consumer stopped early
     assert entries(tmp_path) == []
-    assert not list((tmp_path / "cache" / "examples").glob(".gold.*"))  # no temporary left
+    assert not list((tmp_path / "cache" / "examples").glob(".*"))  # no temporary left
 
 
 def test_a_gold_without_paragraphs_is_not_kept_nor_tried_again(

@@ -35,7 +35,6 @@ import importlib
 import json
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -44,7 +43,7 @@ from typing import Any, BinaryIO, TypeVar
 import msgspec
 
 from hopscore.errors import HopscoreError, InputError
-from hopscore.files.atomic import write_text_atomic
+from hopscore.files.atomic import temp_beside, write_text_atomic
 from hopscore.files.cachedir import default_cache_dir
 from hopscore.files.digest import SETTLE_NS, file_identity
 
@@ -59,7 +58,6 @@ _LENGTH = 4
 LIMIT_MB = 1024
 #: a temporary file not written to for this long belongs to a reading that was killed
 _STALE_S = 3600
-_TEMPORARY = ".gold."
 
 
 def remembered_examples(kind: str, path: Path, read: Callable[[], Iterable[T]]) -> Iterable[T]:
@@ -127,7 +125,7 @@ def prune(folder: Path, limit: int, keep: Path | None = None) -> list[Path]:
                 if not stat.S_ISREG(status.st_mode):
                     continue
                 path = Path(item.path)
-                if item.name.startswith(_TEMPORARY):
+                if item.name.startswith("."):  # a temporary (files.atomic.temp_beside)
                     if now - status.st_mtime > _STALE_S:
                         with contextlib.suppress(OSError):
                             path.unlink()
@@ -145,7 +143,7 @@ def prune(folder: Path, limit: int, keep: Path | None = None) -> list[Path]:
         with contextlib.suppress(OSError):
             path.unlink()
             removed.append(path)
-        total -= size
+            total -= size
     return removed
 
 
@@ -299,7 +297,7 @@ class _Writer:
         try:
             decoder = msgspec.msgpack.Decoder(list[example])  # type: ignore[valid-type]
             entry.parent.mkdir(parents=True, exist_ok=True)
-            fd, temporary = tempfile.mkstemp(dir=entry.parent, prefix=_TEMPORARY)
+            fd, temporary = temp_beside(entry)
         except (OSError, TypeError):
             return None
         handle = os.fdopen(fd, "wb")
