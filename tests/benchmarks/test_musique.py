@@ -245,6 +245,7 @@ def test_hub_rows_become_official_records(tmp_path: Path) -> None:
 
 
 def test_parquet_copy_scores_as_the_official_file(tmp_path: Path) -> None:
+    pytest.importorskip("datasets")  # hopscore reads a parquet gold with it (the hf extra)
     pq = pytest.importorskip("pyarrow.parquet")
     import pyarrow as pa
 

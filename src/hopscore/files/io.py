@@ -239,10 +239,28 @@ def bulk_load() -> Iterator[None]:
     try:
         yield
     finally:
-        if gc.get_freeze_count() == 0:  # never undo a freeze made by someone else
+        if not _frozen_by_another():  # never undo a freeze made by someone else
             gc.freeze()
-            gc.unfreeze()
+            _unfreeze()
         gc.enable()
+
+
+#: objects already in the permanent generation when this module was loaded, taken for the
+#: interpreter's own: CPython 3.12 starts with a few hundred there (3.11 and 3.13 with none),
+#: which read as another's freeze turned :func:`bulk_load` and :func:`frozen_heap` off on 3.12.
+#: Zero once one of them has given those back (``gc.unfreeze`` moves all, to be collected as
+#: usual). A program that freezes its heap before it imports hopscore has that freeze taken
+#: for the interpreter's too.
+_at_start = [gc.get_freeze_count()]
+
+
+def _frozen_by_another() -> bool:
+    return gc.get_freeze_count() > _at_start[0]
+
+
+def _unfreeze() -> None:
+    gc.unfreeze()
+    _at_start[0] = 0
 
 
 @contextmanager
@@ -260,7 +278,7 @@ def frozen_heap() -> Iterator[None]:
     little to free costs what it walks). Nothing is done when the collector is off or
     something else holds a freeze; nested uses are fine.
     """
-    if not gc.isenabled() or gc.get_freeze_count():
+    if not gc.isenabled() or _frozen_by_another():
         yield
         return
     thresholds = gc.get_threshold()
@@ -270,7 +288,7 @@ def frozen_heap() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*thresholds)
-        gc.unfreeze()
+        _unfreeze()
 
 
 #: objects allocated (net) between two collections of the youngest generation in a batch
