@@ -189,7 +189,7 @@ class AgentLoop:
         try:
             await asyncio.wait_for(self._loop(state, task, attempt_index, toolset, deadline),
                                    timeout=self.settings.task_timeout_s)
-        except asyncio.TimeoutError:  # not the builtin TimeoutError before Python 3.11
+        except TimeoutError:
             state.status = FINAL if state.final_answer is not None else TIMEOUT
             self._answer_open_calls(state)
         state.elapsed_s = time.monotonic() - started

@@ -293,7 +293,7 @@ class Toolset:
         count = _count_argument(args)
         try:
             hits = await self._backend(self.search.search, query, count)
-        except (asyncio.TimeoutError, TimeoutError):  # distinct before Python 3.11
+        except TimeoutError:
             return "Error: web search failed: timed out", "timeout"
         except Exception as exc:
             return f"Error: web search failed: {exc}", "backend_error"
@@ -305,7 +305,7 @@ class Toolset:
             return "Error: empty url.", "bad_arguments"
         try:
             page = await self._backend(self.search.fetch, url)
-        except (asyncio.TimeoutError, TimeoutError):  # distinct before Python 3.11
+        except TimeoutError:
             return "Error: web_fetch failed: timed out", "timeout"
         except Exception as exc:
             return f"Error: web_fetch failed: {exc}", "backend_error"

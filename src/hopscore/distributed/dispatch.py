@@ -99,7 +99,7 @@ class Batches:
                 exceptions.ObjectLostError) as exc:
             self._lost(actor, [], exc)
             return
-        except (TimeoutError, asyncio.TimeoutError):
+        except TimeoutError:
             self._kill(actor)
             self._lost(actor, [], Silent(f"a Ray worker did not start within {_START_S:.0f} s"))
             return
@@ -192,7 +192,7 @@ class Batches:
         except (exceptions.RayActorError, exceptions.WorkerCrashedError,
                 exceptions.ObjectLostError) as exc:
             self._lost(actor, list(pending.values()), exc)
-        except (Silent, TimeoutError, asyncio.TimeoutError) as exc:
+        except (Silent, TimeoutError) as exc:
             self._kill(actor)
             self._lost(actor, list(pending.values()), exc)
         except asyncio.CancelledError:

@@ -278,7 +278,7 @@ async def connect_within(head: LocalHead | None) -> tuple[Any, bool]:
     limit = _UP_S if head is not None else _REACHED_S
     try:
         return await asyncio.wait_for(asyncio.shield(done), limit)
-    except (TimeoutError, asyncio.TimeoutError):
+    except TimeoutError:
         where = ("the local Ray" if head is not None
                  else f"RAY_ADDRESS={os.environ.get('RAY_ADDRESS')}")
         raise HopscoreError(f"--executor ray: {where} did not answer within {limit:.0f} s"

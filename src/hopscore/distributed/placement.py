@@ -66,7 +66,7 @@ async def reserve(ray: Any, cpus: int) -> Reservation:
     held = Reservation(take, group)
     try:
         await asyncio.wait_for(_ready(group), _RESERVE_S)
-    except (TimeoutError, asyncio.TimeoutError):
+    except TimeoutError:
         held.release(ray)
         return Reservation()
     return held

@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import os
 import ssl
-import sys
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
@@ -152,7 +151,7 @@ class OpenAIBackend:
                 payload = await _read_capped(reply, self.url)
                 status = reply.status
                 headers = dict(reply.headers) if status >= 300 else {}
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise CallError(TIMEOUT, f"no response from {self.url} within {timeout:g} s") \
                 from None
         except aiohttp.ClientConnectorError as exc:
@@ -178,12 +177,9 @@ class OpenAIBackend:
     async def _send_lean(self, client: Http1Client, data: bytes, timeout: float
                          ) -> ChatResponse:
         try:
-            if sys.version_info >= (3, 11):
-                async with asyncio.timeout(timeout):
-                    reply = await client.post(data)
-            else:
-                reply = await asyncio.wait_for(client.post(data), timeout)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(timeout):
+                reply = await client.post(data)
+        except TimeoutError:
             raise CallError(TIMEOUT, f"no response from {self.url} within {timeout:g} s") \
                 from None
         except HTTPFailure as failure:

@@ -353,15 +353,11 @@ class ChatEngine:
                        ) -> ChatResponse:
         try:
             # The backend gets the budget too (its read timeout); this is the hard bound that
-            # also catches a server trickling bytes forever (asyncio.timeout where there is
-            # one: wait_for runs the send as a task of its own, a task more per request)
-            if sys.version_info >= (3, 11):
-                async with asyncio.timeout(budget):
-                    response = await self.backend.send(request, budget)
-            else:
-                response = await asyncio.wait_for(self.backend.send(request, budget),
-                                                  timeout=budget)
-        except asyncio.TimeoutError:
+            # also catches a server trickling bytes forever (asyncio.timeout, not wait_for,
+            # which runs the send as a task of its own, a task more per request)
+            async with asyncio.timeout(budget):
+                response = await self.backend.send(request, budget)
+        except TimeoutError:
             raise CallError(TIMED_OUT, _timeout_text(budget, by_deadline)) from None
         except CallError as error:
             if error.kind == TIMED_OUT and by_deadline:

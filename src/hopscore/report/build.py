@@ -16,7 +16,7 @@ import dataclasses
 import gzip
 import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -340,7 +340,7 @@ def render(runs: list[RunAnalysis], pairs: list[PairComparison], baseline: int,
     return template.render(
         title=title or f"hopscore report: {labels}",
         version=__version__,
-        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         summary=summary_view(runs),
         settings=settings_view([r.scored for r in runs]),
         costs=_costs([r.scored for r in runs], pairs),
