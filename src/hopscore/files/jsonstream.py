@@ -246,7 +246,9 @@ class _Reader:
             self.index += 1
             i = _WS_TEXT.match(text, i).end()  # type: ignore[union-attr]
             if text.startswith(",", i):
-                i = _WS_TEXT.match(text, i + 1).end()  # type: ignore[union-attr]
+                comma, i = i, _WS_TEXT.match(text, i + 1).end()  # type: ignore[union-attr]
+                if text.startswith("]", i):
+                    self._fail(text, _trailing_comma(text, comma, i))
                 continue
             if text.startswith("]", i):
                 self._after_end(text, i + 1)
@@ -289,3 +291,14 @@ class _Reader:
         if start == 0 and before.startswith(b"\xef\xbb\xbf"):
             start = 3
         return before[start:].decode("utf-8", errors="replace")
+
+
+def _trailing_comma(text: str, comma: int, end: int) -> json.JSONDecodeError:
+    """The standard library's error for the list's last ``,`` (at ``comma``) before its ``]``
+    (at ``end``): Python 3.13 names it at the comma, earlier versions expect a value at the
+    ``]``. The same few characters are decoded to learn which, then placed in ``text``."""
+    try:
+        json.loads("[0" + text[comma:end + 1])
+    except json.JSONDecodeError as exc:
+        return json.JSONDecodeError(exc.msg, text, comma + exc.pos - 2)
+    raise AssertionError("a list ending in a comma was read")  # pragma: no cover
