@@ -115,6 +115,27 @@ def test_a_broken_file_is_reported_as_the_whole_file_reader_reports_it(
         assert elements(path) == expected
 
 
+@pytest.mark.parametrize("records_n", [1, 3, 12])
+def test_a_trailing_comma_is_reported_as_the_whole_file_reader_reports_it_at_any_window(
+        tmp_path: Path, records_n: int) -> None:
+    """Python 3.13 names the comma ("Illegal trailing comma before end of array"), earlier
+    versions the "]"; whichever window the comma starts (after the last element's cut or
+    inside the rest), the stream says what the standard library says."""
+    path = tmp_path / "g.json"
+    write_lines(path, records(records_n))
+    path.write_text(BROKEN["trailing comma"](path.read_text(encoding="utf-8")),
+                    encoding="utf-8")
+    with pytest.raises(InputError) as whole:
+        load_json(path)
+    size = path.stat().st_size
+    for window in sorted({*range(16, 600, 7), *range(size - 40, size + 8)}):
+        if window < 16:
+            continue
+        with pytest.raises(InputError) as streamed:
+            elements(path, window=window)
+        assert str(streamed.value) == str(whole.value), window
+
+
 def test_invalid_utf8_in_the_middle_names_its_line(tmp_path: Path) -> None:
     path = tmp_path / "g.json"
     write_lines(path, records(40))

@@ -241,26 +241,20 @@ def bulk_load() -> Iterator[None]:
     finally:
         if not _frozen_by_another():  # never undo a freeze made by someone else
             gc.freeze()
-            _unfreeze()
+            gc.unfreeze()
         gc.enable()
 
 
-#: objects already in the permanent generation when this module was loaded, taken for the
-#: interpreter's own: CPython 3.12 starts with a few hundred there (3.11 and 3.13 with none),
-#: which read as another's freeze turned :func:`bulk_load` and :func:`frozen_heap` off on 3.12.
-#: Zero once one of them has given those back (``gc.unfreeze`` moves all, to be collected as
-#: usual). A program that freezes its heap before it imports hopscore has that freeze taken
-#: for the interpreter's too.
+#: objects in the permanent generation when this module was loaded, taken for the
+#: interpreter's own: CPython 3.12 keeps a few hundred there (3.11 and 3.13 none), and puts
+#: them back after ``gc.unfreeze`` at its next full collection; read as another's freeze, they
+#: turned :func:`bulk_load` and :func:`frozen_heap` off on 3.12. A program that freezes its
+#: heap before it imports hopscore has that freeze taken for the interpreter's too.
 _at_start = [gc.get_freeze_count()]
 
 
 def _frozen_by_another() -> bool:
     return gc.get_freeze_count() > _at_start[0]
-
-
-def _unfreeze() -> None:
-    gc.unfreeze()
-    _at_start[0] = 0
 
 
 @contextmanager
@@ -288,7 +282,7 @@ def frozen_heap() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*thresholds)
-        _unfreeze()
+        gc.unfreeze()
 
 
 #: objects allocated (net) between two collections of the youngest generation in a batch

@@ -136,7 +136,7 @@ class _Reader:
             if sep + window >= size:  # the rest of the file: elements, "]", blanks
                 decoded = self._decode(sep, size)
                 if decoded is None or (after_comma and not decoded[1]):  # "[..., ]"
-                    yield from self._slowly(sep + 1, after_comma)
+                    yield from self._slowly(sep if after_comma else sep + 1, after_comma)
                     return
                 yield from self._emit(*decoded)
                 return
@@ -217,7 +217,8 @@ class _Reader:
         return None
 
     def _slowly(self, start: int, after_comma: bool) -> Iterator[Batch]:
-        """The rest of the list (from ``start``) read by the standard library, element by
+        """The rest of the list (from ``start``: the comma after the elements read before when
+        ``after_comma``, else the first element) read by the standard library, element by
         element."""
         self.base = start
         data = self.data[start:]
@@ -229,7 +230,11 @@ class _Reader:
         del data
         decoder = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys)
         i = _WS_TEXT.match(text, 0).end()  # type: ignore[union-attr]
-        if not after_comma and text.startswith("]", i):
+        if after_comma:  # text[0] is the comma
+            i = _WS_TEXT.match(text, 1).end()  # type: ignore[union-attr]
+            if text.startswith("]", i):
+                self._fail(text, _trailing_comma(text, 0, i))
+        elif text.startswith("]", i):
             self._after_end(text, i + 1)
             return
         while True:
