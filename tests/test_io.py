@@ -240,7 +240,7 @@ def test_objects_frozen_before_hopscore_loads_do_not_turn_the_frozen_heap_off(
     from hopscore.files import io
 
     gc.freeze()  # what the interpreter froze before hopscore.files.io was loaded
-    monkeypatch.setattr(io, "_at_start", [gc.get_freeze_count()])
+    monkeypatch.setattr(io, "_at_start", gc.get_freeze_count())
     try:
         assert gc.get_freeze_count() > 0
         before = gc.get_threshold()
@@ -254,7 +254,7 @@ def test_objects_frozen_before_hopscore_loads_do_not_turn_the_frozen_heap_off(
         with bulk_load():  # what it built goes to the oldest generation
             pass
         assert gc.get_freeze_count() == 0
-        monkeypatch.setattr(io, "_at_start", [5])
+        monkeypatch.setattr(io, "_at_start", 5)
         gc.freeze()  # another's freeze (more than the interpreter's few) is left alone
         with frozen_heap():
             assert gc.get_threshold() == before

@@ -250,11 +250,11 @@ def bulk_load() -> Iterator[None]:
 #: them back after ``gc.unfreeze`` at its next full collection; read as another's freeze, they
 #: turned :func:`bulk_load` and :func:`frozen_heap` off on 3.12. A program that freezes its
 #: heap before it imports hopscore has that freeze taken for the interpreter's too.
-_at_start = [gc.get_freeze_count()]
+_at_start = gc.get_freeze_count()
 
 
 def _frozen_by_another() -> bool:
-    return gc.get_freeze_count() > _at_start[0]
+    return gc.get_freeze_count() > _at_start
 
 
 @contextmanager

@@ -229,14 +229,13 @@ class _Reader:
             raise InputError(Location(str(self.path), line=line), "not valid UTF-8") from None
         del data
         decoder = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys)
-        i = _WS_TEXT.match(text, 0).end()  # type: ignore[union-attr]
         if after_comma:  # text[0] is the comma
-            i = _WS_TEXT.match(text, 1).end()  # type: ignore[union-attr]
+            i = self._past_comma(text, 0)
+        else:
+            i = _WS_TEXT.match(text, 0).end()  # type: ignore[union-attr]
             if text.startswith("]", i):
-                self._fail(text, _trailing_comma(text, 0, i))
-        elif text.startswith("]", i):
-            self._after_end(text, i + 1)
-            return
+                self._after_end(text, i + 1)
+                return
         while True:
             try:
                 value, i = decoder.raw_decode(text, i)
@@ -251,14 +250,20 @@ class _Reader:
             self.index += 1
             i = _WS_TEXT.match(text, i).end()  # type: ignore[union-attr]
             if text.startswith(",", i):
-                comma, i = i, _WS_TEXT.match(text, i + 1).end()  # type: ignore[union-attr]
-                if text.startswith("]", i):
-                    self._fail(text, _trailing_comma(text, comma, i))
+                i = self._past_comma(text, i)
                 continue
             if text.startswith("]", i):
                 self._after_end(text, i + 1)
                 return
             self._fail(text, json.JSONDecodeError("Expecting ',' delimiter", text, i))
+
+    def _past_comma(self, text: str, comma: int) -> int:
+        """Where the next element starts after the ``,`` at ``comma``; a ``]`` there instead
+        (a trailing comma) fails as the standard library's reading of the list would."""
+        i = _WS_TEXT.match(text, comma + 1).end()  # type: ignore[union-attr]
+        if text.startswith("]", i):
+            self._fail(text, _trailing_comma(text, comma, i))
+        return i
 
     def _after_end(self, text: str, i: int) -> None:
         i = _WS_TEXT.match(text, i).end()  # type: ignore[union-attr]
