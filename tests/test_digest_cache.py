@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from hopscore.files import digest as digests
-from hopscore.files.digest import file_sha256, remembered_sha256
+from hopscore.files.digest import file_sha256, remembered_sha256, remembered_sha256_soon
+from hopscore.files.reruns import scored_from_soon
 
 
 @pytest.fixture
@@ -23,9 +25,9 @@ def hashed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Path]:
     calls: list[Path] = []
     real = digests.file_sha256
 
-    def counting(path: Path) -> str:
+    def counting(path: Path, *block: int) -> str:
         calls.append(path)
-        return real(path)
+        return real(path, *block)
 
     monkeypatch.setattr(digests, "file_sha256", counting)
     return calls
@@ -96,3 +98,70 @@ def test_a_cache_that_cannot_be_written_still_gives_the_digest(
     assert remembered_sha256(gold) == hashlib.sha256(b"[3]").hexdigest()
     assert remembered_sha256(gold) == hashlib.sha256(b"[3]").hexdigest()
     assert len(hashed) == 2
+
+
+def test_hashed_beside_the_caller_then_remembered_by_it(
+    hashed: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gold = tmp_path / "gold.json"
+    gold.write_bytes(b'[{"_id": "b"}]' * 1000)
+    threads: list[str] = []
+    counting = digests.file_sha256
+
+    def noting(path: Path, *block: int) -> str:
+        threads.append(threading.current_thread().name)
+        return counting(path, *block)
+
+    monkeypatch.setattr(digests, "file_sha256", noting)
+    wait = remembered_sha256_soon(gold, beside=True)
+    assert wait() == wait() == hashlib.sha256(gold.read_bytes()).hexdigest()
+    assert threads == ["hopscore-gold-sha256"]
+    assert len(list((tmp_path / "cache" / "digests").iterdir())) == 1
+    assert remembered_sha256_soon(gold, beside=True)() == wait()
+    assert len(hashed) == 1  # the second read the cache: no thread, no hashing
+
+
+def test_a_file_changed_while_hashed_beside_is_not_remembered(
+    hashed: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gold = tmp_path / "gold.json"
+    gold.write_bytes(b"[1]")
+    counting = digests.file_sha256
+
+    def changing(path: Path, *block: int) -> str:
+        digest = counting(path, *block)
+        time.sleep(0.05)  # past the file system's timestamp tick
+        path.write_bytes(b"[22]")
+        return digest
+
+    monkeypatch.setattr(digests, "file_sha256", changing)
+    assert remembered_sha256_soon(gold, beside=True)() == hashlib.sha256(b"[1]").hexdigest()
+    assert not (tmp_path / "cache" / "digests").exists()
+
+
+def test_a_gold_that_cannot_be_hashed_beside_has_no_digest(
+    hashed: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    unreadable = tmp_path / "unreadable.json"
+    unreadable.write_bytes(b"[2]")
+
+    def refused(path: Path, *block: int) -> str:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(digests, "file_sha256", refused)
+    with pytest.raises(PermissionError):  # the thread's error reaches the caller who waits
+        remembered_sha256_soon(unreadable, beside=True)()
+    made = scored_from_soon(unreadable, "unreadable.json", beside=True)()
+    assert made == {"gold": "unreadable.json", "gold_file": str(unreadable.absolute()),
+                    "gold_sha256": None}
+    assert not (tmp_path / "cache" / "digests").exists()
+
+
+@pytest.mark.parametrize("block", [1, 7, 1 << 20])
+def test_any_block_size_gives_the_same_digest(tmp_path: Path, block: int) -> None:
+    gold = tmp_path / "gold.json"
+    gold.write_bytes(bytes(range(256)) * 40 + b"tail")
+    assert file_sha256(gold, block) == hashlib.sha256(gold.read_bytes()).hexdigest()
+    empty = tmp_path / "empty.json"
+    empty.write_bytes(b"")
+    assert file_sha256(empty, block) == hashlib.sha256(b"").hexdigest()

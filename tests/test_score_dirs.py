@@ -5,6 +5,7 @@ replaces a score directory (never a run's)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -39,7 +40,8 @@ def test_the_scores_of_another_gold_are_not_replaced(tmp_path: Path) -> None:
     assert first.returncode == 0, first.stderr
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["n_gold"] == len(records)
-    assert metrics["scored_from"]["gold"] == str(GOLD) and metrics["scored_from"]["gold_sha256"]
+    assert metrics["scored_from"]["gold"] == str(GOLD)
+    assert metrics["scored_from"]["gold_sha256"] == hashlib.sha256(GOLD.read_bytes()).hexdigest()
     before = _files(out)
     refused = run_cli("score", "hotpotqa", "-g", small, "-p", predictions, "-o", out)
     assert refused.returncode == 2, refused.stderr

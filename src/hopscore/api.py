@@ -175,7 +175,7 @@ def score(
     (0.2, 'wilson', 4)
     """
     from hopscore import benchmarks
-    from hopscore.files.reruns import scored_from
+    from hopscore.files.reruns import scored_from_soon
     from hopscore.hub import official_gold
     from hopscore.inference.clusters import ClusterSpec
     from hopscore.inference.spec import IntervalSpec
@@ -202,8 +202,8 @@ def score(
             bench, gold_file.path, path, None if output_dir is None else Path(output_dir),
             aliases=None if aliases is None else Path(aliases), intervals=spec,
             clusters=clusters, read_predictions=reader, keep_examples=True,
-            scored_from=None if output_dir is None else scored_from(gold_file.path,
-                                                                    gold_file.source))
+            scored_from=None if output_dir is None else scored_from_soon(
+                gold_file.path, gold_file.source, beside=True))
         report.warnings[:0] = list(gold_file.warnings)
         report.warnings = [rename.text(w) for w in report.warnings]
     return report

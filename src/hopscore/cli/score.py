@@ -179,9 +179,10 @@ def score(
                             "--judge")
     made_from = None
     if output_dir is not None:  # never the scores of another gold, never a run directory
-        from hopscore.files.reruns import check_score_dir, scored_from
+        from hopscore.files.reruns import check_score_dir, scored_from_soon
 
-        made_from = scored_from(gold, gold_file.source)
+        # a gold file not hashed before is hashed beside its reading
+        made_from = scored_from_soon(gold, gold_file.source, beside=True)
         check_score_dir(output_dir, bench.name, made_from, restart=restart)
     if not judge:
         from hopscore.scores.scoring import score_files
@@ -248,7 +249,7 @@ def score(
                                     aliases=aliases, console=err_console, warn=err_console,
                                     intervals=spec, clusters=clusters,
                                     rerun=o.rerun_policy(restart, resume_any),
-                                    scored_from=made_from)
+                                    scored_from=None if made_from is None else made_from())
     report = judged.report
     from hopscore.cli.judge import summary_warnings
 

@@ -6,27 +6,36 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from hopscore.files.atomic import write_text_atomic
 from hopscore.files.cachedir import default_cache_dir
 
 
-def file_sha256(path: Path) -> str:
-    """The hex SHA-256 of the file at ``path``, read 1 MiB at a time. A folder (a benchmark
-    whose gold or predictions are a directory of files) hashes the names and digests of what
-    it holds, files and folders, in name order."""
+def file_sha256(path: Path, block: int = 1 << 20) -> str:
+    """The hex SHA-256 of the file at ``path``, read ``block`` bytes at a time. A folder (a
+    benchmark whose gold or predictions are a directory of files) hashes the names and
+    digests of what it holds, files and folders, in name order."""
     if path.is_dir():
-        listing = "".join(f"{child.name}\0{file_sha256(child)}\n"
+        listing = "".join(f"{child.name}\0{file_sha256(child, block)}\n"
                           for child in sorted(path.iterdir())
                           if child.is_file() or child.is_dir())
         return hashlib.sha256(listing.encode("utf-8")).hexdigest()
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    buffer = bytearray(block)
+    view = memoryview(buffer)
+    with path.open("rb", buffering=0) as handle:
+        while size := handle.readinto(buffer):
+            digest.update(view[:size])
     return digest.hexdigest()
+
+
+#: the blocks hashed beside the caller: each one lets go of the interpreter while it is read
+#: and hashed, and takes it back once (few, so that the caller's work seldom waits for it)
+BESIDE_BLOCK = 16 << 20
 
 
 #: A file whose status changed less than this long before it was hashed is not remembered: a
@@ -46,14 +55,56 @@ def remembered_sha256(path: Path) -> str:
     was hashed and did not change while it was; a folder, a cache that cannot be read or
     written, or ``HOPSCORE_DIGEST_CACHE=0`` hashes every time.
     """
+    return remembered_sha256_soon(path)()
+
+
+def remembered_sha256_soon(path: Path, *, beside: bool = False) -> Callable[[], str]:
+    """:func:`remembered_sha256` of ``path``, as a call that returns it (or raises what hashing
+    raised). A remembered digest is looked up at once; with ``beside``, a file that has to be
+    hashed is hashed in a thread of its own while the caller goes on (``hashlib`` lets go of
+    the interpreter over large blocks, so a gold file's reading and its hashing share two
+    cores), and the call waits for it."""
+    remembered = _remembered(path)
+    if isinstance(remembered, str):
+        return lambda: remembered
+    started = time.time_ns()
+    if not beside:
+        return lambda: _remember(path, remembered, started, file_sha256(path))
+    done: list[str] = []
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            done.append(file_sha256(path, BESIDE_BLOCK))
+        except BaseException as exc:  # handed to the caller, who waits for it
+            failed.append(exc)
+
+    thread = threading.Thread(target=work, name="hopscore-gold-sha256", daemon=True)
+    thread.start()
+
+    def wait() -> str:  # the digest is remembered here, never by a thread left at exit
+        thread.join()
+        if failed:
+            raise failed[0]
+        if len(done) == 1:
+            done.append(_remember(path, remembered, started, done[0]))
+        return done[0]
+
+    return wait
+
+
+def _remembered(path: Path) -> str | tuple[os.stat_result, str, Path] | None:
+    """The remembered digest of ``path``; else what remembering it needs (its status, identity
+    and cache entry), or None when it is not to be remembered (a folder, no status, the cache
+    off)."""
     if os.environ.get("HOPSCORE_DIGEST_CACHE") == "0":
-        return file_sha256(path)
+        return None
     try:
         before = os.stat(path)
     except OSError:
-        return file_sha256(path)  # which names the problem
+        return None  # hashing names the problem
     if stat.S_ISDIR(before.st_mode):
-        return file_sha256(path)
+        return None
     identity = file_identity(path, before)
     entry = default_cache_dir() / "digests" / hashlib.sha256(identity.encode()).hexdigest()
     try:
@@ -62,8 +113,17 @@ def remembered_sha256(path: Path) -> str:
             return digest
     except (OSError, UnicodeDecodeError):
         pass
-    started = time.time_ns()
-    digest = file_sha256(path)
+    return before, identity, entry
+
+
+def _remember(path: Path, remember: tuple[os.stat_result, str, Path] | None, started: int,
+              digest: str) -> str:
+    """Keep ``digest`` of ``path`` (hashed from ``started``, in ns) under ``remember`` when the
+    file's status was settled before and has not changed since (see
+    :func:`remembered_sha256`); return it."""
+    if remember is None:
+        return digest
+    before, identity, entry = remember
     try:
         settled = started - before.st_ctime_ns >= SETTLE_NS
         if settled and file_identity(path, os.stat(path)) == identity:

@@ -25,6 +25,7 @@ score directory, whatever the flags.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -312,20 +313,40 @@ def scored_from(gold: Path, given: str | Path) -> dict[str, Any]:
     """The ``scored_from`` block of a score directory's ``metrics.json``: the gold file that
     made it (``given``: as the user named it) and its sha256 (of a gold folder: of what it
     holds; None when it cannot be read: scoring then says why)."""
-    from hopscore.files.digest import remembered_sha256
+    return scored_from_soon(gold, given)()
 
+
+def scored_from_soon(gold: Path, given: str | Path, *, beside: bool = False
+                     ) -> Callable[[], dict[str, Any]]:
+    """:func:`scored_from` as a call; with ``beside``, a gold file whose digest is not
+    remembered is hashed in a thread while the caller reads it
+    (:func:`~hopscore.files.digest.remembered_sha256_soon`), and the call waits for it."""
+    from hopscore.files.digest import remembered_sha256_soon
+
+    gold_file = str(gold.absolute())
+    digest: Callable[[], str] | None = None
     try:
-        digest: str | None = remembered_sha256(gold) if gold.exists() else None
+        if gold.exists():
+            digest = remembered_sha256_soon(gold, beside=beside)
     except OSError:
-        digest = None
-    return {"gold": str(given), "gold_file": str(gold.absolute()), "gold_sha256": digest}
+        pass
+
+    def made() -> dict[str, Any]:
+        sha: str | None = None
+        with contextlib.suppress(OSError):
+            sha = None if digest is None else digest()
+        return {"gold": str(given), "gold_file": gold_file, "gold_sha256": sha}
+
+    return made
 
 
-def check_score_dir(directory: Path, benchmark: str, made_from: Mapping[str, Any], *,
-                    restart: bool) -> None:
+def check_score_dir(directory: Path, benchmark: str,
+                    made_from: Callable[[], Mapping[str, Any]], *, restart: bool) -> None:
     """Refuse (:class:`RerunRefused`) to write a score directory's ``metrics.json`` and
     ``scores.jsonl`` into ``directory`` when that would replace a run's files, or, unless
-    ``restart``, the scores of another gold (see the module docstring)."""
+    ``restart``, the scores of another gold (see the module docstring). ``made_from`` gives
+    the new scores' ``scored_from`` (:func:`scored_from_soon`), asked for only when the
+    directory holds scores already."""
     if not directory.is_dir():
         return
     found = [name for name in RUN_FILES if (directory / name).exists()]
@@ -337,7 +358,7 @@ def check_score_dir(directory: Path, benchmark: str, made_from: Mapping[str, Any
     metrics, scores = directory / "metrics.json", directory / "scores.jsonl"
     if restart or not (metrics.exists() or scores.exists()):
         return
-    why = _other_gold(metrics, benchmark, made_from)
+    why = _other_gold(metrics, benchmark, made_from())
     if why is not None:
         raise RerunRefused(
             f"{directory} holds {why}. Nothing was changed. Rerun with --restart to replace "

@@ -334,13 +334,14 @@ def score_files(
     intervals: IntervalSpec | None = None,
     clusters: ClusterSpec | None = None,
     read_predictions: Callable[[Sequence[E]], Predictions[P]] | None = None,
-    scored_from: Mapping[str, Any] | None = None,
+    scored_from: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None,
     keep_examples: bool = False,
 ) -> ScoreReport:
     """Load and score; with ``output_dir``, write ``metrics.json`` and ``scores.jsonl``
-    (``scored_from``: the gold that made them, :func:`hopscore.files.reruns.scored_from`,
-    recorded in ``metrics.json`` and the report); ``keep_examples``: also keep each example's
-    scores in ``report.examples`` (the Python API).
+    (``scored_from``: the gold that made them, :func:`hopscore.files.reruns.scored_from` or a
+    call that gives it when scoring is done, recorded in ``metrics.json`` and the report);
+    ``keep_examples``: also keep each example's scores in ``report.examples`` (the Python
+    API).
 
     ``read_predictions``, when given, makes the predictions from the gold examples instead of
     ``benchmark.load_predictions(predictions_path)`` (another harness's output, joined to the
@@ -378,6 +379,6 @@ def score_files(
     note_no_overlap(report, predictions_path)
     writer.close()
     if scored_from is not None:
-        report.scored_from = dict(scored_from)
+        report.scored_from = dict(scored_from() if callable(scored_from) else scored_from)
     write_json_atomic(output_dir / "metrics.json", report.to_json())
     return report
