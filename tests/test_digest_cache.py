@@ -165,3 +165,34 @@ def test_any_block_size_gives_the_same_digest(tmp_path: Path, block: int) -> Non
     empty = tmp_path / "empty.json"
     empty.write_bytes(b"")
     assert file_sha256(empty, block) == hashlib.sha256(b"").hexdigest()
+
+
+def test_the_folder_keeps_the_digests_used_most_recently(
+    hashed: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "cache" / "digests"
+    golds = [tmp_path / f"gold-{i}.json" for i in range(5)]
+    for i, gold in enumerate(golds):
+        gold.write_bytes(f"[{i}]".encode())
+
+    def entry(gold: Path) -> Path:
+        identity = digests.file_identity(gold, os.stat(gold))
+        return folder / hashlib.sha256(identity.encode()).hexdigest()
+
+    for gold in golds[:4]:
+        remembered_sha256(gold)
+    old = time.time() - 1000
+    for age, gold in enumerate(golds[:4]):  # used long ago, gold-0 first
+        os.utime(entry(gold), (old + age, old + age))
+    sizes = [entry(gold).stat().st_size for gold in golds[:4]]
+    assert max(sizes) - min(sizes) < 10
+    monkeypatch.setattr(digests, "DIGESTS_LIMIT", 3 * max(sizes) + 10)  # room for three
+    assert remembered_sha256(golds[0]) == file_sha256(golds[0])  # read: used just now
+    assert len(hashed) == 4
+    remembered_sha256(golds[4])  # written: the two used least recently make room
+    assert sorted(folder.iterdir()) == sorted(entry(g) for g in (golds[0], golds[3], golds[4]))
+    hashed.clear()
+    for gold in (golds[0], golds[3], golds[4], golds[1]):
+        assert remembered_sha256(gold) == hashlib.sha256(gold.read_bytes()).hexdigest()
+    assert hashed == [golds[1]]  # the others were remembered
+    assert len(list(folder.iterdir())) == 3

@@ -13,7 +13,7 @@ import pytest
 
 from hopscore import benchmarks
 from hopscore.errors import InputError
-from hopscore.files import goldcache
+from hopscore.files import cachedir, goldcache
 from hopscore.scores.scoring import score_files
 from tests.conftest import FIXTURES, run_cli
 
@@ -292,13 +292,13 @@ def test_prune_removes_a_killed_readings_temporary_files_once_stale(tmp_path: Pa
     stale, fresh, entry = folder / ".gold.stale", folder / ".gold.fresh", folder / ("ab" * 32)
     for path in (stale, fresh, entry):
         path.write_bytes(b"x" * 100)
-    old = time.time() - 2 * goldcache._STALE_S
+    old = time.time() - 2 * cachedir.STALE_S
     os.utime(stale, (old, old))
     os.utime(entry, (old, old))  # an old entry under the limit stays
-    assert goldcache.prune(folder, 10**6) == [stale]
+    assert cachedir.prune(folder, 10**6) == [stale]
     assert sorted(folder.iterdir()) == sorted([fresh, entry])
-    assert goldcache.prune(folder, 0, keep=entry) == []  # the entry kept, whatever its size
-    assert goldcache.prune(tmp_path / "absent", 0) == []
+    assert cachedir.prune(folder, 0, keep=entry) == []  # the entry kept, whatever its size
+    assert cachedir.prune(tmp_path / "absent", 0) == []
 
 
 def test_a_wrong_limit_is_a_clear_error_before_reading(tmp_path: Path, gold: Path) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hopscore.files.atomic import write_text_atomic
-from hopscore.files.cachedir import default_cache_dir
+from hopscore.files.cachedir import default_cache_dir, prune, used
 
 
 def file_sha256(path: Path, block: int = 1 << 20) -> str:
@@ -42,6 +42,11 @@ BESIDE_BLOCK = 16 << 20
 #: change within the same timestamp tick could leave its status as it was (git's "racy" files).
 SETTLE_NS = 2_000_000_000
 
+#: the ``digests/`` folder's size: each digest written removes those used least recently
+#: beyond this many bytes of entries (an entry is its identity and digest, about 200-400
+#: bytes: some thousands of gold files remembered)
+DIGESTS_LIMIT = 1_000_000
+
 
 def remembered_sha256(path: Path) -> str:
     """:func:`file_sha256` of a gold file, remembered between runs.
@@ -53,7 +58,8 @@ def remembered_sha256(path: Path) -> str:
     (the change time moves with every write and every change of status, and no program can set
     it). A file is remembered only when its status was settled (:data:`SETTLE_NS`) before it
     was hashed and did not change while it was; a folder, a cache that cannot be read or
-    written, or ``HOPSCORE_DIGEST_CACHE=0`` hashes every time.
+    written, or ``HOPSCORE_DIGEST_CACHE=0`` hashes every time. The folder keeps the digests
+    used most recently (:data:`DIGESTS_LIMIT`).
     """
     return remembered_sha256_soon(path)()
 
@@ -110,6 +116,7 @@ def _remembered(path: Path) -> str | tuple[os.stat_result, str, Path] | None:
     try:
         kept_identity, _, digest = entry.read_text(encoding="utf-8").partition("\n")
         if kept_identity == identity and len(digest) == 64:
+            used(entry)
             return digest
     except (OSError, UnicodeDecodeError):
         pass
@@ -128,6 +135,7 @@ def _remember(path: Path, remember: tuple[os.stat_result, str, Path] | None, sta
         settled = started - before.st_ctime_ns >= SETTLE_NS
         if settled and file_identity(path, os.stat(path)) == identity:
             write_text_atomic(entry, f"{identity}\n{digest}")
+            prune(entry.parent, DIGESTS_LIMIT, keep=entry)
     except OSError:
         pass  # nothing remembered: the next run hashes again
     return digest

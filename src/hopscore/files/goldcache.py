@@ -44,7 +44,7 @@ import msgspec
 
 from hopscore.errors import HopscoreError, InputError
 from hopscore.files.atomic import temp_beside, write_text_atomic
-from hopscore.files.cachedir import default_cache_dir
+from hopscore.files.cachedir import default_cache_dir, prune, used
 from hopscore.files.digest import SETTLE_NS, file_identity
 
 T = TypeVar("T")
@@ -56,8 +56,6 @@ _LAYOUT = 1
 _LENGTH = 4
 #: the examples folder's default size limit, in megabytes (``HOPSCORE_GOLD_CACHE_MB``)
 LIMIT_MB = 1024
-#: a temporary file not written to for this long belongs to a reading that was killed
-_STALE_S = 3600
 
 
 def remembered_examples(kind: str, path: Path, read: Callable[[], Iterable[T]]) -> Iterable[T]:
@@ -80,7 +78,7 @@ def remembered_examples(kind: str, path: Path, read: Callable[[], Iterable[T]]) 
     if kept is _NOT_KEPT:  # an earlier reading found its examples not worth keeping
         return read()
     if kept is not None:
-        _used(entry)
+        used(entry)
         return _kept(entry, *kept)
     return _keeping(read(), entry, key, path, before, limit)
 
@@ -99,52 +97,6 @@ def limit_bytes() -> int:
         raise HopscoreError(f"HOPSCORE_GOLD_CACHE_MB must be a number of megabytes (0 or "
                             f"more), got {text!r}")
     return int(megabytes * 1_000_000)
-
-
-def _used(entry: Path) -> None:
-    """Mark ``entry`` as just used (its modification time), for :func:`prune`."""
-    with contextlib.suppress(OSError):
-        os.utime(entry)
-
-
-def prune(folder: Path, limit: int, keep: Path | None = None) -> list[Path]:
-    """Remove the entries of ``folder`` used least recently until the rest take at most
-    ``limit`` bytes (``keep`` stays, whatever its size), and temporary files left for
-    :data:`_STALE_S` seconds; return what was removed. Files that vanish meanwhile (another
-    process pruning) are skipped."""
-    entries: list[tuple[int, int, Path]] = []
-    removed: list[Path] = []
-    now = time.time()
-    try:
-        with os.scandir(folder) as found:
-            for item in found:
-                try:
-                    status = item.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if not stat.S_ISREG(status.st_mode):
-                    continue
-                path = Path(item.path)
-                if item.name.startswith("."):  # a temporary (files.atomic.temp_beside)
-                    if now - status.st_mtime > _STALE_S:
-                        with contextlib.suppress(OSError):
-                            path.unlink()
-                            removed.append(path)
-                    continue
-                entries.append((status.st_mtime_ns, status.st_size, path))
-    except OSError:
-        return removed
-    total = sum(size for _, size, _ in entries)
-    for _, size, path in sorted(entries):  # least recently used first
-        if total <= limit:
-            break
-        if keep is not None and path == keep:
-            continue
-        with contextlib.suppress(OSError):
-            path.unlink()
-            removed.append(path)
-            total -= size
-    return removed
 
 
 #: what :func:`_open` gives for the mark of a gold file whose examples are not kept
