@@ -6,11 +6,12 @@ this process (no Ray)."""
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import pytest
 
-from hopscore.distributed import reuse
+from hopscore.distributed import actors, reuse
 from hopscore.distributed.actors import BatchWorker, ray_line
 from hopscore.distributed.work import Built, Gate
 from hopscore.engine import CallFailure, RowResult
@@ -92,3 +93,108 @@ def test_the_ray_line_says_what_was_kept_and_why_ray_did_not_start() -> None:
     assert line == "ray: 300 rows on the driver, 700 on 2 workers (2 kept from an earlier command)"
     line = ray_line({"rows_on_driver": 10, "ray_lost": "Ray did not start: port in use"})
     assert line.endswith("; Ray did not start: port in use: the driver did the rows")
+
+
+class Limiter:
+    """A command's limiter actor, as a kept worker probes it: ``stats.remote()`` answers while
+    the command's driver lives, and fails once it is gone (the actor died with it)."""
+
+    def __init__(self) -> None:
+        self.alive = True
+        self.stats = SimpleNamespace(remote=self._stats)
+
+    async def _stats(self) -> dict[str, Any]:
+        if not self.alive:
+            raise RuntimeError("the actor died")
+        return {}
+
+
+class Ended(Exception):
+    """What the worker's ``os._exit`` raises here (the test process goes on)."""
+
+
+def ending(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    codes: list[int] = []
+
+    def exit_(code: int) -> None:
+        codes.append(code)
+        raise Ended
+
+    monkeypatch.setattr(actors.os, "_exit", exit_)
+    return codes
+
+
+async def idle(worker: BatchWorker, seconds: float) -> None:
+    """Let ``seconds`` pass; the worker's watch must not have ended it."""
+    await asyncio.sleep(seconds)
+    assert worker.watching is not None and not worker.watching.done()
+
+
+def test_a_kept_worker_ends_itself_once_no_command_used_it_for_keep_s(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    codes = ending(monkeypatch)
+
+    async def go() -> None:
+        worker = BatchWorker(keep_s=0.2)
+        work, limiter = Factory("judge"), Limiter()
+        await worker.ready("job-1", work, {"http://e/v1": limiter}, "h1")
+        assert len(await rows(worker, "job-1", [("a", 1)])) == 1
+        await idle(worker, 0.7)  # idle, but its command's driver lives: kept, job and all
+        assert "job-1" in worker.jobs and work.closed == 0
+        await worker.close("job-1")  # the command ended
+        assert worker.watching is not None
+        with pytest.raises(Ended):
+            await asyncio.wait_for(worker.watching, 5)
+        assert codes == [0]
+
+    asyncio.run(go())
+
+
+def test_a_kept_workers_job_whose_driver_died_is_closed_then_the_worker_ends(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    codes = ending(monkeypatch)
+
+    async def go() -> None:
+        worker = BatchWorker(keep_s=0.2)
+        work, limiter = Factory("run"), Limiter()
+        await worker.ready("job-1", work, {"http://e/v1": limiter}, "h1")
+        await rows(worker, "job-1", [("a", 1)])
+        limiter.alive = False  # the driver was killed: its command never closes the job
+        with pytest.raises(Ended):
+            await asyncio.wait_for(worker.watching or asyncio.sleep(0), 5)
+        assert work.closed == 1 and worker.jobs == {} and codes == [0]
+
+    asyncio.run(go())
+
+
+def test_a_kept_worker_serving_a_command_is_not_ended(monkeypatch: pytest.MonkeyPatch) -> None:
+    codes = ending(monkeypatch)
+
+    async def go() -> None:
+        worker = BatchWorker(keep_s=0.2)
+        release = asyncio.Event()
+
+        class Slow(Factory):
+            async def build(self, gate: Gate | None) -> Built:
+                async def work(item: Any, key: str) -> RowResult:
+                    await release.wait()
+                    return RowResult({"key": key})
+
+                async def close() -> None:
+                    self.closed += 1
+
+                return Built(work, lambda: None, close)
+
+        limiter = Limiter()
+        limiter.alive = False  # even with its driver not answering: a batch runs
+        await worker.ready("job-1", Slow("slow"), {"http://e/v1": limiter}, "h1")
+        batch = asyncio.ensure_future(rows(worker, "job-1", [("a", 1)]))
+        await idle(worker, 0.7)
+        assert "job-1" in worker.jobs and codes == []
+        release.set()
+        assert len(await batch) == 1
+        with pytest.raises(Ended):  # then idle, its driver gone: closed, and the worker ends
+            await asyncio.wait_for(worker.watching or asyncio.sleep(0), 5)
+        assert codes == [0]
+
+    asyncio.run(go())

@@ -61,7 +61,7 @@ class _Job:
             return self.built
 
 
-async def _lives(job: _Job) -> bool:  # pragma: no cover - runs in a kept worker
+async def _lives(job: _Job) -> bool:
     """Whether ``job``'s driver still runs (one of its limiters answers)."""
     for limiter in job.limiters.values():
         try:
@@ -135,7 +135,7 @@ class BatchWorker:
         if entry is not None and entry.built is not None:
             await entry.built.close()
 
-    async def _watch(self, keep_s: float) -> None:  # pragma: no cover - runs in a kept worker
+    async def _watch(self, keep_s: float) -> None:
         """End this worker once it had no job for ``keep_s`` (a job idle that long whose
         command's driver is gone, its limiters with it, is closed: its driver died)."""
         while True:
