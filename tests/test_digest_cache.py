@@ -113,6 +113,13 @@ def test_hashed_beside_the_caller_then_remembered_by_it(
         return counting(path, *block)
 
     monkeypatch.setattr(digests, "file_sha256", noting)
+    monkeypatch.setenv("HOPSCORE_DIGEST_CACHE", "0")
+    assert remembered_sha256_soon(gold, beside=True)() == file_sha256(gold)
+    assert threads == ["MainThread"]  # a small file: hashed by the caller
+    monkeypatch.delenv("HOPSCORE_DIGEST_CACHE")
+    monkeypatch.setattr(digests, "BESIDE_MIN_BYTES", 100)
+    threads.clear()
+    hashed.clear()
     wait = remembered_sha256_soon(gold, beside=True)
     assert wait() == wait() == hashlib.sha256(gold.read_bytes()).hexdigest()
     assert threads == ["hopscore-gold-sha256"]
@@ -135,6 +142,7 @@ def test_a_file_changed_while_hashed_beside_is_not_remembered(
         return digest
 
     monkeypatch.setattr(digests, "file_sha256", changing)
+    monkeypatch.setattr(digests, "BESIDE_MIN_BYTES", 0)
     assert remembered_sha256_soon(gold, beside=True)() == hashlib.sha256(b"[1]").hexdigest()
     assert not (tmp_path / "cache" / "digests").exists()
 
@@ -149,6 +157,7 @@ def test_a_gold_that_cannot_be_hashed_beside_has_no_digest(
         raise PermissionError(13, "Permission denied", str(path))
 
     monkeypatch.setattr(digests, "file_sha256", refused)
+    monkeypatch.setattr(digests, "BESIDE_MIN_BYTES", 0)
     with pytest.raises(PermissionError):  # the thread's error reaches the caller who waits
         remembered_sha256_soon(unreadable, beside=True)()
     made = scored_from_soon(unreadable, "unreadable.json", beside=True)()
