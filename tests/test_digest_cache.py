@@ -4,6 +4,7 @@ hashing the file, reused only while the file's identity and status are unchanged
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import threading
 import time
@@ -14,6 +15,7 @@ import pytest
 from hopscore.files import digest as digests
 from hopscore.files.digest import file_sha256, remembered_sha256, remembered_sha256_soon
 from hopscore.files.reruns import scored_from_soon
+from tests.conftest import FIXTURES
 
 
 @pytest.fixture
@@ -205,3 +207,35 @@ def test_the_folder_keeps_the_digests_used_most_recently(
         assert remembered_sha256(gold) == hashlib.sha256(gold.read_bytes()).hexdigest()
     assert hashed == [golds[1]]  # the others were remembered
     assert len(list(folder.iterdir())) == 3
+
+
+def test_score_records_the_digest_hashed_beside_its_reading(
+    hashed: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Python API's scoring with an output folder, the gold hashed in the thread: the
+    scores and the recorded digest are those of the gold hashed inline."""
+    import hopscore
+
+    gold = FIXTURES / "hotpotqa" / "dev_small.json"
+    records = json.loads(gold.read_text(encoding="utf-8"))
+    predictions = tmp_path / "p.json"
+    predictions.write_text(json.dumps({"answer": {r["_id"]: r["answer"] for r in records[:3]},
+                                       "sp": {}}), encoding="utf-8")
+    inline = hopscore.score("hotpotqa", gold, predictions, output_dir=tmp_path / "inline")
+    monkeypatch.setattr(digests, "BESIDE_MIN_BYTES", 0)
+    monkeypatch.setenv("HOPSCORE_DIGEST_CACHE", "0")
+    threads: list[str] = []
+    counting = digests.file_sha256
+
+    def noting(path: Path, *block: int) -> str:
+        threads.append(threading.current_thread().name)
+        return counting(path, *block)
+
+    monkeypatch.setattr(digests, "file_sha256", noting)
+    beside = hopscore.score("hotpotqa", gold, predictions, output_dir=tmp_path / "beside")
+    assert threads == ["hopscore-gold-sha256"]
+    written = json.loads((tmp_path / "beside" / "metrics.json").read_text(encoding="utf-8"))
+    assert written["scored_from"]["gold_sha256"] == hashlib.sha256(gold.read_bytes()).hexdigest()
+    assert beside.metrics == inline.metrics
+    assert (tmp_path / "beside" / "scores.jsonl").read_bytes() == \
+        (tmp_path / "inline" / "scores.jsonl").read_bytes()
