@@ -372,13 +372,15 @@ def score_files(
     try:
         report = score_examples(benchmark, examples, predictions,
                                 both if keep_examples else writer, **options)
+        # the gold's digest (hashed beside the reading) before scores.jsonl is put in place,
+        # so that metrics.json follows it at once
+        if scored_from is not None:
+            report.scored_from = dict(scored_from() if callable(scored_from) else scored_from)
     except BaseException:
         writer.close(keep=False)
         raise
     report.examples = kept
     note_no_overlap(report, predictions_path)
     writer.close()
-    if scored_from is not None:
-        report.scored_from = dict(scored_from() if callable(scored_from) else scored_from)
     write_json_atomic(output_dir / "metrics.json", report.to_json())
     return report
