@@ -102,11 +102,8 @@ def test_a_cache_that_cannot_be_written_still_gives_the_digest(
     assert len(hashed) == 2
 
 
-def test_hashed_beside_the_caller_then_remembered_by_it(
-    hashed: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    gold = tmp_path / "gold.json"
-    gold.write_bytes(b'[{"_id": "b"}]' * 1000)
+def hashing_threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the threads that hash a file from now on (the hashing itself goes on)."""
     threads: list[str] = []
     counting = digests.file_sha256
 
@@ -115,6 +112,15 @@ def test_hashed_beside_the_caller_then_remembered_by_it(
         return counting(path, *block)
 
     monkeypatch.setattr(digests, "file_sha256", noting)
+    return threads
+
+
+def test_hashed_beside_the_caller_then_remembered_by_it(
+    hashed: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gold = tmp_path / "gold.json"
+    gold.write_bytes(b'[{"_id": "b"}]' * 1000)
+    threads = hashing_threads(monkeypatch)
     monkeypatch.setenv("HOPSCORE_DIGEST_CACHE", "0")
     assert remembered_sha256_soon(gold, beside=True)() == file_sha256(gold)
     assert threads == ["MainThread"]  # a small file: hashed by the caller
@@ -224,14 +230,7 @@ def test_score_records_the_digest_hashed_beside_its_reading(
     inline = hopscore.score("hotpotqa", gold, predictions, output_dir=tmp_path / "inline")
     monkeypatch.setattr(digests, "BESIDE_MIN_BYTES", 0)
     monkeypatch.setenv("HOPSCORE_DIGEST_CACHE", "0")
-    threads: list[str] = []
-    counting = digests.file_sha256
-
-    def noting(path: Path, *block: int) -> str:
-        threads.append(threading.current_thread().name)
-        return counting(path, *block)
-
-    monkeypatch.setattr(digests, "file_sha256", noting)
+    threads = hashing_threads(monkeypatch)
     beside = hopscore.score("hotpotqa", gold, predictions, output_dir=tmp_path / "beside")
     assert threads == ["hopscore-gold-sha256"]
     written = json.loads((tmp_path / "beside" / "metrics.json").read_text(encoding="utf-8"))

@@ -124,6 +124,13 @@ def ending(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return codes
 
 
+async def ended(worker: BatchWorker) -> None:
+    """Wait (5 s at most) for the worker's watch to end it."""
+    assert worker.watching is not None
+    with pytest.raises(Ended):
+        await asyncio.wait_for(worker.watching, 5)
+
+
 async def idle(worker: BatchWorker, seconds: float) -> None:
     """Let ``seconds`` pass; the worker's watch must not have ended it."""
     await asyncio.sleep(seconds)
@@ -142,9 +149,7 @@ def test_a_kept_worker_ends_itself_once_no_command_used_it_for_keep_s(
         await idle(worker, 0.7)  # idle, but its command's driver lives: kept, job and all
         assert "job-1" in worker.jobs and work.closed == 0
         await worker.close("job-1")  # the command ended
-        assert worker.watching is not None
-        with pytest.raises(Ended):
-            await asyncio.wait_for(worker.watching, 5)
+        await ended(worker)
         assert codes == [0]
 
     asyncio.run(go())
@@ -160,8 +165,7 @@ def test_a_kept_workers_job_whose_driver_died_is_closed_then_the_worker_ends(
         await worker.ready("job-1", work, {"http://e/v1": limiter}, "h1")
         await rows(worker, "job-1", [("a", 1)])
         limiter.alive = False  # the driver was killed: its command never closes the job
-        with pytest.raises(Ended):
-            await asyncio.wait_for(worker.watching or asyncio.sleep(0), 5)
+        await ended(worker)
         assert work.closed == 1 and worker.jobs == {} and codes == [0]
 
     asyncio.run(go())
@@ -193,8 +197,7 @@ def test_a_kept_worker_serving_a_command_is_not_ended(monkeypatch: pytest.Monkey
         assert "job-1" in worker.jobs and codes == []
         release.set()
         assert len(await batch) == 1
-        with pytest.raises(Ended):  # then idle, its driver gone: closed, and the worker ends
-            await asyncio.wait_for(worker.watching or asyncio.sleep(0), 5)
+        await ended(worker)  # then idle, its driver gone: closed, and the worker ends
         assert codes == [0]
 
     asyncio.run(go())

@@ -73,11 +73,17 @@ def remembered_sha256_soon(path: Path, *, beside: bool = False) -> Callable[[], 
     :data:`BESIDE_MIN_BYTES` or more that has to be hashed is hashed in a thread of its own
     while the caller goes on (``hashlib`` lets go of the interpreter over large blocks, so a
     gold file's reading and its hashing share two cores), and the call waits for it."""
-    remembered = _remembered(path)
+    try:
+        before: os.stat_result | None = os.stat(path)
+    except OSError:
+        before = None  # hashing names the problem
+    remembered = _remembered(path, before)
     if isinstance(remembered, str):
         return lambda: remembered
     started = time.time_ns()
-    if not beside or not _large(path):
+    large = before is not None and stat.S_ISREG(before.st_mode) and \
+        before.st_size >= BESIDE_MIN_BYTES
+    if not beside or not large:
         return lambda: _remember(path, remembered, started, file_sha256(path))
     done: list[str] = []
     failed: list[BaseException] = []
@@ -102,26 +108,13 @@ def remembered_sha256_soon(path: Path, *, beside: bool = False) -> Callable[[], 
     return wait
 
 
-def _large(path: Path) -> bool:
-    """Whether ``path`` is a file of :data:`BESIDE_MIN_BYTES` or more."""
-    try:
-        status = os.stat(path)
-    except OSError:
-        return False
-    return stat.S_ISREG(status.st_mode) and status.st_size >= BESIDE_MIN_BYTES
-
-
-def _remembered(path: Path) -> str | tuple[os.stat_result, str, Path] | None:
-    """The remembered digest of ``path``; else what remembering it needs (its status, identity
-    and cache entry), or None when it is not to be remembered (a folder, no status, the cache
-    off)."""
-    if os.environ.get("HOPSCORE_DIGEST_CACHE") == "0":
-        return None
-    try:
-        before = os.stat(path)
-    except OSError:
-        return None  # hashing names the problem
-    if stat.S_ISDIR(before.st_mode):
+def _remembered(path: Path, before: os.stat_result | None
+                ) -> str | tuple[os.stat_result, str, Path] | None:
+    """The remembered digest of ``path`` (whose status is ``before``); else what remembering
+    it needs (its status, identity and cache entry), or None when it is not to be remembered
+    (a folder, no status, the cache off)."""
+    if os.environ.get("HOPSCORE_DIGEST_CACHE") == "0" or before is None or \
+            stat.S_ISDIR(before.st_mode):
         return None
     identity = file_identity(path, before)
     entry = default_cache_dir() / "digests" / hashlib.sha256(identity.encode()).hexdigest()

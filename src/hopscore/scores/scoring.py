@@ -334,12 +334,13 @@ def score_files(
     intervals: IntervalSpec | None = None,
     clusters: ClusterSpec | None = None,
     read_predictions: Callable[[Sequence[E]], Predictions[P]] | None = None,
-    scored_from: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None,
+    scored_from: Callable[[], Mapping[str, Any]] | None = None,
     keep_examples: bool = False,
 ) -> ScoreReport:
     """Load and score; with ``output_dir``, write ``metrics.json`` and ``scores.jsonl``
-    (``scored_from``: the gold that made them, :func:`hopscore.files.reruns.scored_from` or a
-    call that gives it when scoring is done, recorded in ``metrics.json`` and the report);
+    (``scored_from``: a call that gives the gold that made them when scoring is done,
+    :func:`hopscore.files.reruns.scored_from_soon`, recorded in ``metrics.json`` and the
+    report);
     ``keep_examples``: also keep each example's scores in ``report.examples`` (the Python
     API).
 
@@ -375,7 +376,7 @@ def score_files(
         # the gold's digest (hashed beside the reading) before scores.jsonl is put in place,
         # so that metrics.json follows it at once
         if scored_from is not None:
-            report.scored_from = dict(scored_from() if callable(scored_from) else scored_from)
+            report.scored_from = dict(scored_from())
     except BaseException:
         writer.close(keep=False)
         raise
